@@ -1,0 +1,1 @@
+# job: see Makefile.am

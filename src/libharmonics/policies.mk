@@ -1,0 +1,1 @@
+# policies: see Makefile.am
