@@ -1,0 +1,21 @@
+/*
+ * hm_hostlist.h - Slurm hostlist expressions: "n[01-16],gpu[1-4],login".
+ * Used by the topology.conf loader, the trace CSV `nodes` column and the
+ * Slurm plugins (SLURM_JOB_NODELIST).
+ */
+#ifndef HM_HOSTLIST_H
+#define HM_HOSTLIST_H
+
+#include "hm_error.h"
+
+#define HM_HOSTLIST_MAX 1048576 /* refuse expressions expanding past this many names */
+
+/*
+ * Expand expr into *names (an array of *n malloc'd strings, itself malloc'd).
+ * Zero-padding of ranges is kept ("n[01-03]" -> n01 n02 n03). Nested brackets,
+ * empty names, reversed or unterminated ranges are HM_ERR_PARSE with the bad part.
+ */
+hm_rc_t hm_hostlist_expand(const char *expr, char ***names, int *n, hm_err_t *err);
+void hm_hostlist_free(char **names, int n); /* NULL is fine */
+
+#endif

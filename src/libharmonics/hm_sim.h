@@ -1,0 +1,97 @@
+/*
+ * hm_sim.h - event-driven flow-level simulator of training jobs on a topology.
+ *
+ * Each job iterates: compute (with optional seeded jitter), then its
+ * communication phases; a phase's flows are coupled (a ring advances at its
+ * slowest flow). Links are shared per-flow max-min fairly within a priority
+ * class, and strictly by class across classes. Rates are recomputed only when
+ * the set of active phases changes (event-driven, never time-stepped).
+ * Decisions come from a policy (hm_policy.h) on arrival, departure and epochs.
+ */
+#ifndef HM_SIM_H
+#define HM_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hm_error.h"
+#include "hm_job.h"
+#include "hm_policy.h"
+#include "hm_topo.h"
+
+typedef struct {
+	unsigned long seed;
+	double jitter_cv;   /* coefficient of variation of per-iteration compute, 0 = none */
+	double horizon_s;   /* stop at this simulated time; 0 = when every job finishes */
+	double sample_s;    /* link-utilisation sampling period for plots; 0 = off */
+	int max_iter_samples; /* iteration-time samples kept for CDFs (0 = 100000) */
+	/* Progress callback (fraction done in [0,1]); may be NULL. */
+	void (*progress)(double frac, void *arg);
+	void *progress_arg;
+} hm_sim_opts_t;
+
+typedef struct {
+	int id;
+	char name[HM_NAME_MAX];
+	int gpus;
+	bool placed;	 /* false: could never be placed (reason in note) */
+	bool completed;
+	char note[128];
+	double arrival_s, start_s, end_s;
+	double jct_s;	   /* end - arrival (queueing included) */
+	double iterations; /* completed iterations */
+	double mean_iter_s, p99_iter_s;
+	double mean_comm_s;  /* communication time per iteration (burst start to end) */
+	double alone_iter_s; /* contention-free bound: alone on an idle cluster */
+	double slowdown;     /* mean_iter_s / alone_iter_s */
+	double gpu_util;     /* compute time / wall time while running */
+} hm_sim_job_result_t;
+
+typedef struct {
+	char policy[32];
+	int njobs;
+	hm_sim_job_result_t *jobs; /* owned */
+	int completed, unplaced;
+	double mean_jct_s, p99_jct_s;
+	double mean_iter_s, p99_iter_s, mean_comm_s;
+	double mean_slowdown;
+	double gpu_util;	 /* GPU-weighted compute time / GPU-weighted running time */
+	double sched_time_s;	 /* wall-clock seconds spent in policy decisions, total */
+	double max_decision_s;	 /* longest single decision */
+	int decisions;
+	bool budget_exhausted;	 /* some decision ran out of its time budget */
+	double makespan_s;
+	uint64_t events;
+	double sim_wall_s;	 /* wall-clock time of the whole run */
+	/* Iteration-time samples normalised by each job's alone time (CDF plots). */
+	int nsamples;
+	double *iter_slowdown_samples; /* owned */
+	/* Link utilisation timeline: nt samples of mean utilisation of the busiest links. */
+	int nt;
+	double *t_s;		/* owned */
+	double *util_busiest;	/* owned: utilisation of the most loaded link at t */
+	double *util_mean;	/* owned: mean utilisation over links with traffic */
+} hm_sim_result_t;
+
+void hm_sim_opts_defaults(hm_sim_opts_t *o);
+
+hm_rc_t hm_sim_run(const hm_topo_t *t, const hm_workload_t *w, const hm_policy_ops_t *policy,
+		   const hm_policy_cfg_t *pcfg, const hm_sim_opts_t *opts, hm_sim_result_t *out,
+		   hm_err_t *err);
+
+void hm_sim_result_free(hm_sim_result_t *r);
+
+/* Per-flow max-min rates with coupled phases and strict priority (exposed for tests).
+ * nph phases; phase i has weight flows[i][k] on link links[i][k] (nl[i] entries) and
+ * class prio[i]; returns per-flow rate_bps[i]. */
+typedef struct {
+	int nl;
+	const int *links;
+	const int *flows;
+	int prio;
+} hm_mm_phase_t;
+
+hm_rc_t hm_maxmin(const double *capacity_bps, int nlinks, const hm_mm_phase_t *ph, int nph,
+		  double *rate_bps, hm_err_t *err);
+
+#endif

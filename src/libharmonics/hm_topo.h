@@ -1,0 +1,154 @@
+/*
+ * hm_topo.h - cluster topology: hosts, NICs, switches, directed links, routes.
+ *
+ * A topology is a tree (Slurm topology.conf) or a 3-tier Clos (ToR, aggregation,
+ * core) of switches with hosts at the leaves. Every physical cable is two
+ * directed links (up and down), each with its own capacity, so the two
+ * directions of a ring never contend with each other.
+ *
+ * Racks: a rack is a level-0 switch (ToR) and the hosts below it. The links a
+ * rack "owns" (its Local Scheduler's problem) are its hosts' NIC links in both
+ * directions and the ToR's uplinks in both directions; links between higher
+ * switches have rack == -1 and belong to the Global Coordinator.
+ *
+ * Ownership: hm_topo_t is created by a loader or the generator and released
+ * with hm_topo_free(). All arrays are owned by the topology and read-only for
+ * callers. Units: bit/s for capacities.
+ */
+#ifndef HM_TOPO_H
+#define HM_TOPO_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "hm_error.h"
+
+#define HM_MAX_GPUS_PER_HOST 16
+#define HM_MAX_NICS_PER_HOST 16
+#define HM_MAX_ROUTE_LINKS 16 /* longest route: NIC, ToR, agg, core, agg, ToR, NIC */
+#define HM_MAX_PATHS 64	      /* equal-cost paths considered between two hosts */
+
+/* Documented defaults for link speeds a file does not give. */
+#define HM_DEFAULT_NIC_BPS 100e9    /* 100 Gbit/s per NIC */
+#define HM_DEFAULT_UPLINK_BPS 400e9 /* 400 Gbit/s per switch uplink */
+#define HM_DEFAULT_GPUS_PER_HOST 8
+#define HM_DEFAULT_NICS_PER_HOST 1
+
+typedef struct {
+	char *name;
+	int rack;	/* index into switches[] of its ToR, and rack id: see rack_of_switch */
+	int gpus;
+	int nics;
+	double nic_bps; /* per NIC */
+	int gpu_nic[HM_MAX_GPUS_PER_HOST]; /* NIC used by each GPU (hwloc affinity or round robin) */
+	int nic_up_link[HM_MAX_NICS_PER_HOST];   /* host NIC -> ToR */
+	int nic_down_link[HM_MAX_NICS_PER_HOST]; /* ToR -> host NIC */
+} hm_host_t;
+
+typedef struct {
+	char *name;
+	int level;     /* 0 = ToR (rack), 1 = aggregation, 2 = core, ... */
+	int rack;      /* rack id for level 0, -1 above */
+	int nparents;  /* number of parent switches (>1 gives equal-cost paths) */
+	int *parents;  /* switch indexes */
+	int *up_link;  /* up_link[i]: this -> parents[i] */
+	int *down_link; /* down_link[i]: parents[i] -> this */
+} hm_switch_t;
+
+typedef enum { HM_LINK_NIC_UP, HM_LINK_NIC_DOWN, HM_LINK_SW_UP, HM_LINK_SW_DOWN } hm_link_kind_t;
+
+typedef struct {
+	hm_link_kind_t kind;
+	double capacity_bps;
+	int rack;  /* owning rack, -1 for links above the racks */
+	int level; /* 0 host<->ToR, 1 ToR<->agg, 2 agg<->core, ... */
+	int host;  /* host for NIC links, -1 otherwise */
+	int lower; /* switch index of the lower end for switch links, -1 for NIC links */
+	int upper; /* switch index of the upper end */
+} hm_link_t;
+
+typedef struct hm_topo {
+	int nhosts;
+	hm_host_t *hosts;
+	int nswitches;
+	hm_switch_t *switches;
+	int nlinks;
+	hm_link_t *links;
+	int nracks;
+	int *rack_switch; /* rack id -> switch index of its ToR */
+	int nlevels;      /* number of switch levels (1 = racks only) */
+} hm_topo_t;
+
+/* Parameters of the generator; fields left 0 take the documented defaults. */
+typedef struct {
+	int racks;
+	int hosts_per_rack;
+	int gpus_per_host;	/* default 8 */
+	int nics_per_host;	/* default 1 */
+	double nic_bps;		/* default HM_DEFAULT_NIC_BPS */
+	double uplink_bps;	/* per ToR uplink; default: rack NIC bandwidth / (oversub * uplinks) */
+	double oversubscription; /* >= 1, default 1 (non-blocking) */
+	int racks_per_pod;	/* 0 = two-tier (ToRs under one layer of spines) */
+	int aggs_per_pod;	/* aggregation switches per pod (equal-cost paths), default 1 */
+	int cores;		/* core switches, default 1 */
+} hm_topo_gen_t;
+
+/* Speeds used by the loaders for values the file lacks (0 = documented default). */
+typedef struct {
+	double nic_bps;
+	double uplink_bps;
+	int gpus_per_host;
+	int nics_per_host;
+	/* CSV column names; NULL = defaults "host", "tor", "agg", "core". */
+	const char *col_host, *col_tor, *col_agg, *col_core;
+} hm_topo_opts_t;
+
+void hm_topo_free(hm_topo_t *t); /* NULL is fine */
+
+hm_rc_t hm_topo_generate(const hm_topo_gen_t *gen, hm_topo_t **out, hm_err_t *err);
+
+/* Parse "racks=4,hosts=8,gpus=8,nics=1,nic=100G,uplink=400G,oversub=2,pods=..,aggs=..,cores=.." */
+hm_rc_t hm_topo_gen_parse(const char *spec, hm_topo_gen_t *gen, hm_err_t *err);
+
+/* Slurm topology.conf syntax (SwitchName=, Switches=, Nodes=, LinkSpeed=). */
+hm_rc_t hm_topo_load_slurm(FILE *f, const char *fname, const hm_topo_opts_t *opts, hm_topo_t **out,
+			   hm_err_t *err);
+
+/* CSV: one row per host with host/ToR/agg/core columns (names from opts). */
+hm_rc_t hm_topo_load_csv(FILE *f, const char *fname, const hm_topo_opts_t *opts, hm_topo_t **out,
+			 hm_err_t *err);
+
+/* Open a file and pick the loader from its content (topology.conf lines vs a CSV header). */
+hm_rc_t hm_topo_load_file(const char *path, const hm_topo_opts_t *opts, hm_topo_t **out,
+			  hm_err_t *err);
+
+/* Parse "host=ip,tor=ASW,agg=PSW,core=DSW" into opts (strings point into buf). */
+hm_rc_t hm_topo_csv_columns_parse(char *buf, hm_topo_opts_t *opts, hm_err_t *err);
+
+/* Host index by name, -1 when absent. */
+int hm_topo_host_index(const hm_topo_t *t, const char *name);
+
+/* Number of equal-cost paths between two hosts (1 inside a rack). */
+int hm_topo_npaths(const hm_topo_t *t, int src_host, int dst_host);
+
+/*
+ * Directed links from src_host's NIC src_nic to dst_host's NIC dst_nic along
+ * equal-cost path (path_idx mod npaths). Writes up to HM_MAX_ROUTE_LINKS link
+ * ids; returns their count (0 when src_host == dst_host: traffic stays in the host).
+ */
+int hm_topo_route(const hm_topo_t *t, int src_host, int src_nic, int dst_host, int dst_nic,
+		  int path_idx, int *links);
+
+/* Total GPUs. */
+int hm_topo_gpus(const hm_topo_t *t);
+
+/*
+ * Apply a node's GPU->NIC affinity from an hwloc XML file (GPUs and NICs that
+ * share the closest common ancestor): fills gpu_nic[] for host `host`.
+ */
+hm_rc_t hm_topo_apply_hwloc_xml(hm_topo_t *t, int host, const char *xml_path, hm_err_t *err);
+
+/* One-line summary ("4 racks, 32 hosts, 256 GPUs, 2 levels, 72 links"). */
+void hm_topo_describe(const hm_topo_t *t, char *buf, size_t len);
+
+#endif
