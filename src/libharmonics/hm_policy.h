@@ -42,6 +42,7 @@ typedef struct {
 	const hm_traffic_t *path_traffic; /* loads per path choice [npaths], NULL if npaths == 1 */
 	int npaths;
 	double start_s;			 /* when the job started running */
+	double iter_start_s;		 /* when its current iteration started (phase reference) */
 	/* Measured over the last epoch; 0 when nothing is measured yet. */
 	double meas_iter_s;    /* mean iteration time */
 	double meas_compute_s; /* mean compute time (jitter included) */
