@@ -1,0 +1,24 @@
+/*
+ * hm_client.h - one request to the coordinator (SPANK plugin, harmonicsctl).
+ *
+ * Seals request_json in a munge credential (so the coordinator knows our uid),
+ * sends it length-prefixed, reads the sealed reply and checks its credential.
+ * The whole call (resolve, connect, send, receive) is bounded by timeout_ms.
+ * Never blocks longer, never raises SIGPIPE.
+ */
+#ifndef HM_CLIENT_H
+#define HM_CLIENT_H
+
+#include "hm_error.h"
+
+/*
+ * On success *reply_json is a malloc'd NUL-terminated JSON text (caller frees).
+ * Errors name host:port: HM_ERR_IO (unreachable, refused, reset), HM_ERR_TIMEOUT,
+ * HM_ERR_AUTH (munge failed on either side), HM_ERR_PROTO (bad frame or JSON).
+ * An error reply from the coordinator ({"ok":false,...}) is still HM_OK here: the
+ * caller reads "ok".
+ */
+hm_rc_t hm_client_call(const char *host, int port, const char *request_json, int timeout_ms,
+		       char **reply_json, hm_err_t *err);
+
+#endif

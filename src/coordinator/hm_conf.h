@@ -1,0 +1,113 @@
+/*
+ * hm_conf.h - harmonics.conf, the coordinator's configuration file.
+ *
+ * Lives beside slurm.conf (hm_conf_default_path()). Slurm's key=value style: one
+ * or more Key=Value pairs per line separated by blanks, keys case-insensitive,
+ * '#' starts a comment. An unknown key, a repeated key or a bad value is an
+ * error naming file:line, the value and what is accepted; nothing is half-loaded
+ * (the output is written only on success). See harmonics.conf(5).
+ *
+ * All strings are fixed-size arrays inside the struct, so an hm_conf_t can be
+ * copied by assignment and needs no free. Units are in the field names.
+ */
+#ifndef HM_CONF_H
+#define HM_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hm_error.h"
+#include "hm_log.h"
+
+#define HM_CONF_FILE_NAME    "harmonics.conf"
+#define HM_CONF_DEFAULT_PORT 6830 /* next to Slurm's 6817-6819 */
+#define HM_CONF_PATH_MAX     4096
+#define HM_CONF_NAME_MAX     64
+#define HM_CONF_HOST_MAX     256
+
+typedef struct {
+	/* Scheduling. */
+	char policy[HM_CONF_NAME_MAX]; /* Policy=: one of hm_policy_names(); default "harmonics"
+					  (falls back to "fair" at load time when the
+					  harmonics policy is not linked in) */
+	char default_mode[HM_CONF_NAME_MAX]; /* DefaultMode=: mode of jobs that did not ask:
+						"off" (default), "auto" or a policy name */
+	char default_profile[256];           /* DefaultProfile=: profile of jobs that declared none
+						(catalogue model or "iter=..,comm=..,bytes=.."); "" = none:
+						such jobs run unscheduled until a step reports one */
+	double epoch_s;           /* EpochLength=: re-decision period (duration), default 10 s;
+				     0 = only on job start/end */
+	int prio_levels;          /* PriorityLevels=: hardware classes, 1..64, default 8 */
+	int reserved_levels;      /* ReservedLevels=: kept for other traffic, default 1 */
+	double decision_budget_s; /* DecisionBudget=: wall clock per decision, default 1 s */
+	double guard_s;           /* Guard=: late tolerance of slot holding; 0 = policy default */
+	double valid_s;           /* AssignmentValidity=: how long a step may use an assignment
+				     before asking again, default 10 min */
+
+	/* Topology. */
+	char topology[HM_CONF_PATH_MAX]; /* Topology=: topology.conf path; default "" =
+					    topology.conf beside harmonics.conf */
+	int gpus_per_node;               /* GpusPerNode=: default HM_DEFAULT_GPUS_PER_HOST */
+	double nic_bps;                  /* NicSpeed=: bandwidth, default HM_DEFAULT_NIC_BPS */
+	double uplink_bps;               /* UplinkSpeed=: default HM_DEFAULT_UPLINK_BPS */
+
+	/* Service. */
+	char listen_addr[HM_CONF_HOST_MAX]; /* ListenAddress=: IPv4 address the coordinator binds;
+					       default 127.0.0.1 (one-machine clusters and tests);
+					       a real cluster sets the controller's address or
+					       0.0.0.0 */
+	int listen_port;                    /* ListenPort=: 1..65535 (0 = any, tests only),
+					       default HM_CONF_DEFAULT_PORT */
+	char coordinator_host[HM_CONF_HOST_MAX]; /* CoordinatorHost=: where steps and harmonicsctl
+						    connect; default "" = listen_addr, or
+						    127.0.0.1 when that is 0.0.0.0 */
+	int request_timeout_ms;                  /* RequestTimeout=: how long a step waits for its
+						    assignment before running unscheduled, default 2000 */
+	int conn_timeout_ms;      /* ConnectionTimeout=: server-side limit per connection,
+				     default 1000 */
+	int max_message_bytes;    /* MaxMessageSize=: bytes, default 65536 */
+	bool fail_open;           /* FailOpen=: yes (default): an unreachable coordinator
+				     means unscheduled; no: the step fails */
+	hm_log_level_t log_level; /* LogLevel=: error|info|verbose|debug, default info */
+
+	/* Records. */
+	char state_file[HM_CONF_PATH_MAX]; /* StateFile=: default "" = harmonics.state in
+					      slurm.conf's StateSaveLocation (set by the sched
+					      plugin); tools leave it empty = no state file */
+	size_t admin_comment_max_bytes;    /* AdminCommentMaxBytes=: 64..4096, default 512 */
+
+	/* Where it was loaded from ("" for defaults). */
+	char source[HM_CONF_PATH_MAX];
+} hm_conf_t;
+
+/* Fill conf with the documented defaults. */
+void hm_conf_defaults(hm_conf_t *conf);
+
+/*
+ * Load path into *conf (defaults for keys the file does not set).
+ * HM_ERR_IO when the file cannot be read, HM_ERR_PARSE/HM_ERR_RANGE/HM_ERR_INVAL
+ * with "path:line: ..." in err otherwise. *conf is untouched on error.
+ */
+hm_rc_t hm_conf_load(const char *path, hm_conf_t *conf, hm_err_t *err);
+
+/* Same from a string (tests, harmonicsctl); fname is used in messages. */
+hm_rc_t hm_conf_load_string(const char *text, const char *fname, hm_conf_t *conf, hm_err_t *err);
+
+/*
+ * Default harmonics.conf path: $HARMONICS_CONF if set, else beside $SLURM_CONF if
+ * set, else beside /etc/slurm/slurm.conf. Writes into buf (len bytes).
+ */
+void hm_conf_default_path(char *buf, size_t len);
+
+/* Topology path: conf->topology, or topology.conf beside conf->source (or beside
+   the default harmonics.conf path when source is ""). */
+void hm_conf_topology_path(const hm_conf_t *conf, char *buf, size_t len);
+
+/* Host a client should connect to (coordinator_host, else listen_addr, 0.0.0.0 ->
+   127.0.0.1). Points into conf. */
+const char *hm_conf_client_host(const hm_conf_t *conf);
+
+/* Write the effective configuration as harmonics.conf text (harmonicsctl config). */
+void hm_conf_format(const hm_conf_t *conf, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,223 @@
+/*
+ * hm_coord.h - the Global Coordinator engine (no Slurm, no sockets).
+ *
+ * Keeps the table of running jobs (what Slurm tells it: nodes, GPUs per node,
+ * the --comm-sched mode and declared profile), places them on the topology,
+ * derives their link loads (hm_traffic_derive) and runs the configured policy
+ * from libharmonics on job start and end and at every epoch. Each job's decision
+ * is turned into an assignment (what a step exports to its tasks) and into an
+ * AdminComment entry.
+ *
+ * Thread safety: every function takes the engine's internal mutex, so the sched
+ * plugin's thread (upsert/remove/decide/admin_comment/state) and the server thread
+ * (assignment/status queries) may call concurrently. No function blocks on I/O
+ * while holding the mutex except hm_coord_state_save (a small file write).
+ *
+ * Times: *_s are seconds, *_us microseconds, both on CLOCK_REALTIME (Unix epoch)
+ * unless said otherwise; hm_coord_now_s() gives that clock.
+ */
+#ifndef HM_COORD_H
+#define HM_COORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hm_conf.h"
+#include "hm_error.h"
+#include "hm_job.h"
+#include "hm_topo.h"
+
+typedef struct hm_coord hm_coord_t;
+
+/* What the sched plugin knows of a running job. Strings are copied. */
+typedef struct {
+	uint32_t job_id;
+	uint32_t uid;        /* owner: only this uid, root and SlurmUser may ask about it */
+	const char *name;    /* job name for display; NULL = "" */
+	const char *nodes;   /* Slurm hostlist of its nodes ("n[1-4]"), required */
+	int gpus_per_node;   /* GPUs it uses per node; 0 = every GPU of the host (topology) */
+	const char *mode;    /* --comm-sched: "off", "auto" or a policy name; NULL/"" = conf
+				DefaultMode */
+	const char *profile; /* --comm-profile: catalogue model or "iter=250ms,comm=40%,
+				bytes=1.2GB"; NULL/"" = conf DefaultProfile */
+	double start_s;      /* when it started running */
+} hm_coord_job_info_t;
+
+/* What a step exports to its tasks (see hm_pace_env.h for the variable names). */
+typedef struct {
+	bool scheduled;                /* false: run unpaced; reason says why */
+	char reason[128];              /* when !scheduled: "comm-sched off", "no profile", ... */
+	char policy[HM_CONF_NAME_MAX]; /* policy that decided */
+	int64_t period_us;             /* slot period; 0 = no holding (one-time delay) */
+	int64_t shift_us;              /* slot offset within the period, or the delay */
+	int64_t origin_us;             /* slot origin, CLOCK_REALTIME */
+	int64_t guard_us;              /* late tolerance within a slot */
+	int prio;                      /* priority class, 0 = highest */
+	int path;                      /* equal-cost path index */
+	unsigned long epoch;           /* decision epoch (increases when it changes) */
+	int64_t decided_us;            /* when this decision was made */
+	int64_t valid_until_us;        /* ask again after this */
+} hm_assignment_t;
+
+/* Measured profile reported by a step's pacing runtime (zeros = not measured). */
+typedef struct {
+	double iter_s;
+	double compute_s;
+	double comm_s;
+	double iter_sd_s;
+	double bytes; /* bytes per burst, 0 = unknown */
+} hm_coord_measure_t;
+
+/* One line of the jobs table (status queries). */
+typedef struct {
+	uint32_t job_id;
+	uint32_t uid;
+	char name[HM_NAME_MAX];
+	char nodes[256]; /* hostlist as given (truncated for display) */
+	char mode[HM_CONF_NAME_MAX];
+	char profile[128]; /* effective profile spec ("" = none) */
+	int gpus;          /* total GPUs */
+	int nracks;        /* racks it touches */
+	double start_s;
+	hm_assignment_t a;
+	int registered_steps; /* steps that registered so far */
+	bool measured;        /* a step reported a measured profile */
+} hm_coord_job_view_t;
+
+/* Engine-wide counters (status queries). */
+typedef struct {
+	char policy[HM_CONF_NAME_MAX];
+	double epoch_s;
+	unsigned long epoch;       /* global decision counter */
+	double last_decide_s;      /* when the policy last ran (0 = never) */
+	double last_decide_wall_s; /* how long it took */
+	int njobs, nscheduled;
+	int nracks, nhosts, ngpus;
+	unsigned long requests, refused;
+	double started_s;
+} hm_coord_stats_t;
+
+/* Per-rack summary (harmonicsctl racks). */
+typedef struct {
+	int rack;
+	char name[HM_NAME_MAX]; /* ToR switch name */
+	int nhosts, ngpus;
+	int njobs;   /* jobs with at least one node in this rack */
+	int ncross;  /* of those, jobs that span several racks */
+	double load; /* max over the rack's links of summed alone-traffic utilisation */
+} hm_coord_rack_view_t;
+
+/*
+ * Create an engine. Takes ownership of topo (freed by hm_coord_destroy, also on
+ * error). conf is copied. HM_ERR_NOTFOUND when conf->policy is unknown.
+ */
+hm_rc_t hm_coord_create(const hm_conf_t *conf, hm_topo_t *topo, hm_coord_t **out, hm_err_t *err);
+void hm_coord_destroy(hm_coord_t *c); /* NULL is fine */
+
+/*
+ * Apply a new configuration keeping the job table and decisions
+ * (scontrol reconfigure). topo: NULL keeps the current one, else ownership is
+ * taken (also on error); jobs on nodes missing from the new topology become
+ * unscheduled at the next decide. A policy change takes effect at the next decide.
+ */
+hm_rc_t hm_coord_reconfigure(hm_coord_t *c, const hm_conf_t *conf, hm_topo_t *topo, hm_err_t *err);
+
+/*
+ * Add or update a running job. An unchanged job is a no-op; a changed node list,
+ * mode or profile marks it for re-decision. A bad profile or mode does not fail:
+ * the job is kept unscheduled with the reason (returned as HM_ERR_INVAL in err too,
+ * for logging).
+ */
+hm_rc_t hm_coord_job_upsert(hm_coord_t *c, const hm_coord_job_info_t *info, hm_err_t *err);
+
+/* Forget a job that ended. HM_ERR_NOTFOUND when unknown. */
+hm_rc_t hm_coord_job_remove(hm_coord_t *c, uint32_t job_id);
+
+/* Ids of the jobs in the table (malloc'd array of *n, caller frees; NULL when 0). */
+hm_rc_t hm_coord_job_ids(hm_coord_t *c, uint32_t **ids, int *n);
+
+/* A step reported measured numbers; used from the next decision on. */
+hm_rc_t hm_coord_job_measure(hm_coord_t *c, uint32_t job_id, const hm_coord_measure_t *m,
+			     hm_err_t *err);
+
+/*
+ * Run the policy if anything changed since the last run (arrival, departure,
+ * reconfigure) or an epoch boundary passed (now_s >= last + epoch_s). Sets
+ * *changed when some job's assignment changed. Bounded by conf decision_budget_s.
+ */
+hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *err);
+
+/* Current assignment of a job. HM_ERR_NOTFOUND when unknown. */
+hm_rc_t hm_coord_assignment(hm_coord_t *c, uint32_t job_id, hm_assignment_t *out);
+
+/* Owner uid of a job. HM_ERR_NOTFOUND when unknown. */
+hm_rc_t hm_coord_job_uid(hm_coord_t *c, uint32_t job_id, uint32_t *uid);
+
+/* Count a registered step (status display). */
+void hm_coord_note_register(hm_coord_t *c, uint32_t job_id);
+void hm_coord_note_request(hm_coord_t *c, bool refused);
+
+/*
+ * Wait up to timeout_ms for a job to appear with a decision (a step may register
+ * before the sched thread has seen its job). Wakes the sched thread through
+ * hm_coord_wait_work. Returns HM_OK, or HM_ERR_TIMEOUT / HM_ERR_NOTFOUND.
+ */
+hm_rc_t hm_coord_wait_job(hm_coord_t *c, uint32_t job_id, int timeout_ms);
+
+/*
+ * The sched thread's sleep: returns after timeout_ms, or early when a request is
+ * waiting for an unknown job (returns true then) or hm_coord_wake was called.
+ */
+bool hm_coord_wait_work(hm_coord_t *c, int timeout_ms);
+void hm_coord_wake(hm_coord_t *c); /* e.g. from fini or reconfigure */
+
+/*
+ * AdminComment for a job. current: the job's AdminComment now (NULL = none).
+ * When the job's decision differs from the newest harmonics entry in current,
+ * writes current + a new entry into buf and returns true; otherwise returns false
+ * and leaves buf alone. Text not written by harmonics is kept in front; the
+ * result is at most min(len - 1, conf admin_comment_max_bytes) bytes: the oldest
+ * harmonics entries are dropped first. Entry format (see harmonics(8)):
+ *   "harmonics:e<epoch>@<UTC ISO-8601> p=<policy> shift=<ms>ms/<period ms>ms prio=<n>;"
+ *   "harmonics:e<epoch>@<time> off=<reason>;"   (unscheduled)
+ */
+bool hm_coord_admin_comment(hm_coord_t *c, uint32_t job_id, const char *current, char *buf,
+			    size_t len);
+
+/* Format one AdminComment entry for an assignment (no engine needed). */
+void hm_coord_admin_entry(const hm_assignment_t *a, char *buf, size_t len);
+
+/*
+ * State file: the job table and decisions, JSON, written to path.tmp and renamed
+ * (atomic). Load replaces the table (a restarted slurmctld then upserts its jobs:
+ * unchanged jobs keep their decisions, jobs that ended are removed by the caller).
+ * Load of a missing file is HM_ERR_NOTFOUND (first start).
+ */
+hm_rc_t hm_coord_state_save(hm_coord_t *c, const char *path, hm_err_t *err);
+hm_rc_t hm_coord_state_load(hm_coord_t *c, const char *path, hm_err_t *err);
+
+/* Snapshots for status queries (copies; no pointers into the engine). */
+void hm_coord_stats(hm_coord_t *c, hm_coord_stats_t *out);
+/* Jobs table: malloc'd array of *n views, sorted by job id; caller frees. */
+hm_rc_t hm_coord_jobs(hm_coord_t *c, hm_coord_job_view_t **out, int *n);
+/* One job. HM_ERR_NOTFOUND when unknown. */
+hm_rc_t hm_coord_job(hm_coord_t *c, uint32_t job_id, hm_coord_job_view_t *out);
+/* Racks: malloc'd array of *n; caller frees. */
+hm_rc_t hm_coord_racks(hm_coord_t *c, hm_coord_rack_view_t **out, int *n);
+
+/* CLOCK_REALTIME in seconds. */
+double hm_coord_now_s(void);
+
+/*
+ * Validation shared with the SPANK plugin (allocator context).
+ * Mode: "off", "auto" or a policy name (case-insensitive). Profile: a catalogue
+ * model name, or comma-separated iter=<duration>,comm=<fraction>,bytes=<size>
+ * [,overlap=<fraction>] (compute = iter * (1 - comm), one ring all-reduce of bytes).
+ * Errors name the bad value and the accepted ones.
+ */
+hm_rc_t hm_coord_mode_check(const char *mode, hm_err_t *err);
+const char *hm_coord_mode_names(void); /* "off,auto,fair,optimal,..." (static) */
+hm_rc_t hm_coord_profile_parse(const char *spec, hm_profile_t *out, hm_err_t *err);
+
+#endif

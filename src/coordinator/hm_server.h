@@ -1,0 +1,51 @@
+/*
+ * hm_server.h - the coordinator's socket service (a thread).
+ *
+ * TCP on conf listen_addr:listen_port. Every message, both ways, is a 4-byte
+ * big-endian length followed by that many bytes of a munge credential (text)
+ * whose payload is a JSON object. Requests (see harmonics(8) for every field):
+ *   {"op":"register","job_id":N,"step_id":N,"node":"n1"}
+ *       -> {"ok":true,"scheduled":true,"assignment":{period_us,shift_us,origin_us,
+ *           guard_us,prio,path,epoch,policy,valid_until_us}}
+ *       or {"ok":true,"scheduled":false,"reason":"..."}
+ *   {"op":"report","job_id":N,"step_id":N,"iter_s":x,"compute_s":x,"comm_s":x,
+ *    "iter_sd_s":x,"bytes":x}                       -> {"ok":true}
+ *   {"op":"status"} {"op":"jobs"} {"op":"racks"} {"op":"job","job_id":N}
+ *   Errors: {"ok":false,"error":"<message>","code":"auth|proto|notfound|..."}.
+ * Authorisation: the requester is the credential's uid (never the payload). A
+ * credential that fails to decode (garbage, expired, replayed, another realm) is
+ * refused; job-scoped ops (register, report, job) need the job's owner, root or
+ * SlurmUser; status/jobs/racks are open to any authenticated uid. Every refusal
+ * is logged with peer address, uid and reason, and answered with an (unsealed
+ * if decoding failed) error reply.
+ * Bounds: one connection at a time, conf conn_timeout_ms per connection for
+ * reading and writing, conf max_message_bytes per message, a "register" for a job
+ * the sched thread has not seen yet waits at most conn_timeout_ms / 2.
+ */
+#ifndef HM_SERVER_H
+#define HM_SERVER_H
+
+#include <stdint.h>
+
+#include "hm_conf.h"
+#include "hm_coord.h"
+#include "hm_error.h"
+
+typedef struct hm_server hm_server_t;
+
+/*
+ * Bind, listen and start the thread. coord is borrowed (must outlive the
+ * server); conf is copied. slurm_user_uid is trusted like root. Errors (address
+ * in use, bad address) name addr:port and errno.
+ */
+hm_rc_t hm_server_start(hm_coord_t *coord, const hm_conf_t *conf, uint32_t slurm_user_uid,
+			hm_server_t **out, hm_err_t *err);
+
+/* Port actually bound (differs from conf when listen_port is 0). */
+int hm_server_port(const hm_server_t *srv);
+
+/* Stop accepting, finish the connection in progress (bounded), join the thread, free.
+   NULL is fine. */
+void hm_server_stop(hm_server_t *srv);
+
+#endif
