@@ -30,13 +30,47 @@ AC_DEFUN([HM_WITH_SLURM], [
   hm_slurm_source=""
   AS_IF([test "x$with_slurm_source" != xno && test "x$with_slurm_source" != xcheck], [
     hm_slurm_source="$with_slurm_source"
-    AS_IF([test -f "$hm_slurm_source/config.h" || test -f "$hm_slurm_source/build/config.h"], [
-      hm_have_slurm_source=yes
-    ], [
-      AC_MSG_ERROR([--with-slurm-source=$hm_slurm_source is not a configured Slurm tree (no config.h)])
+    AS_IF([test -f "$hm_slurm_source/build/config.h"], [hm_slurm_source="$hm_slurm_source/build"])
+    AS_IF([test -f "$hm_slurm_source/config.h"], [], [
+      AC_MSG_ERROR([--with-slurm-source=$with_slurm_source is not a configured Slurm tree (no config.h; run scripts/slurm-source.sh)])
     ])
+    dnl The source tree: the build dir's abs_top_srcdir (VPATH build) or itself.
+    hm_slurm_srcdir=`sed -n 's/^abs_top_srcdir = //p' "$hm_slurm_source/Makefile" 2>/dev/null`
+    AS_IF([test -z "$hm_slurm_srcdir"], [hm_slurm_srcdir="$hm_slurm_source"])
+    AS_IF([test -f "$hm_slurm_srcdir/src/slurmctld/slurmctld.h"], [], [
+      AC_MSG_ERROR([Slurm sources not found at $hm_slurm_srcdir (src/slurmctld/slurmctld.h missing)])
+    ])
+    dnl sched/select plugins carry the exact version: it must equal the installed Slurm's.
+    AC_MSG_CHECKING([Slurm version of the source tree])
+    hm_src_ver=`sed -n 's/^#define SLURM_VERSION_STRING "\(.*\)"/\1/p' "$hm_slurm_source/config.h" | head -1`
+    AC_MSG_RESULT([${hm_src_ver:-unknown}])
+    AC_MSG_CHECKING([version of the installed Slurm])
+    hm_inst_ver=""
+    AS_IF([command -v slurmctld >/dev/null 2>&1],
+      [hm_inst_ver=`slurmctld -V 2>/dev/null | sed -n 's/^slurm[[^ ]]* //p' | head -1`])
+    AS_IF([test -z "$hm_inst_ver" && test -f "$hm_slurm_prefix/include/slurm/slurm_version.h"], [
+      hm_vnum=`sed -n 's/^#define SLURM_VERSION_NUMBER 0x\(.*\)/\1/p' "$hm_slurm_prefix/include/slurm/slurm_version.h"`
+      AS_IF([test -n "$hm_vnum"], [hm_inst_ver=`printf '%d.%02d.%d' $((0x$hm_vnum >> 16)) $(((0x$hm_vnum >> 8) & 255)) $((0x$hm_vnum & 255))`])
+    ])
+    AC_MSG_RESULT([${hm_inst_ver:-unknown}])
+    AS_IF([test -z "$hm_src_ver" || test -z "$hm_inst_ver"], [
+      AC_MSG_ERROR([cannot tell the Slurm versions apart (source tree: ${hm_src_ver:-unknown}, installed: ${hm_inst_ver:-unknown})])
+    ])
+    AS_IF([test "x$hm_src_ver" != "x$hm_inst_ver"], [
+      AC_MSG_ERROR([Slurm source tree $hm_slurm_source is version $hm_src_ver but the installed Slurm is $hm_inst_ver: sched/select plugins must match exactly (run scripts/slurm-source.sh)])
+    ])
+    hm_have_slurm_source=yes
+    dnl -iquote: Slurm's "config.h" wins over harmonics' own; -isystem: no warnings from Slurm headers.
+    SLURM_SRC_CPPFLAGS="-DHAVE_CONFIG_H -iquote $hm_slurm_source -isystem $hm_slurm_source -isystem $hm_slurm_srcdir -isystem $hm_slurm_srcdir/src/common"
   ])
   AC_SUBST([SLURM_SOURCE], [$hm_slurm_source])
+  AC_SUBST([SLURM_SRC_CPPFLAGS])
+  AC_SUBST([SLURM_VERSION_BUILT], [$hm_src_ver])
+  AC_ARG_VAR([SLURM_PLUGINDIR], [installed Slurm plugin directory (default: /usr/lib/x86_64-linux-gnu/slurm-wlm)])
+  AS_IF([test -z "$SLURM_PLUGINDIR"], [
+    SLURM_PLUGINDIR='${libdir}/slurm-wlm'
+    AS_IF([test -d /usr/lib/x86_64-linux-gnu/slurm-wlm], [SLURM_PLUGINDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm])
+  ])
   AM_CONDITIONAL([HAVE_SPANK], [test "x$hm_have_spank" = xyes])
   AM_CONDITIONAL([HAVE_SLURM_SOURCE], [test "x$hm_have_slurm_source" = xyes])
 ])

@@ -1,1 +1,8 @@
-# see Makefile.am
+# Command-line tools.
+bin_PROGRAMS += src/tools/harmonics-sim
+src_tools_harmonics_sim_SOURCES = \
+	src/tools/harmonics-sim.c \
+	src/tools/sim_report.c \
+	src/tools/sim_report.h
+src_tools_harmonics_sim_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+src_tools_harmonics_sim_LDADD = src/libharmonics/libharmonics.la $(JSONC_LIBS) -lm

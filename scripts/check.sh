@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Sets everything up (packages, build) and runs every test tier:
+#   unit      cmocka unit tests (make check), munged running
+#   cli       harmonics-sim and friends end to end (tests/cli/run.sh)
+#   sanitize  the unit tests again under ASan/UBSan (separate build dir)
+#   distcheck make distcheck (the release tarball builds and passes its tests)
+#   pace      pacing runtime tiers that need root (tests/pace/run.sh, tests/emulation/run.sh)
+#   slurm     a real one-machine Slurm cluster (tests/slurm/run.sh)
+# Usage: scripts/check.sh [TIER ...]   (default: all tiers)
+# Ends with one line "check: N passed, N failed, N skipped".
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+all=(unit cli sanitize distcheck pace slurm)
+tiers=("$@")
+((${#tiers[@]})) || tiers=("${all[@]}")
+
+passed=0 failed=0 skipped=0
+failed_names=()
+log_dir=$top/build/check-logs
+
+run_tier() { # name command...
+	local name=$1 rc start
+	shift
+	start=$(date +%s)
+	echo "=== tier $name"
+	"$@"
+	rc=$?
+	local dur=$(($(date +%s) - start))
+	case $rc in
+	0) passed=$((passed + 1)); echo "=== tier $name: passed (${dur}s)" ;;
+	77) skipped=$((skipped + 1)); echo "=== tier $name: skipped (${dur}s)" ;;
+	*) failed=$((failed + 1)); failed_names+=("$name"); echo "=== tier $name: FAILED rc=$rc (${dur}s)" ;;
+	esac
+}
+
+# Prints the logs automake's harness keeps for failed tests.
+show_failed_logs() { # builddir
+	local f
+	for f in $(grep -rl --include='*.trs' -E ':test-result: (FAIL|ERROR)' "$1" 2>/dev/null); do
+		echo "--- ${f%.trs}.log"
+		tail -n 60 "${f%.trs}.log"
+	done
+}
+
+tier_unit() {
+	scripts/munge-up.sh || return 1
+	make -C build -s -j"$(nproc)" check >"$log_dir/unit.log" 2>&1
+	local rc=$?
+	grep -E '^(# |PASS|FAIL|ERROR|SKIP|XFAIL)' "$log_dir/unit.log"
+	((rc == 0)) || { show_failed_logs build; tail -n 30 "$log_dir/unit.log"; }
+	return $rc
+}
+
+tier_cli() {
+	tests/cli/run.sh "$top/build"
+}
+
+tier_sanitize() {
+	HM_CONFIGURE_ARGS="--enable-sanitizers" scripts/build.sh "$top/build-asan" >/dev/null || return 1
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		make -C build-asan -s -j"$(nproc)" check >"$log_dir/sanitize.log" 2>&1
+	local rc=$?
+	grep -E '^(# |FAIL|ERROR)' "$log_dir/sanitize.log"
+	((rc == 0)) || { show_failed_logs build-asan; tail -n 30 "$log_dir/sanitize.log"; }
+	return $rc
+}
+
+tier_distcheck() {
+	make -C build -s distcheck >"$log_dir/distcheck.log" 2>&1
+	local rc=$?
+	tail -n 5 "$log_dir/distcheck.log"
+	((rc == 0)) || tail -n 60 "$log_dir/distcheck.log"
+	return $rc
+}
+
+tier_scripts() { # run each existing script; 77 when none exists
+	local any=0 rc=0 s
+	for s in "$@"; do
+		[[ -x $s ]] || continue
+		any=1
+		"$s" "$top/build"
+		local r=$?
+		((r == 77)) && continue
+		((r == 0)) || rc=$r
+	done
+	((any)) || return 77
+	return $rc
+}
+
+echo "=== setup"
+scripts/deps.sh || exit 1
+scripts/build.sh "$top/build" || exit 1
+mkdir -p "$log_dir"
+
+for t in "${tiers[@]}"; do
+	case $t in
+	unit) run_tier unit tier_unit ;;
+	cli) run_tier cli tier_cli ;;
+	sanitize) run_tier sanitize tier_sanitize ;;
+	distcheck) run_tier distcheck tier_distcheck ;;
+	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
+	slurm) run_tier slurm tier_scripts tests/slurm/run.sh ;;
+	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;
+	esac
+done
+
+((failed)) && echo "check: failed tiers: ${failed_names[*]}"
+echo "check: $passed passed, $failed failed, $skipped skipped"
+((failed == 0))

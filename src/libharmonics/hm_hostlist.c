@@ -1,0 +1,328 @@
+/*
+ * hm_hostlist.c - expand Slurm hostlist expressions.
+ *
+ * Grammar: list := element ("," element)*; element := (text | "[" ranges "]")+;
+ * ranges := range ("," range)*; range := digits | digits "-" digits.
+ * Several bracket groups in one element expand as a cartesian product, the
+ * first group varying slowest ("a[1-2]b[3-4]" -> a1b3 a1b4 a2b3 a2b4), as
+ * Slurm does. A range keeps the width of its low bound ("[01-10]" -> 01..10).
+ */
+#include "hm_hostlist.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hm_parse.h"
+
+#define HL_MAX_GROUPS 8	 /* bracket groups in one element */
+#define HL_MAX_RANGES 64 /* ranges in one bracket group */
+#define HL_MAX_NAME 255	 /* longest expanded host name */
+
+typedef struct {
+	unsigned long lo, hi;
+	int width; /* zero padding, 0 = none */
+} hl_range_t;
+
+typedef struct {
+	const char *text; /* literal text before this group (not NUL-terminated) */
+	size_t text_len;
+	int nranges;
+	hl_range_t ranges[HL_MAX_RANGES];
+	unsigned long count; /* names this group yields */
+} hl_group_t;
+
+typedef struct {
+	int ngroups;
+	hl_group_t groups[HL_MAX_GROUPS];
+	const char *tail; /* literal text after the last group */
+	size_t tail_len;
+	unsigned long count;
+} hl_elem_t;
+
+void hm_hostlist_free(char **names, int n)
+{
+	if (!names)
+		return;
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+static bool is_name_char(char c)
+{
+	/* Anything printable except the hostlist syntax and blanks. */
+	return isgraph((unsigned char)c) && c != '[' && c != ']' && c != ',';
+}
+
+/* Parse a decimal bound at *p; width is its digit count. */
+static hm_rc_t parse_bound(const char **p, const char *expr, unsigned long *v, int *width,
+			   hm_err_t *err)
+{
+	const char *s = *p;
+	char *end = NULL;
+
+	if (!isdigit((unsigned char)*s))
+		return hm_err_set(err, HM_ERR_PARSE,
+				  "hostlist '%s': expected a number at '%.20s', accepted: "
+				  "name[1-4,7] with decimal bounds",
+				  expr, *s ? s : "end of text");
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	if (errno == ERANGE || *v > 999999999UL || end - s > 9)
+		return hm_err_set(err, HM_ERR_PARSE,
+				  "hostlist '%s': number '%.*s' too large, accepted up to 999999999",
+				  expr, (int)(end - s), s);
+	*width = (int)(end - s);
+	*p = end;
+	return HM_OK;
+}
+
+/* Parse "1-4,7]" at *p (just after '['); leaves *p after ']'. */
+static hm_rc_t parse_group(const char **p, const char *expr, hl_group_t *g, hm_err_t *err)
+{
+	const char *s = *p;
+	hm_rc_t rc;
+
+	g->nranges = 0;
+	g->count = 0;
+	for (;;) {
+		hl_range_t r = {0};
+		int wlo = 0, whi = 0;
+
+		if (*s == ']' || *s == ',')
+			return hm_err_set(err, HM_ERR_PARSE,
+					  "hostlist '%s': empty range in brackets at '%.20s'", expr, s);
+		if (*s == '\0')
+			return hm_err_set(err, HM_ERR_PARSE, "hostlist '%s': unterminated '['",
+					  expr);
+		if (*s == '[')
+			return hm_err_set(err, HM_ERR_PARSE,
+					  "hostlist '%s': nested '[' at '%.20s' is not accepted", expr,
+					  s);
+		rc = parse_bound(&s, expr, &r.lo, &wlo, err);
+		if (rc)
+			return rc;
+		r.hi = r.lo;
+		if (*s == '-') {
+			s++;
+			rc = parse_bound(&s, expr, &r.hi, &whi, err);
+			if (rc)
+				return rc;
+			if (r.hi < r.lo)
+				return hm_err_set(err, HM_ERR_PARSE,
+						  "hostlist '%s': reversed range %lu-%lu, the low "
+						  "bound must come first",
+						  expr, r.lo, r.hi);
+		}
+		/* Pad to the low bound's digit count: "01-10" -> 01..10, "1-10" -> 1..10. */
+		r.width = wlo;
+		(void)whi;
+		if (g->nranges >= HL_MAX_RANGES)
+			return hm_err_set(err, HM_ERR_PARSE,
+					  "hostlist '%s': more than %d ranges in one bracket", expr,
+					  HL_MAX_RANGES);
+		g->ranges[g->nranges++] = r;
+		g->count += r.hi - r.lo + 1;
+		if (g->count > HM_HOSTLIST_MAX)
+			return hm_err_set(err, HM_ERR_RANGE,
+					  "hostlist '%s': expands past %d names", expr,
+					  HM_HOSTLIST_MAX);
+		if (*s == ',') {
+			s++;
+			continue;
+		}
+		if (*s == ']') {
+			*p = s + 1;
+			return HM_OK;
+		}
+		if (*s == '\0')
+			return hm_err_set(err, HM_ERR_PARSE, "hostlist '%s': unterminated '['",
+					  expr);
+		return hm_err_set(err, HM_ERR_PARSE,
+				  "hostlist '%s': unexpected '%c' in brackets, accepted: digits, "
+				  "'-' and ','",
+				  expr, *s);
+	}
+}
+
+/* Parse one element starting at *p; stops at a top-level ',' or the end. */
+static hm_rc_t parse_elem(const char **p, const char *expr, hl_elem_t *e, hm_err_t *err)
+{
+	const char *s = *p, *text = s;
+	hm_rc_t rc;
+
+	e->ngroups = 0;
+	e->count = 1;
+	for (;;) {
+		if (*s == '\0' || *s == ',') {
+			e->tail = text;
+			e->tail_len = (size_t)(s - text);
+			break;
+		}
+		if (*s == ']')
+			return hm_err_set(err, HM_ERR_PARSE,
+					  "hostlist '%s': ']' without '[' at '%.20s'", expr, s);
+		if (*s == '[') {
+			hl_group_t *g;
+
+			if (e->ngroups >= HL_MAX_GROUPS)
+				return hm_err_set(err, HM_ERR_PARSE,
+						  "hostlist '%s': more than %d bracket groups in "
+						  "one name",
+						  expr, HL_MAX_GROUPS);
+			g = &e->groups[e->ngroups];
+			g->text = text;
+			g->text_len = (size_t)(s - text);
+			s++;
+			rc = parse_group(&s, expr, g, err);
+			if (rc)
+				return rc;
+			e->ngroups++;
+			e->count *= g->count;
+			if (e->count > HM_HOSTLIST_MAX)
+				return hm_err_set(err, HM_ERR_RANGE,
+						  "hostlist '%s': expands past %d names", expr,
+						  HM_HOSTLIST_MAX);
+			text = s;
+			continue;
+		}
+		if (!is_name_char(*s))
+			return hm_err_set(err, HM_ERR_PARSE,
+					  "hostlist '%s': character 0x%02x is not accepted in a host "
+					  "name (blanks and control bytes are not allowed)",
+					  expr, (unsigned char)*s);
+		s++;
+	}
+	if (e->ngroups == 0 && e->tail_len == 0)
+		return hm_err_set(err, HM_ERR_PARSE,
+				  "hostlist '%s': empty element (two commas, or a comma at an end)",
+				  expr);
+	*p = s;
+	return HM_OK;
+}
+
+/* Write the k-th name of e (0 <= k < e->count) into buf. */
+static hm_rc_t elem_name(const hl_elem_t *e, unsigned long k, const char *expr, char *buf,
+			 size_t len, hm_err_t *err)
+{
+	unsigned long idx[HL_MAX_GROUPS];
+	size_t pos = 0;
+
+	/* Last group varies fastest. */
+	for (int g = e->ngroups - 1; g >= 0; g--) {
+		idx[g] = k % e->groups[g].count;
+		k /= e->groups[g].count;
+	}
+	for (int g = 0; g < e->ngroups; g++) {
+		const hl_group_t *gr = &e->groups[g];
+		unsigned long i = idx[g];
+		int r = 0, n;
+
+		while (i > gr->ranges[r].hi - gr->ranges[r].lo) {
+			i -= gr->ranges[r].hi - gr->ranges[r].lo + 1;
+			r++;
+		}
+		n = snprintf(buf + pos, len - pos, "%.*s%0*lu", (int)gr->text_len, gr->text,
+			     gr->ranges[r].width, gr->ranges[r].lo + i);
+		if (n < 0 || (size_t)n >= len - pos)
+			goto too_long;
+		pos += (size_t)n;
+	}
+	if (pos + e->tail_len >= len)
+		goto too_long;
+	memcpy(buf + pos, e->tail, e->tail_len);
+	buf[pos + e->tail_len] = '\0';
+	return HM_OK;
+too_long:
+	return hm_err_set(err, HM_ERR_PARSE, "hostlist '%.60s': a name is longer than %d characters",
+			  expr, HL_MAX_NAME);
+}
+
+hm_rc_t hm_hostlist_expand(const char *expr, char ***names_out, int *n_out, hm_err_t *err)
+{
+	char **names = NULL;
+	char *copy = NULL, *trimmed;
+	const char *p;
+	unsigned long total = 0;
+	int n = 0;
+	hm_rc_t rc = HM_OK;
+	hl_elem_t *e = NULL;
+	char buf[HL_MAX_NAME + 1];
+
+	*names_out = NULL;
+	*n_out = 0;
+	if (!expr) {
+		rc = hm_err_set(err, HM_ERR_INVAL, "hostlist: NULL expression");
+		goto out;
+	}
+	copy = strdup(expr);
+	e = malloc(sizeof(*e));
+	if (!copy || !e) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "hostlist: out of memory");
+		goto out;
+	}
+	trimmed = hm_trim(copy);
+	if (*trimmed == '\0') {
+		rc = hm_err_set(err, HM_ERR_PARSE, "hostlist: empty expression, accepted: "
+						   "names like n[01-16],gpu[1-4,7],login");
+		goto out;
+	}
+	/* Pass 1: validate and count, so a huge expression fails before allocating. */
+	p = trimmed;
+	for (;;) {
+		rc = parse_elem(&p, trimmed, e, err);
+		if (rc)
+			goto out;
+		total += e->count;
+		if (total > HM_HOSTLIST_MAX) {
+			rc = hm_err_set(err, HM_ERR_RANGE, "hostlist '%.60s': expands past %d names",
+					trimmed, HM_HOSTLIST_MAX);
+			goto out;
+		}
+		if (*p == '\0')
+			break;
+		p++; /* ',' */
+		if (*p == '\0') {
+			rc = hm_err_set(err, HM_ERR_PARSE,
+					"hostlist '%s': empty element (comma at the end)", trimmed);
+			goto out;
+		}
+	}
+	names = calloc(total, sizeof(*names));
+	if (!names) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "hostlist: out of memory for %lu names", total);
+		goto out;
+	}
+	/* Pass 2: expand. */
+	p = trimmed;
+	for (;;) {
+		rc = parse_elem(&p, trimmed, e, err);
+		if (rc)
+			goto out;
+		for (unsigned long k = 0; k < e->count; k++) {
+			rc = elem_name(e, k, trimmed, buf, sizeof(buf), err);
+			if (rc)
+				goto out;
+			names[n] = strdup(buf);
+			if (!names[n]) {
+				rc = hm_err_set(err, HM_ERR_NOMEM, "hostlist: out of memory");
+				goto out;
+			}
+			n++;
+		}
+		if (*p == '\0')
+			break;
+		p++;
+	}
+	*names_out = names;
+	*n_out = n;
+	names = NULL;
+out:
+	hm_hostlist_free(names, n);
+	free(e);
+	free(copy);
+	return rc;
+}

@@ -1,0 +1,123 @@
+/*
+ * hm_pace.h - libharmonics-pace: hold each iteration's communication burst to
+ * the job's assigned slot and measure the real iteration profile.
+ *
+ * Use from a training loop (or the NCCL interposer, or harmonics-emujob):
+ *
+ *   hm_pace_t *p = hm_pace_init();          // reads the environment (hm_pace_env.h)
+ *   for (;;) {
+ *           hm_pace_iter_begin(p);          // start of an iteration (compute)
+ *           ...compute...
+ *           hm_pace_comm_begin(p);          // waits until the slot (or not: fail-open)
+ *           ...collectives...
+ *           hm_pace_comm_end(p);
+ *   }
+ *   hm_pace_fini(p);                        // writes the final report
+ *
+ * Fail-open: with no assignment, HARMONICS_MODE=off, a garbage value or a stale
+ * assignment, the runtime never waits; a garbage or stale assignment prints one
+ * warning line on stderr ("harmonics-pace: ..."). Measurement always runs.
+ *
+ * Clocks: slots are on CLOCK_REALTIME (cluster clocks synchronised by NTP/PTP);
+ * all times are microseconds (int64_t _us).
+ *
+ * Threads: a handle is used by one thread at a time, except that
+ * hm_pace_comm_end_at() may be called from another thread (the CUDA host-function
+ * thread) while the owner waits; the counters it touches are atomics.
+ * Exported symbols: hm_pace_* only.
+ */
+#ifndef HM_PACE_H
+#define HM_PACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct hm_pace hm_pace_t;
+
+/* No slot: pacing inactive for this burst (do not wait). Slot indices may be negative. */
+#define HM_PACE_NO_SLOT INT64_MIN
+
+/* Measured profile, the same figures that go into the report file. */
+typedef struct {
+	int64_t iterations;	  /* iterations begun */
+	int64_t bursts;		  /* bursts begun */
+	int64_t paced;		  /* bursts held to a slot */
+	int64_t late;		  /* bursts started after their slot, within the guard */
+	int64_t skipped;	  /* slots passed over because the burst was too late */
+	int64_t unpaced;	  /* bursts that did not wait (fail-open, off, stale) */
+	double period_us;	  /* mean interval between iteration starts */
+	double burst_offset_us;	  /* mean burst start minus iteration start (incl. wait) */
+	double burst_us;	  /* mean burst length (comm_begin release -> comm_end) */
+	double wait_us;		  /* mean time held waiting for the slot */
+	double slot_error_us;	  /* mean |burst start - slot| over paced bursts */
+	double slot_error_max_us; /* max |burst start - slot| */
+} hm_pace_stats_t;
+
+/*
+ * Create a runtime from the environment. Never fails except on out-of-memory
+ * (then NULL, and every hm_pace_* call accepts NULL as "do nothing").
+ * Owned by the caller: release with hm_pace_fini().
+ */
+hm_pace_t *hm_pace_init(void);
+
+/* Write the final report (when HARMONICS_REPORT_FILE is set) and free. NULL is fine. */
+void hm_pace_fini(hm_pace_t *p);
+
+/* True when an assignment is present, valid and not stale now. */
+bool hm_pace_active(hm_pace_t *p);
+
+/* Start of an iteration. Also polls HARMONICS_ASSIGN_FILE (at most every 100 ms). */
+void hm_pace_iter_begin(hm_pace_t *p);
+
+/*
+ * Decide the slot for a burst whose participants are all ready at ready_us
+ * (CLOCK_REALTIME): the first slot s with s + guard >= ready_us. A multi-rank job
+ * plans once (e.g. rank 0, with the maximum ready time over ranks) and hands the
+ * slot index to every rank so that all take the same skip decision.
+ * Returns the slot index (any integer; never below the last used one + 1), or
+ * HM_PACE_NO_SLOT when pacing is inactive.
+ */
+int64_t hm_pace_plan(hm_pace_t *p, int64_t ready_us);
+
+/* Start time (CLOCK_REALTIME us) of slot index slot, or -1 for HM_PACE_NO_SLOT or when inactive. */
+int64_t hm_pace_slot_us(hm_pace_t *p, int64_t slot);
+
+/*
+ * Begin a burst in slot `slot` (from hm_pace_plan): sleep until the slot
+ * (clock_nanosleep TIMER_ABSTIME, restarted on EINTR), record the burst start.
+ * HM_PACE_NO_SLOT, or a slot already past: no wait.
+ */
+void hm_pace_comm_begin_slot(hm_pace_t *p, int64_t slot);
+
+/* hm_pace_comm_begin_slot(p, hm_pace_plan(p, now)). */
+void hm_pace_comm_begin(hm_pace_t *p);
+
+/* End of the burst (now, or at end_us CLOCK_REALTIME for deferred stamps). */
+void hm_pace_comm_end(hm_pace_t *p);
+void hm_pace_comm_end_at(hm_pace_t *p, int64_t end_us);
+
+/* Current measured profile. */
+void hm_pace_stats(hm_pace_t *p, hm_pace_stats_t *out);
+
+/*
+ * Write the report now to HARMONICS_REPORT_FILE (atomically: temp + rename).
+ * Returns 0, or -1 with errno when it could not be written (or none is configured:
+ * ENOENT). The runtime also writes it once per second from hm_pace_iter_begin.
+ */
+int hm_pace_report(hm_pace_t *p);
+
+/* Priority class of the assignment, or -1 when none (for NCCL_IB_TC/SL). */
+int hm_pace_prio(hm_pace_t *p);
+
+/* CLOCK_REALTIME now, microseconds since the Unix epoch. */
+int64_t hm_pace_now_us(void);
+
+/* Process-wide runtime shared by the NCCL interposer and explicit callers
+ * (created on first use, freed at exit). Never NULL except on out-of-memory. */
+hm_pace_t *hm_pace_default(void);
+
+/* Number of hm_pace_iter_begin() calls on the default runtime (for the interposer's
+ * explicit iteration marks). */
+int64_t hm_pace_iter_marks(hm_pace_t *p);
+
+#endif

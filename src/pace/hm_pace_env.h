@@ -1,0 +1,44 @@
+/*
+ * hm_pace_env.h - the environment contract between the SPANK plugin (writer)
+ * and the pacing runtime in the tasks (reader). docs/pacing.md is the reference.
+ *
+ * Every value is a plain decimal integer unless noted. Times are microseconds;
+ * absolute times are CLOCK_REALTIME microseconds since the Unix epoch.
+ * Slots of a job are at ORIGIN_US + SHIFT_US + k * PERIOD_US, k integer.
+ */
+#ifndef HM_PACE_ENV_H
+#define HM_PACE_ENV_H
+
+/* Policy name that produced the assignment, or "off": never wait. */
+#define HM_PACE_ENV_MODE "HARMONICS_MODE"
+/* Slurm job id the assignment belongs to (informational, echoed in the report). */
+#define HM_PACE_ENV_JOB_ID "HARMONICS_JOB_ID"
+/* Slot period, microseconds, > 0. */
+#define HM_PACE_ENV_PERIOD_US "HARMONICS_PERIOD_US"
+/* Shift of this job's slot within the period, microseconds, [0, PERIOD_US). */
+#define HM_PACE_ENV_SHIFT_US "HARMONICS_SHIFT_US"
+/* Slot origin, CLOCK_REALTIME microseconds since the Unix epoch. */
+#define HM_PACE_ENV_ORIGIN_US "HARMONICS_ORIGIN_US"
+/* Late tolerance, microseconds: a burst later than slot + GUARD_US waits for the next slot. */
+#define HM_PACE_ENV_GUARD_US "HARMONICS_GUARD_US"
+/* Priority class, 0 = highest, [0, 7]; mapped to NCCL_IB_TC / NCCL_IB_SL. */
+#define HM_PACE_ENV_PRIO "HARMONICS_PRIO"
+/* Scheduling epoch id that produced the assignment, >= 0. */
+#define HM_PACE_ENV_EPOCH "HARMONICS_EPOCH"
+/* After this CLOCK_REALTIME time (us since the epoch) the assignment is stale: never wait. */
+#define HM_PACE_ENV_VALID_UNTIL_US "HARMONICS_VALID_UNTIL_US"
+/* Optional path of a file of the same KEY=VALUE lines; replaced atomically (rename) on update. */
+#define HM_PACE_ENV_ASSIGN_FILE "HARMONICS_ASSIGN_FILE"
+/* Optional path where the runtime writes its measured profile (KEY=VALUE, see docs). */
+#define HM_PACE_ENV_REPORT_FILE "HARMONICS_REPORT_FILE"
+
+/* Runtime-only knobs (not written by the SPANK plugin). */
+/* Rank of this task for the report (default: SLURM_PROCID, else 0). */
+#define HM_PACE_ENV_RANK "HARMONICS_RANK"
+/* Interposer: gap between collectives that starts a new iteration, microseconds. */
+#define HM_PACE_ENV_NCCL_GAP_US "HARMONICS_NCCL_GAP_US"
+
+/* The value of HARMONICS_MODE that disables pacing. */
+#define HM_PACE_MODE_OFF "off"
+
+#endif

@@ -1,0 +1,280 @@
+/*
+ * hm_spank_opts.c - SPANK option values without Slurm (see hm_spank_opts.h).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "hm_job.h"
+#include "hm_parse.h"
+#include "hm_spank_opts.h"
+
+/* The policies the design exposes (hm_policy_names()) plus off/auto/help. */
+static const char *const modes[] = {"off",	"auto", "fair", "optimal", "cassini",
+				    "crux",	"harmonics", "help", NULL};
+
+const char *hm_spank_modes(void)
+{
+	return "off,auto,fair,optimal,cassini,crux,harmonics,help";
+}
+
+const char *hm_spank_src_name(hm_spank_src_t s)
+{
+	switch (s) {
+	case HM_SRC_CLI:
+		return "command line";
+	case HM_SRC_ENV:
+		return "environment";
+	case HM_SRC_PLUGSTACK:
+		return "plugstack.conf";
+	default:
+		return "default";
+	}
+}
+
+static void copy_str(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src ? src : "");
+}
+
+hm_rc_t hm_spank_mode_check(const char *val, const char *origin, char *canon, size_t canon_len,
+			    hm_err_t *err)
+{
+	if (!val || !*val)
+		return hm_err_set(err, HM_ERR_INVAL, "%s: empty mode (accepted: %s)", origin,
+				  hm_spank_modes());
+	for (int i = 0; modes[i]; i++) {
+		if (strcasecmp(val, modes[i]) == 0) {
+			if (canon)
+				copy_str(canon, canon_len, modes[i]);
+			return HM_OK;
+		}
+	}
+	return hm_err_set(err, HM_ERR_INVAL, "%s: unknown mode '%s' (accepted: %s)", origin, val,
+			  hm_spank_modes());
+}
+
+#define PROFILE_ACCEPTED                                                                           \
+	"a catalogue model (%s) or iter=DURATION,comm=PERCENT,bytes=SIZE, "                        \
+	"e.g. iter=250ms,comm=40%%,bytes=1.2GB"
+
+hm_rc_t hm_spank_profile_parse(const char *val, const char *origin, hm_spank_profile_t *out,
+			       hm_err_t *err)
+{
+	hm_rc_t rc = HM_OK;
+	char *copy = NULL;
+	hm_spank_profile_t p = {.iter_s = 0};
+	bool have_iter = false, have_comm = false, have_bytes = false;
+
+	if (!val || !*val) {
+		rc = hm_err_set(err, HM_ERR_INVAL, "%s: empty profile (accepted: " PROFILE_ACCEPTED ")",
+				origin, hm_catalogue_names());
+		goto out;
+	}
+	if (!strchr(val, '=')) {
+		const hm_model_t *m = hm_catalogue_find(val);
+		if (!m) {
+			rc = hm_err_set(err, HM_ERR_INVAL,
+					"%s: unknown profile '%s' (accepted: " PROFILE_ACCEPTED ")",
+					origin, val, hm_catalogue_names());
+			goto out;
+		}
+		copy_str(p.model, sizeof(p.model), m->name);
+		goto done;
+	}
+	copy = strdup(val);
+	if (!copy) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "%s: out of memory", origin);
+		goto out;
+	}
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *key, *v;
+		hm_err_t e = {0};
+		if (!hm_split_kv(tok, &key, &v)) {
+			rc = hm_err_set(err, HM_ERR_INVAL,
+					"%s: '%s' in profile '%s' is not key=value (accepted: " PROFILE_ACCEPTED ")",
+					origin, tok, val, hm_catalogue_names());
+			goto out;
+		}
+		if (strcasecmp(key, "iter") == 0) {
+			rc = hm_parse_duration_s(v, 1e-6, 3600, &p.iter_s, "iter", &e);
+			have_iter = true;
+		} else if (strcasecmp(key, "comm") == 0) {
+			rc = hm_parse_fraction(v, &p.comm_frac, "comm", &e);
+			have_comm = true;
+		} else if (strcasecmp(key, "bytes") == 0) {
+			rc = hm_parse_bytes(v, 1, 1e15, &p.bytes, "bytes", &e);
+			have_bytes = true;
+		} else {
+			rc = hm_err_set(err, HM_ERR_INVAL,
+					"%s: unknown profile key '%s' in '%s' (accepted keys: iter, comm, bytes)",
+					origin, key, val);
+			goto out;
+		}
+		if (rc != HM_OK) {
+			rc = hm_err_set(err, rc, "%s: profile '%s': %s", origin, val, e.msg);
+			goto out;
+		}
+	}
+	if (!have_iter || !have_comm || !have_bytes) {
+		rc = hm_err_set(err, HM_ERR_INVAL,
+				"%s: profile '%s' lacks %s%s%s(accepted: " PROFILE_ACCEPTED ")", origin, val,
+				have_iter ? "" : "iter ", have_comm ? "" : "comm ",
+				have_bytes ? "" : "bytes ", hm_catalogue_names());
+		goto out;
+	}
+	if (p.comm_frac <= 0.0 || p.comm_frac >= 1.0) {
+		rc = hm_err_set(err, HM_ERR_RANGE,
+				"%s: profile '%s': comm share must be above 0%% and below 100%%", origin,
+				val);
+		goto out;
+	}
+done:
+	if (out)
+		*out = p;
+out:
+	free(copy);
+	return rc;
+}
+
+void hm_spank_args_defaults(hm_spank_args_t *a)
+{
+	memset(a, 0, sizeof(*a));
+	copy_str(a->default_mode, sizeof(a->default_mode), "off");
+}
+
+hm_rc_t hm_spank_args_parse(int argc, char **argv, hm_spank_args_t *a, hm_err_t *err)
+{
+	hm_rc_t rc = HM_OK;
+
+	for (int i = 0; i < argc; i++) {
+		char buf[512];
+		char *key, *val;
+		long n;
+		const char *origin = "plugstack.conf harmonics.so argument";
+
+		copy_str(buf, sizeof(buf), argv[i]);
+		if (!hm_split_kv(buf, &key, &val)) {
+			rc = hm_err_set(err, HM_ERR_INVAL,
+					"%s '%s' is not key=value (accepted keys: host, port, timeout_ms, "
+					"default_mode, default_profile, conf)",
+					origin, argv[i]);
+			goto out;
+		}
+		if (strcasecmp(key, "host") == 0) {
+			copy_str(a->host, sizeof(a->host), val);
+		} else if (strcasecmp(key, "port") == 0) {
+			if ((rc = hm_parse_long(val, 1, 65535, &n, "port", err)) != HM_OK)
+				goto bad;
+			a->port = (int)n;
+		} else if (strcasecmp(key, "timeout_ms") == 0) {
+			if ((rc = hm_parse_long(val, 1, 600000, &n, "timeout_ms", err)) != HM_OK)
+				goto bad;
+			a->timeout_ms = (int)n;
+		} else if (strcasecmp(key, "default_mode") == 0) {
+			if ((rc = hm_spank_mode_check(val, "default_mode", a->default_mode,
+						      sizeof(a->default_mode), err)) != HM_OK)
+				goto bad;
+			if (strcmp(a->default_mode, "help") == 0) {
+				rc = hm_err_set(err, HM_ERR_INVAL,
+						"default_mode=help is not a mode (accepted: off,auto,%s)",
+						"fair,optimal,cassini,crux,harmonics");
+				goto bad;
+			}
+		} else if (strcasecmp(key, "default_profile") == 0) {
+			if ((rc = hm_spank_profile_parse(val, "default_profile", NULL, err)) != HM_OK)
+				goto bad;
+			copy_str(a->default_profile, sizeof(a->default_profile), val);
+		} else if (strcasecmp(key, "conf") == 0) {
+			copy_str(a->conf, sizeof(a->conf), val);
+		} else {
+			rc = hm_err_set(err, HM_ERR_INVAL,
+					"%s: unknown key '%s' (accepted: host, port, timeout_ms, "
+					"default_mode, default_profile, conf)",
+					origin, key);
+			goto out;
+		}
+		continue;
+bad:
+		hm_err_prefix(err, "%s", origin);
+		goto out;
+	}
+out:
+	return rc;
+}
+
+hm_rc_t hm_spank_resolve(const hm_spank_args_t *a, const char *cli_mode, const char *cli_profile,
+			 const char *env_mode, const char *env_profile, hm_spank_choice_t *out,
+			 hm_err_t *err)
+{
+	hm_rc_t rc = HM_OK;
+	hm_spank_choice_t c;
+
+	memset(&c, 0, sizeof(c));
+	copy_str(c.mode, sizeof(c.mode), a->default_mode[0] ? a->default_mode : "off");
+	c.mode_src = a->default_mode[0] && strcmp(a->default_mode, "off") ? HM_SRC_PLUGSTACK
+									     : HM_SRC_DEFAULT;
+	copy_str(c.profile, sizeof(c.profile), a->default_profile);
+	c.profile_src = a->default_profile[0] ? HM_SRC_PLUGSTACK : HM_SRC_DEFAULT;
+
+	if (env_mode && *env_mode) {
+		if ((rc = hm_spank_mode_check(env_mode, HM_SPANK_ENV_MODE, c.mode, sizeof(c.mode),
+					      err)) != HM_OK)
+			goto out;
+		c.mode_src = HM_SRC_ENV;
+	}
+	if (env_profile && *env_profile) {
+		if ((rc = hm_spank_profile_parse(env_profile, HM_SPANK_ENV_PROFILE, NULL, err)) != HM_OK)
+			goto out;
+		copy_str(c.profile, sizeof(c.profile), env_profile);
+		c.profile_src = HM_SRC_ENV;
+	}
+	if (cli_mode) {
+		if ((rc = hm_spank_mode_check(cli_mode, "--comm-sched", c.mode, sizeof(c.mode), err)) !=
+		    HM_OK)
+			goto out;
+		c.mode_src = HM_SRC_CLI;
+	}
+	if (cli_profile) {
+		if ((rc = hm_spank_profile_parse(cli_profile, "--comm-profile", NULL, err)) != HM_OK)
+			goto out;
+		copy_str(c.profile, sizeof(c.profile), cli_profile);
+		c.profile_src = HM_SRC_CLI;
+	}
+	/* A profile alone asks for scheduling: it would otherwise be silently ignored. */
+	if (c.profile[0] && strcmp(c.mode, "off") == 0 && c.mode_src < c.profile_src) {
+		copy_str(c.mode, sizeof(c.mode), "auto");
+		c.mode_src = c.profile_src;
+	}
+	*out = c;
+out:
+	return rc;
+}
+
+const char *hm_spank_help_text(void)
+{
+	return "Harmonics communication scheduling (harmonics.so SPANK plugin)\n"
+	       "\n"
+	       "  --comm-sched=MODE     schedule this job's communication bursts:\n"
+	       "      off        no scheduling (the default unless the admin set default_mode)\n"
+	       "      auto       the cluster's configured policy\n"
+	       "      fair       fair sharing, no time shifts (baseline)\n"
+	       "      optimal    exhaustive search of shifts (small jobs counts only)\n"
+	       "      cassini    Cassini-style time shifts\n"
+	       "      crux       CRUX-style priority classes\n"
+	       "      harmonics  two-tier shifts + priorities + placement\n"
+	       "      help       print this page and exit\n"
+	       "  --no-comm-sched       same as --comm-sched=off\n"
+	       "  --comm-profile=SPEC   declare the iteration profile when it cannot be measured:\n"
+	       "      a catalogue model name, or iter=DURATION,comm=PERCENT,bytes=SIZE\n"
+	       "      e.g. --comm-profile=iter=250ms,comm=40%,bytes=1.2GB\n"
+	       "\n"
+	       "Environment twins: HARMONICS_COMM_SCHED, HARMONICS_COMM_PROFILE.\n"
+	       "Precedence: command line > environment > plugstack.conf defaults.\n"
+	       "The tasks see the assignment in HARMONICS_MODE, HARMONICS_PERIOD_US,\n"
+	       "HARMONICS_SHIFT_US, HARMONICS_ORIGIN_US, HARMONICS_PRIO, HARMONICS_EPOCH, ...\n"
+	       "Decisions: scontrol show job ID (AdminComment), sacct -o JobID,AdminComment.\n";
+}

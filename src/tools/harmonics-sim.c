@@ -1,0 +1,403 @@
+/*
+ * harmonics-sim - run one scenario (topology + workload) under several
+ * scheduling policies side by side and compare training time.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "hm_job.h"
+#include "hm_parse.h"
+#include "hm_policy.h"
+#include "hm_sim.h"
+#include "hm_topo.h"
+#include "sim_report.h"
+
+/* The built-in default scenario: a 24-host testbed in 3 racks with 2:1 uplinks. */
+#define DEFAULT_TOPO_GEN "racks=3,hosts=8,gpus=4,nics=1,nic=100G,oversub=2"
+#define DEFAULT_WORKLOAD_GEN "jobs=12,arrival=poisson:20s,gpus=4-16,models=all,iters=1500"
+
+enum { FMT_TABLE, FMT_JSON, FMT_CSV };
+
+typedef struct {
+	const char *topology, *topo_gen, *csv_columns, *trace, *generate, *policies, *plot;
+	double nic_bps, uplink_bps;
+	unsigned long seed;
+	int fmt;
+	bool per_job, quiet;
+	hm_policy_cfg_t pcfg;
+	hm_sim_opts_t sopts;
+} sim_args_t;
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: harmonics-sim [OPTIONS]\n"
+		"Simulate training jobs on a cluster under several communication-scheduling\n"
+		"policies side by side. Without --topology/--trace it runs a built-in default\n"
+		"scenario (%s; %s).\n\n"
+		"Scenario:\n"
+		"  --topology FILE       Slurm topology.conf or a host CSV (format recognised\n"
+		"                        from the content)\n"
+		"  --csv-columns MAP     CSV column names, e.g. host=ip,tor=ASW,agg=PSW,core=DSW\n"
+		"                        (default host,tor,agg,core)\n"
+		"  --topo-gen SPEC       generate a topology, e.g. racks=4,hosts=8,gpus=8,oversub=2\n"
+		"  --nic-gbps X          NIC speed where the topology file gives none (default %g)\n"
+		"  --uplink-gbps Y       switch uplink speed where the file gives none (default %g)\n"
+		"  --trace FILE          workload CSV (arrival_s, gpus, model | compute_s+comm_bytes,\n"
+		"                        iterations | duration_s, optional name, nodes, overlap)\n"
+		"  --generate SPEC       seeded workload generator, e.g. %s\n"
+		"Policies:\n"
+		"  --policy LIST         comma-separated among %s, or 'all' (default all)\n"
+		"  --epoch S             re-decision epoch for policies with epochs (default 30s)\n"
+		"  --budget S            time budget of one optimal decision (default 10s)\n"
+		"  --prio-levels N       hardware priority classes (default 8)\n"
+		"  --threads N           worker threads inside a policy (default 1)\n"
+		"Simulation:\n"
+		"  --seed N              seed for the generator and jitter (default 1)\n"
+		"  --jitter CV           per-iteration compute jitter, coefficient of variation\n"
+		"                        (default 0.02)\n"
+		"  --horizon S           stop after S simulated seconds (default: all jobs finish)\n"
+		"Output:\n"
+		"  --json | --csv        machine-readable output instead of the table\n"
+		"  --per-job             include one row per job\n"
+		"  --plot FILE.svg|png   iteration-time CDFs and link utilisation (gnuplot)\n"
+		"  -q, --quiet           no progress bar\n"
+		"  -h, --help            this help;  -V, --version  version\n",
+		DEFAULT_TOPO_GEN, DEFAULT_WORKLOAD_GEN, HM_DEFAULT_NIC_BPS / 1e9,
+		HM_DEFAULT_UPLINK_BPS / 1e9, DEFAULT_WORKLOAD_GEN, hm_policy_names());
+}
+
+enum {
+	OPT_TOPOLOGY = 256,
+	OPT_TOPO_GEN,
+	OPT_CSV_COLUMNS,
+	OPT_NIC,
+	OPT_UPLINK,
+	OPT_TRACE,
+	OPT_GENERATE,
+	OPT_POLICY,
+	OPT_EPOCH,
+	OPT_BUDGET,
+	OPT_PRIO,
+	OPT_THREADS,
+	OPT_SEED,
+	OPT_JITTER,
+	OPT_HORIZON,
+	OPT_JSON,
+	OPT_CSV,
+	OPT_PER_JOB,
+	OPT_PLOT,
+};
+
+static const struct option long_opts[] = {
+	{"topology", required_argument, NULL, OPT_TOPOLOGY},
+	{"topo-gen", required_argument, NULL, OPT_TOPO_GEN},
+	{"csv-columns", required_argument, NULL, OPT_CSV_COLUMNS},
+	{"nic-gbps", required_argument, NULL, OPT_NIC},
+	{"uplink-gbps", required_argument, NULL, OPT_UPLINK},
+	{"trace", required_argument, NULL, OPT_TRACE},
+	{"generate", required_argument, NULL, OPT_GENERATE},
+	{"policy", required_argument, NULL, OPT_POLICY},
+	{"epoch", required_argument, NULL, OPT_EPOCH},
+	{"budget", required_argument, NULL, OPT_BUDGET},
+	{"prio-levels", required_argument, NULL, OPT_PRIO},
+	{"threads", required_argument, NULL, OPT_THREADS},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"jitter", required_argument, NULL, OPT_JITTER},
+	{"horizon", required_argument, NULL, OPT_HORIZON},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"csv", no_argument, NULL, OPT_CSV},
+	{"per-job", no_argument, NULL, OPT_PER_JOB},
+	{"plot", required_argument, NULL, OPT_PLOT},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+/* Returns 0 to go on, 1 to exit successfully (help/version), -1 on a bad option. */
+static int parse_args(int argc, char **argv, sim_args_t *a, hm_err_t *err)
+{
+	long l;
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->policies = "all";
+	a->seed = 1;
+	hm_policy_cfg_defaults(&a->pcfg);
+	a->pcfg.epoch_s = 30;
+	hm_sim_opts_defaults(&a->sopts);
+	a->sopts.jitter_cv = 0.02;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "qhV", long_opts, NULL)) != -1) {
+		hm_rc_t rc = HM_OK;
+
+		switch (c) {
+		case OPT_TOPOLOGY: a->topology = optarg; break;
+		case OPT_TOPO_GEN: a->topo_gen = optarg; break;
+		case OPT_CSV_COLUMNS: a->csv_columns = optarg; break;
+		case OPT_NIC:
+			rc = hm_parse_double(optarg, 0.001, 1e6, &a->nic_bps, "--nic-gbps", err);
+			a->nic_bps *= 1e9;
+			break;
+		case OPT_UPLINK:
+			rc = hm_parse_double(optarg, 0.001, 1e6, &a->uplink_bps, "--uplink-gbps", err);
+			a->uplink_bps *= 1e9;
+			break;
+		case OPT_TRACE: a->trace = optarg; break;
+		case OPT_GENERATE: a->generate = optarg; break;
+		case OPT_POLICY: a->policies = optarg; break;
+		case OPT_EPOCH:
+			rc = hm_parse_duration_s(optarg, 0, 1e6, &a->pcfg.epoch_s, "--epoch", err);
+			break;
+		case OPT_BUDGET:
+			rc = hm_parse_duration_s(optarg, 0.001, 1e5, &a->pcfg.budget_s, "--budget", err);
+			break;
+		case OPT_PRIO:
+			rc = hm_parse_long(optarg, 1, 64, &l, "--prio-levels", err);
+			a->pcfg.prio_levels = (int)l;
+			break;
+		case OPT_THREADS:
+			rc = hm_parse_long(optarg, 1, 1024, &l, "--threads", err);
+			a->pcfg.threads = (int)l;
+			break;
+		case OPT_SEED:
+			rc = hm_parse_long(optarg, 0, 0x7fffffffL, &l, "--seed", err);
+			a->seed = (unsigned long)l;
+			break;
+		case OPT_JITTER:
+			rc = hm_parse_double(optarg, 0, 1, &a->sopts.jitter_cv, "--jitter", err);
+			break;
+		case OPT_HORIZON:
+			rc = hm_parse_duration_s(optarg, 0, 1e9, &a->sopts.horizon_s, "--horizon", err);
+			break;
+		case OPT_JSON: a->fmt = FMT_JSON; break;
+		case OPT_CSV: a->fmt = FMT_CSV; break;
+		case OPT_PER_JOB: a->per_job = true; break;
+		case OPT_PLOT: a->plot = optarg; break;
+		case 'q': a->quiet = true; break;
+		case 'h': usage(stdout); return 1;
+		case 'V': printf("harmonics-sim %s\n", PACKAGE_VERSION); return 1;
+		case ':':
+			hm_err_set(err, HM_ERR_INVAL, "option %s needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			hm_err_set(err, HM_ERR_INVAL, "unknown option '%s' (see --help)",
+				   argv[optind - 1]);
+			return -1;
+		}
+		if (rc != HM_OK)
+			return -1;
+	}
+	if (optind < argc) {
+		hm_err_set(err, HM_ERR_INVAL, "unexpected argument '%s' (see --help)", argv[optind]);
+		return -1;
+	}
+	if (a->topology && a->topo_gen) {
+		hm_err_set(err, HM_ERR_INVAL, "--topology and --topo-gen exclude each other");
+		return -1;
+	}
+	if (a->trace && a->generate) {
+		hm_err_set(err, HM_ERR_INVAL, "--trace and --generate exclude each other");
+		return -1;
+	}
+	if (a->csv_columns && !a->topology) {
+		hm_err_set(err, HM_ERR_INVAL, "--csv-columns applies to --topology FILE only");
+		return -1;
+	}
+	a->sopts.seed = a->seed;
+	a->pcfg.seed = a->seed;
+	return 0;
+}
+
+static hm_rc_t load_topology(const sim_args_t *a, hm_topo_t **topo, hm_err_t *err)
+{
+	hm_topo_opts_t opts = {.nic_bps = a->nic_bps, .uplink_bps = a->uplink_bps};
+	char *cols = NULL;
+	hm_rc_t rc;
+
+	if (a->topology) {
+		if (a->csv_columns) {
+			if (!(cols = strdup(a->csv_columns)))
+				return hm_err_set(err, HM_ERR_NOMEM, "out of memory");
+			rc = hm_topo_csv_columns_parse(cols, &opts, err);
+			if (rc != HM_OK) {
+				hm_err_prefix(err, "--csv-columns");
+				goto out;
+			}
+		}
+		rc = hm_topo_load_file(a->topology, &opts, topo, err);
+	} else {
+		hm_topo_gen_t gen;
+		memset(&gen, 0, sizeof(gen));
+		rc = hm_topo_gen_parse(a->topo_gen ? a->topo_gen : DEFAULT_TOPO_GEN, &gen, err);
+		if (rc != HM_OK) {
+			hm_err_prefix(err, "--topo-gen");
+			goto out;
+		}
+		if (a->nic_bps > 0)
+			gen.nic_bps = a->nic_bps;
+		if (a->uplink_bps > 0)
+			gen.uplink_bps = a->uplink_bps;
+		rc = hm_topo_generate(&gen, topo, err);
+	}
+out:
+	free(cols);
+	return rc;
+}
+
+static hm_rc_t load_workload(const sim_args_t *a, const hm_topo_t *topo, hm_workload_t *w,
+			     hm_err_t *err)
+{
+	FILE *f;
+	hm_rc_t rc;
+
+	if (!a->trace) {
+		rc = hm_workload_generate(a->generate ? a->generate : DEFAULT_WORKLOAD_GEN, topo,
+					  a->seed, w, err);
+		if (rc != HM_OK)
+			hm_err_prefix(err, "--generate");
+		return rc;
+	}
+	if (!(f = fopen(a->trace, "r")))
+		return hm_err_set(err, HM_ERR_IO, "%s: %s", a->trace, strerror(errno));
+	rc = hm_workload_load_csv(f, a->trace, w, err);
+	fclose(f);
+	return rc;
+}
+
+/* Resolve "all" or a comma list into policy ops; unknown names are errors. */
+static int resolve_policies(const char *list, const hm_policy_ops_t **out, int max, hm_err_t *err)
+{
+	char *dup, *save = NULL;
+	int n = 0;
+
+	if (strcmp(list, "all") == 0) {
+		for (int i = 0; i < hm_policy_count() && n < max; i++)
+			out[n++] = hm_policy_at(i);
+		return n;
+	}
+	if (!(dup = strdup(list))) {
+		hm_err_set(err, HM_ERR_NOMEM, "out of memory");
+		return -1;
+	}
+	for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const hm_policy_ops_t *p = hm_policy_find(hm_trim(tok));
+		if (!p || n >= max) {
+			hm_err_set(err, HM_ERR_INVAL, "--policy: unknown policy '%s'; accepted: %s or all",
+				   tok, hm_policy_names());
+			n = -1;
+			break;
+		}
+		out[n++] = p;
+	}
+	free(dup);
+	if (n == 0) {
+		hm_err_set(err, HM_ERR_INVAL, "--policy: empty list; accepted: %s or all",
+			   hm_policy_names());
+		n = -1;
+	}
+	return n;
+}
+
+typedef struct {
+	const char *policy;
+	double last;
+} progress_t;
+
+static void progress_bar(double frac, void *arg)
+{
+	progress_t *p = arg;
+	int width = 40, fill = (int)(frac * width + 0.5);
+
+	if (frac - p->last < 0.01 && frac < 1.0)
+		return;
+	p->last = frac;
+	fprintf(stderr, "\r%-10s [%.*s%*s] %3.0f%%", p->policy, fill,
+		"########################################", width - fill, "", 100.0 * frac);
+	if (frac >= 1.0)
+		fputs("\r\033[K", stderr);
+	fflush(stderr);
+}
+
+int main(int argc, char **argv)
+{
+	const hm_policy_ops_t *pols[16];
+	hm_sim_result_t *res = NULL;
+	hm_topo_t *topo = NULL;
+	hm_workload_t wl = {0};
+	hm_err_t err = {0};
+	sim_args_t a;
+	char topo_desc[256], wl_desc[512];
+	int npol, nres = 0, ret = 1, pr;
+
+	pr = parse_args(argc, argv, &a, &err);
+	if (pr != 0) {
+		if (pr < 0)
+			fprintf(stderr, "harmonics-sim: %s\n", err.msg);
+		return pr > 0 ? 0 : 2;
+	}
+	npol = resolve_policies(a.policies, pols, 16, &err);
+	if (npol < 0) {
+		fprintf(stderr, "harmonics-sim: %s\n", err.msg);
+		return 2;
+	}
+	if (load_topology(&a, &topo, &err) != HM_OK || load_workload(&a, topo, &wl, &err) != HM_OK) {
+		fprintf(stderr, "harmonics-sim: %s\n", err.msg);
+		goto out;
+	}
+	hm_topo_describe(topo, topo_desc, sizeof(topo_desc));
+	snprintf(wl_desc, sizeof(wl_desc), "%s", a.trace ? a.trace
+						: a.generate ? a.generate
+							     : DEFAULT_WORKLOAD_GEN);
+	if (!(res = calloc((size_t)npol, sizeof(*res)))) {
+		fprintf(stderr, "harmonics-sim: out of memory\n");
+		goto out;
+	}
+	for (int i = 0; i < npol; i++) {
+		progress_t prog = {.policy = pols[i]->name, .last = -1};
+		hm_sim_opts_t so = a.sopts;
+
+		if (!a.quiet && isatty(STDERR_FILENO)) {
+			so.progress = progress_bar;
+			so.progress_arg = &prog;
+		}
+		if (hm_sim_run(topo, &wl, pols[i], &a.pcfg, &so, &res[i], &err) != HM_OK) {
+			fprintf(stderr, "harmonics-sim: policy %s: %s\n", pols[i]->name, err.msg);
+			goto out;
+		}
+		nres++;
+	}
+
+	sim_scenario_t sc = {.topology = topo_desc, .workload = wl_desc, .njobs = wl.njobs,
+			     .seed = a.seed, .jitter_cv = a.sopts.jitter_cv, .epoch_s = a.pcfg.epoch_s};
+	switch (a.fmt) {
+	case FMT_JSON:
+		if (sim_report_json(stdout, &sc, res, nres, a.per_job) != 0) {
+			fprintf(stderr, "harmonics-sim: could not build JSON output\n");
+			goto out;
+		}
+		break;
+	case FMT_CSV: sim_report_csv(stdout, res, nres, a.per_job); break;
+	default: sim_report_table(stdout, &sc, res, nres, a.per_job); break;
+	}
+	if (a.plot && sim_report_plot(a.plot, res, nres, &err) != HM_OK) {
+		fprintf(stderr, "harmonics-sim: %s\n", err.msg);
+		goto out;
+	}
+	ret = 0;
+out:
+	for (int i = 0; i < nres; i++)
+		hm_sim_result_free(&res[i]);
+	free(res);
+	hm_workload_free(&wl);
+	hm_topo_free(topo);
+	return ret;
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# End-to-end tests of the command-line tools (harmonics-sim): options, formats,
+# loaders through the CLI, bad input. Usage: tests/cli/run.sh BUILD_DIR
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$top/build}
+sim=$build/src/tools/harmonics-sim
+fx=$top/tests/fixtures/cli
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); echo "ok   - $1"; }
+not_ok() { fail=$((fail + 1)); echo "FAIL - $1"; [[ -f $tmp/err ]] && sed 's/^/#   /' "$tmp/err" | head -20; }
+
+# expect NAME RC CMD...: runs CMD, checks its exit code; stdout in $tmp/out, stderr in $tmp/err.
+expect() {
+	local name=$1 want=$2 got
+	shift 2
+	timeout 300 "$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [[ $got == "$want" ]]; then ok "$name"; return 0; fi
+	not_ok "$name (exit $got, wanted $want)"
+	return 1
+}
+# grep_out NAME PATTERN FILE
+has() {
+	if grep -qE -- "$2" "$3"; then ok "$1"; else not_ok "$1: /$2/ not in $(basename "$3")"; fi
+}
+
+[[ -x $sim ]] || { echo "harmonics-sim not built at $sim"; echo "0 passed, 1 failed"; exit 1; }
+
+expect "--help exits 0" 0 "$sim" --help && has "--help lists --policy" '--policy LIST' "$tmp/out"
+expect "--version" 0 "$sim" --version && has "version string" '^harmonics-sim [0-9]' "$tmp/out"
+expect "unknown option rejected" 2 "$sim" --bogus && has "unknown option named" "'--bogus'" "$tmp/err"
+expect "unknown policy rejected" 2 "$sim" --policy fair,nosuch &&
+	has "unknown policy lists accepted" "'nosuch'.*accepted: fair" "$tmp/err"
+expect "bad seed rejected" 2 "$sim" --seed -4 && has "bad seed named" "--seed" "$tmp/err"
+expect "bad jitter rejected" 2 "$sim" --jitter 3 && has "jitter range" "out of range" "$tmp/err"
+
+# The default scenario, JSON keys that others script against.
+if expect "default scenario --json" 0 "$sim" --policy fair,optimal --json -q; then
+	cp "$tmp/out" "$tmp/default.json"
+	if jq -e '.policies | length == 2' "$tmp/default.json" >/dev/null; then ok "two policies"; else not_ok "two policies"; fi
+	for k in name mean_jct_s p99_jct_s mean_iter_s mean_comm_s gpu_util sched_time_s completed; do
+		if jq -e --arg k "$k" 'all(.policies[]; has($k))' "$tmp/default.json" >/dev/null; then
+			ok "json key $k"
+		else
+			not_ok "json key $k"
+		fi
+	done
+	if jq -e 'all(.policies[]; .completed > 0 and .mean_jct_s > 0 and .gpu_util > 0 and .gpu_util <= 1)' \
+		"$tmp/default.json" >/dev/null; then ok "json values sane"; else not_ok "json values sane"; fi
+	# Optimal decides; fair never does: fair's scheduling time is ~0 and its comm time is not lower.
+	if jq -e '(.policies[0].name == "fair") and (.policies[1].mean_comm_s <= .policies[0].mean_comm_s * 1.02)' \
+		"$tmp/default.json" >/dev/null; then ok "optimal comm <= fair comm"; else not_ok "optimal comm <= fair comm"; fi
+fi
+
+expect "same seed, same result" 0 "$sim" --policy fair --json -q
+jq 'del(.policies[].sched_time_s, .policies[].max_decision_s, .policies[].sim_wall_s)' "$tmp/out" >"$tmp/a.json"
+"$sim" --policy fair --json -q | jq 'del(.policies[].sched_time_s, .policies[].max_decision_s, .policies[].sim_wall_s)' >"$tmp/b.json"
+if cmp -s "$tmp/a.json" "$tmp/b.json"; then ok "deterministic for a seed"; else not_ok "deterministic for a seed"; fi
+
+# Loaders through the CLI: topology.conf + trace with fixed nodes.
+if expect "topology.conf + trace" 0 "$sim" --topology "$fx/topology.conf" --trace "$fx/trace.csv" --policy fair --per-job -q; then
+	has "table has fair row" '^fair ' "$tmp/out"
+	has "per-job rows" 'bert-a' "$tmp/out"
+fi
+expect "host CSV with named columns" 0 "$sim" --topology "$fx/hosts.csv" --csv-columns host=ip,tor=ASW,agg=PSW,core=DSW \
+	--generate "jobs=4,gpus=8,iters=50" --policy fair -q
+expect "CSV without column map fails" 1 "$sim" --topology "$fx/hosts.csv" --generate "jobs=2" --policy fair -q &&
+	has "missing column named" 'host' "$tmp/err"
+expect "explicit-profile trace, --csv" 0 "$sim" --topology "$fx/topology.conf" --trace "$fx/trace-explicit.csv" --policy fair --csv -q &&
+	has "csv header" '^policy,jobs,completed' "$tmp/out"
+
+# Bad input: file:line, the bad value, non-zero exit.
+expect "bad trace rejected" 1 "$sim" --topology "$fx/topology.conf" --trace "$fx/bad-trace.csv" --policy fair -q &&
+	has "bad trace names file:line and value" 'bad-trace.csv:3.*eight' "$tmp/err"
+expect "bad topology rejected" 1 "$sim" --topology "$fx/bad-topology.conf" --trace "$fx/trace.csv" --policy fair -q &&
+	has "bad topology names file:line" 'bad-topology.conf:2' "$tmp/err"
+expect "missing file" 1 "$sim" --topology "$tmp/nope.conf" --policy fair -q && has "missing file named" 'nope.conf' "$tmp/err"
+head -c 3000 /dev/urandom >"$tmp/garbage"
+expect "garbage topology rejected" 1 "$sim" --topology "$tmp/garbage" --policy fair -q
+: >"$tmp/empty.csv"
+expect "empty trace rejected" 1 "$sim" --trace "$tmp/empty.csv" --policy fair -q
+
+# A job that can never be placed is reported, not dropped.
+printf 'arrival_s,gpus,model,iterations\n0,4096,resnet50,10\n0,8,resnet50,10\n' >"$tmp/huge-job.csv"
+if expect "unplaceable job reported" 0 "$sim" --topology "$fx/topology.conf" --trace "$tmp/huge-job.csv" --policy fair --json -q; then
+	if jq -e '.policies[0].unplaced == 1 and .policies[0].completed == 1' "$tmp/out" >/dev/null; then
+		ok "unplaced counted"; else not_ok "unplaced counted"; fi
+fi
+
+if grep -q '^#define GNUPLOT ".\+"' "$build/config.h"; then
+	expect "--plot svg" 0 "$sim" --policy fair,optimal --plot "$tmp/p.svg" -q &&
+		has "svg written" '<svg' "$tmp/p.svg"
+	expect "--plot bad extension" 1 "$sim" --policy fair --plot "$tmp/p.gif" -q && has "accepted image types" 'svg' "$tmp/err"
+fi
+
+# --policy all runs every registered policy.
+if expect "--policy all" 0 "$sim" --policy all --json -q; then
+	n=$(jq '.policies | length' "$tmp/out")
+	want=$("$sim" --help | sed -n 's/.*comma-separated among \([a-z,]*\).*/\1/p' | tr ',' '\n' | grep -c .)
+	if [[ $n == "$want" && $n -ge 2 ]]; then ok "all $n policies ran"; else not_ok "policy all ran $n of $want"; fi
+fi
+
+echo "cli: $pass passed, $fail failed"
+((fail == 0))
