@@ -233,7 +233,7 @@ static hm_rc_t set_key(hm_conf_t *c, conf_key_t k, const char *val, hm_err_t *er
 			c->listen_port = (int)l;
 		break;
 	case K_COORD_HOST:
-		if (!valid_hostname(val))
+		if (*val && !valid_hostname(val))
 			return hm_err_set(err, HM_ERR_INVAL,
 					  "%s='%s' is not a host name or address (accepted: "
 					  "letters, digits, '.', '-', '_')",
