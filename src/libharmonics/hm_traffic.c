@@ -220,6 +220,10 @@ static hm_rc_t derive_phase(const hm_topo_t *t, const hm_phase_t *ph, const hm_p
 		if (count[l] > INT_MAX || nflows > INT_MAX)
 			return hm_err_set(err, HM_ERR_RANGE,
 					  "traffic: more than %d flows on one phase", INT_MAX);
+		if (count[l] > 0 && !(t->links[l].capacity_bps > 0))
+			return hm_err_set(err, HM_ERR_INVAL,
+					  "traffic: link %d has capacity %g bit/s, accepted > 0", l,
+					  t->links[l].capacity_bps);
 		nl += count[l] > 0;
 	}
 	out->nflows = (int)nflows;
@@ -242,8 +246,14 @@ static double phase_alone_s(const hm_topo_t *t, const hm_phase_load_t *ld)
 	double worst = 0;
 
 	for (int i = 0; i < ld->nlinks; i++) {
-		double cap = t->links[ld->links[i]].capacity_bps;
-		double s = ld->flows[i] * ld->flow_bytes * 8 / cap;
+		double cap, s;
+
+		if (ld->links[i] < 0 || ld->links[i] >= t->nlinks)
+			continue; /* not this topology's link: hm_traffic_derive never writes one */
+		cap = t->links[ld->links[i]].capacity_bps;
+		if (!(cap > 0))
+			return HUGE_VAL;
+		s = ld->flows[i] * ld->flow_bytes * 8 / cap;
 
 		if (s > worst)
 			worst = s;
@@ -283,7 +293,7 @@ double hm_traffic_alone_iter_s(const hm_topo_t *t, const hm_profile_t *prof, con
 hm_rc_t hm_traffic_derive(const hm_topo_t *t, const hm_profile_t *prof, const hm_placement_t *pl,
 			  int path_idx, hm_traffic_t *out, hm_err_t *err)
 {
-	int nics[pl && pl->nslots > 0 ? pl->nslots : 1][HM_MAX_NICS_PER_HOST];
+	int (*nics)[HM_MAX_NICS_PER_HOST] = NULL; /* per slot: its distinct NICs */
 	long long *count = NULL;
 	int ngpus = 0, k = 0;
 	hm_rc_t rc;
@@ -302,6 +312,11 @@ hm_rc_t hm_traffic_derive(const hm_topo_t *t, const hm_profile_t *prof, const hm
 	if (pl->nslots > t->nhosts) {
 		rc = hm_err_set(err, HM_ERR_INVAL, "placement: %d slots on a %d-host topology",
 				pl->nslots, t->nhosts);
+		goto out;
+	}
+	nics = calloc((size_t)(pl->nslots > 0 ? pl->nslots : 1), sizeof(*nics));
+	if (!nics) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "traffic: out of memory");
 		goto out;
 	}
 	rc = check_placement(t, pl, &ngpus, &k, nics, err);
@@ -325,6 +340,7 @@ hm_rc_t hm_traffic_derive(const hm_topo_t *t, const hm_profile_t *prof, const hm
 	out->alone_iter_s = iteration_s(prof, out->alone_comm_s, prof->nphases);
 out:
 	free(count);
+	free(nics);
 	if (rc != HM_OK)
 		hm_traffic_free(out);
 	return rc;

@@ -41,7 +41,7 @@ void pace_assign_clear(pace_assign_t *a)
 	memset(a, 0, sizeof(*a));
 	a->job_id = -1;
 	a->prio = -1;
-	a->guard_us = PACE_DEFAULT_GUARD_US;
+	a->guard_us = -1;
 	a->valid_until_us = PACE_NO_EXPIRY;
 	a->period_us = 0;
 	a->origin_us = -1;
@@ -200,10 +200,17 @@ hm_rc_t pace_assign_validate(const pace_assign_t *a, const char *where, hm_err_t
 				  "%s: %s=%lld is not below %s=%lld; accepted: [0, period)", where,
 				  HM_PACE_ENV_SHIFT_US, (long long)a->shift_us,
 				  HM_PACE_ENV_PERIOD_US, (long long)a->period_us);
-	if (a->guard_us >= a->period_us)
+	if (a->guard_us >= 0 && a->guard_us >= a->period_us)
 		return hm_err_set(err, HM_ERR_RANGE,
 				  "%s: %s=%lld is not below %s=%lld; accepted: [0, period)", where,
 				  HM_PACE_ENV_GUARD_US, (long long)a->guard_us,
 				  HM_PACE_ENV_PERIOD_US, (long long)a->period_us);
 	return HM_OK;
+}
+
+int64_t pace_assign_guard_us(const pace_assign_t *a)
+{
+	if (a->guard_us >= 0)
+		return a->guard_us;
+	return a->period_us / 4 < PACE_DEFAULT_GUARD_US ? a->period_us / 4 : PACE_DEFAULT_GUARD_US;
 }

@@ -23,7 +23,7 @@ typedef struct {
 	int64_t period_us;
 	int64_t shift_us;
 	int64_t origin_us;	 /* CLOCK_REALTIME us since the Unix epoch */
-	int64_t guard_us;
+	int64_t guard_us;	 /* -1 when not given: see pace_assign_guard_us() */
 	int64_t valid_until_us;	 /* PACE_NO_EXPIRY when not given */
 	long epoch;
 	int prio;		 /* -1 when not given */
@@ -49,6 +49,9 @@ hm_rc_t pace_assign_parse_text(pace_assign_t *a, const char *text, const char *f
 
 /* Check consistency (required keys, shift < period, ...). */
 hm_rc_t pace_assign_validate(const pace_assign_t *a, const char *where, hm_err_t *err);
+
+/* Effective guard: as given, else min(10 ms, period / 4). */
+int64_t pace_assign_guard_us(const pace_assign_t *a);
 
 /* Reset to "no assignment". */
 void pace_assign_clear(pace_assign_t *a);

@@ -6,3 +6,4 @@ src_tools_harmonics_sim_SOURCES = \
 	src/tools/sim_report.h
 src_tools_harmonics_sim_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_tools_harmonics_sim_LDADD = src/libharmonics/libharmonics.la $(JSONC_LIBS) -lm
+dist_man_MANS += docs/man/harmonics-sim.1

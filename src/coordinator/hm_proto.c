@@ -1,0 +1,195 @@
+/* Framing over a socket and munge sealing of JSON payloads. */
+#include "hm_proto.h"
+
+#include <errno.h>
+#include <munge.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+int64_t hm_proto_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+hm_rc_t hm_proto_seal(const char *json, uint32_t to_uid, char **cred, hm_err_t *err)
+{
+	munge_ctx_t ctx = NULL;
+	munge_err_t me;
+	hm_rc_t rc = HM_OK;
+
+	*cred = NULL;
+	if (to_uid != HM_PROTO_UID_ANY) {
+		if (!(ctx = munge_ctx_create())) {
+			rc = hm_err_set(err, HM_ERR_NOMEM, "munge context: out of memory");
+			goto out;
+		}
+		me = munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, (uid_t)to_uid);
+		if (me != EMUNGE_SUCCESS) {
+			rc = hm_err_set(err, HM_ERR_AUTH, "munge uid restriction: %s",
+					munge_ctx_strerror(ctx));
+			goto out;
+		}
+	}
+	me = munge_encode(cred, ctx, json, (int)strlen(json));
+	if (me != EMUNGE_SUCCESS) {
+		rc = hm_err_set(err, HM_ERR_AUTH, "munge encode failed: %s (is munged running?)",
+				munge_strerror(me));
+		free(*cred);
+		*cred = NULL;
+	}
+out:
+	if (ctx)
+		munge_ctx_destroy(ctx);
+	return rc;
+}
+
+hm_rc_t hm_proto_unseal(const char *cred, char **json, uint32_t *uid, uint32_t *gid,
+			hm_err_t *err)
+{
+	void *buf = NULL;
+	int len = 0;
+	uid_t u = (uid_t)-1;
+	gid_t g = (gid_t)-1;
+	munge_err_t me;
+	hm_rc_t rc = HM_OK;
+
+	*json = NULL;
+	me = munge_decode(cred, NULL, &buf, &len, &u, &g);
+	if (me != EMUNGE_SUCCESS) {
+		rc = hm_err_set(err, HM_ERR_AUTH, "credential refused by munge: %s",
+				munge_strerror(me));
+		goto out;
+	}
+	if (len <= 0 || memchr(buf, '\0', (size_t)len)) {
+		rc = hm_err_set(err, HM_ERR_PROTO, "credential payload is %s",
+				len <= 0 ? "empty" : "not text");
+		goto out;
+	}
+	if (!(*json = malloc((size_t)len + 1))) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	memcpy(*json, buf, (size_t)len);
+	(*json)[len] = '\0';
+	*uid = (uint32_t)u;
+	*gid = (uint32_t)g;
+out:
+	free(buf);
+	return rc;
+}
+
+/* Wait for fd to be ready for `events` before the deadline. */
+static hm_rc_t wait_fd(int fd, short events, int64_t deadline_ms, hm_err_t *err)
+{
+	for (;;) {
+		struct pollfd pfd = {.fd = fd, .events = events};
+		int64_t left = deadline_ms - hm_proto_now_ms();
+		int n;
+
+		if (left <= 0)
+			return hm_err_set(err, HM_ERR_TIMEOUT, "timed out");
+		n = poll(&pfd, 1, (int)(left > 60000 ? 60000 : left));
+		if (n > 0)
+			return HM_OK;
+		if (n < 0 && errno != EINTR)
+			return hm_err_set(err, HM_ERR_IO, "poll: %s", strerror(errno));
+	}
+}
+
+static hm_rc_t send_all(int fd, const void *data, size_t len, int64_t deadline_ms, hm_err_t *err)
+{
+	const char *p = data;
+	hm_rc_t rc;
+
+	while (len > 0) {
+		ssize_t n;
+
+		if ((rc = wait_fd(fd, POLLOUT, deadline_ms, err)) != HM_OK)
+			return rc;
+		n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+				continue;
+			return hm_err_set(err, HM_ERR_IO, "send: %s", strerror(errno));
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return HM_OK;
+}
+
+static hm_rc_t recv_all(int fd, void *data, size_t len, int64_t deadline_ms, hm_err_t *err)
+{
+	char *p = data;
+	hm_rc_t rc;
+
+	while (len > 0) {
+		ssize_t n;
+
+		if ((rc = wait_fd(fd, POLLIN, deadline_ms, err)) != HM_OK)
+			return rc;
+		n = recv(fd, p, len, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+				continue;
+			return hm_err_set(err, HM_ERR_IO, "recv: %s", strerror(errno));
+		}
+		if (n == 0)
+			return hm_err_set(err, HM_ERR_IO, "connection closed by peer");
+		p += n;
+		len -= (size_t)n;
+	}
+	return HM_OK;
+}
+
+hm_rc_t hm_proto_send(int fd, const char *data, size_t len, int64_t deadline_ms, hm_err_t *err)
+{
+	unsigned char hdr[4] = {(unsigned char)(len >> 24), (unsigned char)(len >> 16),
+				(unsigned char)(len >> 8), (unsigned char)len};
+	hm_rc_t rc;
+
+	if (len == 0 || len > 0x7fffffffu)
+		return hm_err_set(err, HM_ERR_INVAL, "frame of %zu bytes", len);
+	if ((rc = send_all(fd, hdr, sizeof(hdr), deadline_ms, err)) != HM_OK)
+		return rc;
+	return send_all(fd, data, len, deadline_ms, err);
+}
+
+hm_rc_t hm_proto_recv(int fd, size_t max_bytes, int64_t deadline_ms, char **data, size_t *len,
+		      hm_err_t *err)
+{
+	unsigned char hdr[4];
+	size_t n;
+	char *buf = NULL;
+	hm_rc_t rc;
+
+	*data = NULL;
+	*len = 0;
+	if ((rc = recv_all(fd, hdr, sizeof(hdr), deadline_ms, err)) != HM_OK)
+		goto out;
+	n = ((size_t)hdr[0] << 24) | ((size_t)hdr[1] << 16) | ((size_t)hdr[2] << 8) | hdr[3];
+	if (n == 0 || n > max_bytes) {
+		rc = hm_err_set(err, HM_ERR_PROTO, "frame length %zu (accepted: 1..%zu bytes)", n,
+				max_bytes);
+		goto out;
+	}
+	if (!(buf = malloc(n + 1))) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory for a %zu-byte frame", n);
+		goto out;
+	}
+	if ((rc = recv_all(fd, buf, n, deadline_ms, err)) != HM_OK)
+		goto out;
+	buf[n] = '\0';
+	*data = buf;
+	*len = n;
+	buf = NULL;
+out:
+	free(buf);
+	return rc;
+}

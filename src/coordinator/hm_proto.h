@@ -1,0 +1,47 @@
+/*
+ * hm_proto.h - wire format shared by the server and the client (internal).
+ *
+ * A frame is a 4-byte big-endian length and that many bytes of a munge
+ * credential (text). The credential's payload is a JSON object (not
+ * NUL-terminated on the wire). Deadlines are absolute CLOCK_MONOTONIC
+ * milliseconds (hm_proto_now_ms() + timeout).
+ */
+#ifndef HM_PROTO_H
+#define HM_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hm_error.h"
+
+#define HM_PROTO_UID_ANY ((uint32_t)-1)
+
+int64_t hm_proto_now_ms(void);
+
+/*
+ * Seal json into a munge credential (*cred malloc'd, caller frees). to_uid:
+ * only that uid can decode it (HM_PROTO_UID_ANY: anyone). HM_ERR_AUTH when munged
+ * is unreachable or refuses.
+ */
+hm_rc_t hm_proto_seal(const char *json, uint32_t to_uid, char **cred, hm_err_t *err);
+
+/*
+ * Decode a credential: *json (malloc'd, NUL-terminated) and the sender's uid/gid.
+ * Any munge failure (garbage, expired, replayed, not for us) is HM_ERR_AUTH naming
+ * munge's reason; a payload with NUL bytes or empty is HM_ERR_PROTO.
+ */
+hm_rc_t hm_proto_unseal(const char *cred, char **json, uint32_t *uid, uint32_t *gid,
+			hm_err_t *err);
+
+/* Write one frame before deadline_ms (MSG_NOSIGNAL). */
+hm_rc_t hm_proto_send(int fd, const char *data, size_t len, int64_t deadline_ms, hm_err_t *err);
+
+/*
+ * Read one frame of at most max_bytes before deadline_ms into *data (malloc'd,
+ * NUL-terminated, *len without the NUL). A length of 0 or above max_bytes is
+ * HM_ERR_PROTO; EOF is HM_ERR_IO; the deadline is HM_ERR_TIMEOUT.
+ */
+hm_rc_t hm_proto_recv(int fd, size_t max_bytes, int64_t deadline_ms, char **data, size_t *len,
+		      hm_err_t *err);
+
+#endif
