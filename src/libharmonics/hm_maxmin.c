@@ -173,8 +173,8 @@ hm_rc_t hm_mm_solve(hm_mm_ws_t *ws, const double *cap, const hm_mm_phase_t *ph, 
 			int l = ph[i].links[k];
 			if (l < 0 || l >= ws->nlinks) {
 				rc = hm_err_set(err, HM_ERR_INVAL,
-						"max-min: phase %d uses link %d (accepted: 0..%d)", i,
-						l, ws->nlinks - 1);
+						"max-min: phase %d uses link %d (accepted: 0..%d)",
+						i, l, ws->nlinks - 1);
 				goto out;
 			}
 			if (!(cap[l] > 0) || !isfinite(cap[l])) {
@@ -185,10 +185,11 @@ hm_rc_t hm_mm_solve(hm_mm_ws_t *ws, const double *cap, const hm_mm_phase_t *ph, 
 				goto out;
 			}
 			if (ph[i].flows[k] < 0) {
-				rc = hm_err_set(err, HM_ERR_INVAL,
-						"max-min: phase %d has %d flows on link %d (accepted: "
-						">= 0)",
-						i, ph[i].flows[k], l);
+				rc = hm_err_set(
+				    err, HM_ERR_INVAL,
+				    "max-min: phase %d has %d flows on link %d (accepted: "
+				    ">= 0)",
+				    i, ph[i].flows[k], l);
 				goto out;
 			}
 			if (!ws->mark[l]) {

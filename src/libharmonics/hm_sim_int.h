@@ -10,13 +10,13 @@
 /* Scratch for hm_mm_solve, sized for a topology; reused so solves never allocate. */
 typedef struct {
 	int nlinks;
-	double *res;	     /* residual capacity per link, bit/s */
-	double *w;	     /* unfrozen flows of the current class per link */
+	double *res;         /* residual capacity per link, bit/s */
+	double *w;           /* unfrozen flows of the current class per link */
 	unsigned char *mark; /* link is in the current list (all zero between solves) */
 	unsigned char *sat;  /* link saturated in the current class */
-	int *list;	     /* links touched by the solve */
-	int cap_ph;	     /* capacity of the per-phase arrays below */
-	int *order;	     /* phases sorted by class */
+	int *list;           /* links touched by the solve */
+	int cap_ph;          /* capacity of the per-phase arrays below */
+	int *order;          /* phases sorted by class */
 	unsigned char *frozen;
 } hm_mm_ws_t;
 

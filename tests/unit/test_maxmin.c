@@ -141,9 +141,9 @@ static void test_bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_single_link), cmocka_unit_test(test_classic),
-		cmocka_unit_test(test_three_links), cmocka_unit_test(test_coupled),
-		cmocka_unit_test(test_priority),    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_single_link), cmocka_unit_test(test_classic),
+	    cmocka_unit_test(test_three_links), cmocka_unit_test(test_coupled),
+	    cmocka_unit_test(test_priority),    cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
