@@ -39,17 +39,17 @@ typedef struct hm_pace hm_pace_t;
 
 /* Measured profile, the same figures that go into the report file. */
 typedef struct {
-	int64_t iterations;	  /* iterations begun */
-	int64_t bursts;		  /* bursts begun */
-	int64_t paced;		  /* bursts held to a slot */
-	int64_t late;		  /* bursts started after their slot, within the guard */
-	int64_t skipped;	  /* slots passed over because the burst was too late */
-	int64_t unpaced;	  /* bursts that did not wait (fail-open, off, stale) */
-	double period_us;	  /* mean interval between iteration starts */
-	double burst_offset_us;	  /* mean burst start minus iteration start (incl. wait) */
-	double burst_us;	  /* mean burst length (comm_begin release -> comm_end) */
-	double wait_us;		  /* mean time held waiting for the slot */
-	double slot_error_us;	  /* mean |burst start - slot| over paced bursts */
+	int64_t iterations;       /* iterations begun */
+	int64_t bursts;           /* bursts begun */
+	int64_t paced;            /* bursts held to a slot */
+	int64_t late;             /* bursts started after their slot, within the guard */
+	int64_t skipped;          /* slots passed over because the burst was too late */
+	int64_t unpaced;          /* bursts that did not wait (fail-open, off, stale) */
+	double period_us;         /* mean interval between iteration starts */
+	double burst_offset_us;   /* mean burst start minus iteration start (incl. wait) */
+	double burst_us;          /* mean burst length (comm_begin release -> comm_end) */
+	double wait_us;           /* mean time held waiting for the slot */
+	double slot_error_us;     /* mean |burst start - slot| over paced bursts */
 	double slot_error_max_us; /* max |burst start - slot| */
 } hm_pace_stats_t;
 

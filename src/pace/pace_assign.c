@@ -8,8 +8,8 @@
 #include "hm_pace_env.h"
 #include "hm_parse.h"
 
-#define MAX_US INT64_C(4611686018427387903) /* 2^62: keeps slot arithmetic overflow-free */
-#define MAX_PERIOD_US INT64_C(3600000000)   /* one hour */
+#define MAX_US        INT64_C(4611686018427387903) /* 2^62: keeps slot arithmetic overflow-free */
+#define MAX_PERIOD_US INT64_C(3600000000)          /* one hour */
 
 enum key_id { K_MODE, K_JOB_ID, K_PERIOD, K_SHIFT, K_ORIGIN, K_GUARD, K_PRIO, K_EPOCH, K_VALID };
 
@@ -17,17 +17,21 @@ static const struct {
 	const char *name;
 	enum key_id id;
 } keys[] = {
-	{HM_PACE_ENV_MODE, K_MODE},	  {HM_PACE_ENV_JOB_ID, K_JOB_ID},
-	{HM_PACE_ENV_PERIOD_US, K_PERIOD}, {HM_PACE_ENV_SHIFT_US, K_SHIFT},
-	{HM_PACE_ENV_ORIGIN_US, K_ORIGIN}, {HM_PACE_ENV_GUARD_US, K_GUARD},
-	{HM_PACE_ENV_PRIO, K_PRIO},	  {HM_PACE_ENV_EPOCH, K_EPOCH},
-	{HM_PACE_ENV_VALID_UNTIL_US, K_VALID},
+    {HM_PACE_ENV_MODE, K_MODE},
+    {HM_PACE_ENV_JOB_ID, K_JOB_ID},
+    {HM_PACE_ENV_PERIOD_US, K_PERIOD},
+    {HM_PACE_ENV_SHIFT_US, K_SHIFT},
+    {HM_PACE_ENV_ORIGIN_US, K_ORIGIN},
+    {HM_PACE_ENV_GUARD_US, K_GUARD},
+    {HM_PACE_ENV_PRIO, K_PRIO},
+    {HM_PACE_ENV_EPOCH, K_EPOCH},
+    {HM_PACE_ENV_VALID_UNTIL_US, K_VALID},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-#define ACCEPTED_KEYS                                                                             \
-	"HARMONICS_MODE, HARMONICS_JOB_ID, HARMONICS_PERIOD_US, HARMONICS_SHIFT_US, "             \
-	"HARMONICS_ORIGIN_US, HARMONICS_GUARD_US, HARMONICS_PRIO, HARMONICS_EPOCH, "              \
+#define ACCEPTED_KEYS                                                                              \
+	"HARMONICS_MODE, HARMONICS_JOB_ID, HARMONICS_PERIOD_US, HARMONICS_SHIFT_US, "              \
+	"HARMONICS_ORIGIN_US, HARMONICS_GUARD_US, HARMONICS_PRIO, HARMONICS_EPOCH, "               \
 	"HARMONICS_VALID_UNTIL_US"
 
 /* Bit per key seen, so validation knows which required keys were given. */
@@ -129,8 +133,7 @@ hm_rc_t pace_assign_from_env(pace_assign_t *a, pace_getenv_fn get, hm_err_t *err
 	return a->present ? pace_assign_validate(a, "environment", err) : HM_OK;
 }
 
-hm_rc_t pace_assign_parse_text(pace_assign_t *a, const char *text, const char *fname,
-			       hm_err_t *err)
+hm_rc_t pace_assign_parse_text(pace_assign_t *a, const char *text, const char *fname, hm_err_t *err)
 {
 	hm_rc_t rc = HM_OK;
 	char *copy = strdup(text ? text : "");

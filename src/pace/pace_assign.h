@@ -11,26 +11,26 @@
 
 #include "hm_error.h"
 
-#define PACE_MODE_MAX 32
-#define PACE_NO_EXPIRY INT64_MAX
+#define PACE_MODE_MAX         32
+#define PACE_NO_EXPIRY        INT64_MAX
 #define PACE_DEFAULT_GUARD_US 10000 /* ~10 ms: what held the stagger in the emulation notes */
 
 typedef struct {
-	bool present;		 /* any HARMONICS_* assignment key was given */
-	bool off;		 /* HARMONICS_MODE=off */
+	bool present; /* any HARMONICS_* assignment key was given */
+	bool off;     /* HARMONICS_MODE=off */
 	char mode[PACE_MODE_MAX];
-	long job_id;		 /* -1 when not given */
+	long job_id; /* -1 when not given */
 	int64_t period_us;
 	int64_t shift_us;
-	int64_t origin_us;	 /* CLOCK_REALTIME us since the Unix epoch */
-	int64_t guard_us;	 /* -1 when not given: see pace_assign_guard_us() */
-	int64_t valid_until_us;	 /* PACE_NO_EXPIRY when not given */
+	int64_t origin_us;      /* CLOCK_REALTIME us since the Unix epoch */
+	int64_t guard_us;       /* -1 when not given: see pace_assign_guard_us() */
+	int64_t valid_until_us; /* PACE_NO_EXPIRY when not given */
 	long epoch;
-	int prio;		 /* -1 when not given */
+	int prio; /* -1 when not given */
 } pace_assign_t;
 
 /* Lookup function: the value of key, or NULL. */
-typedef const char *(*pace_getenv_fn)(const char *key);
+typedef char *(*pace_getenv_fn)(const char *key);
 
 /*
  * Fill *a from the environment (get = getenv in production). No assignment keys

@@ -11,14 +11,14 @@
 #include "pace_assign.h"
 
 #define PACE_LOG_PREFIX "harmonics-pace: "
-#define PACE_POLL_US 100000   /* assignment file poll interval */
-#define PACE_REPORT_US 1000000 /* periodic report interval */
+#define PACE_POLL_US    100000  /* assignment file poll interval */
+#define PACE_REPORT_US  1000000 /* periodic report interval */
 
 struct hm_pace {
 	pthread_mutex_t mu; /* guards everything below (comm_end_at may come from a CUDA thread) */
 	pace_assign_t a;
-	bool valid;	       /* a is a usable, non-off assignment */
-	bool warned_stale;     /* one warning per assignment */
+	bool valid;        /* a is a usable, non-off assignment */
+	bool warned_stale; /* one warning per assignment */
 	bool warned_garbage;
 	int rank;
 
@@ -33,12 +33,13 @@ struct hm_pace {
 	int64_t next_report_us;
 
 	/* measurement */
-	int64_t iter_marks;	   /* hm_pace_iter_begin calls */
-	int64_t iter_start_us;	   /* current iteration start, 0 = none */
+	int64_t iter_marks;    /* hm_pace_iter_begin calls */
+	int64_t iter_start_us; /* current iteration start, 0 = none */
 	int64_t prev_iter_start_us;
-	bool iter_open;		   /* an iteration began and has no burst yet */
-	int64_t burst_start_us;	   /* 0 when no burst is open */
-	int64_t last_slot;	   /* HM_PACE_NO_SLOT when none */
+	bool iter_open;         /* an iteration began and has no burst yet */
+	int64_t burst_start_us; /* 0 when no burst is open */
+	int64_t burst_end_us;   /* last end stamp of the open burst, 0 = none */
+	int64_t last_slot;      /* HM_PACE_NO_SLOT when none */
 	int64_t bursts, paced, late, skipped, unpaced;
 	double period_sum_us, offset_sum_us, burst_sum_us, wait_sum_us, err_sum_us, err_max_us;
 	int64_t period_n, offset_n, burst_n, err_n;
