@@ -17,9 +17,9 @@
 
 #include "hm_parse.h"
 
-#define HL_MAX_GROUPS 8	 /* bracket groups in one element */
-#define HL_MAX_RANGES 64 /* ranges in one bracket group */
-#define HL_MAX_NAME 255	 /* longest expanded host name */
+#define HL_MAX_GROUPS 8   /* bracket groups in one element */
+#define HL_MAX_RANGES 64  /* ranges in one bracket group */
+#define HL_MAX_NAME   255 /* longest expanded host name */
 
 typedef struct {
 	unsigned long lo, hi;
@@ -72,9 +72,10 @@ static hm_rc_t parse_bound(const char **p, const char *expr, unsigned long *v, i
 	errno = 0;
 	*v = strtoul(s, &end, 10);
 	if (errno == ERANGE || *v > 999999999UL || end - s > 9)
-		return hm_err_set(err, HM_ERR_PARSE,
-				  "hostlist '%s': number '%.*s' too large, accepted up to 999999999",
-				  expr, (int)(end - s), s);
+		return hm_err_set(
+		    err, HM_ERR_PARSE,
+		    "hostlist '%s': number '%.*s' too large, accepted up to 999999999", expr,
+		    (int)(end - s), s);
 	*width = (int)(end - s);
 	*p = end;
 	return HM_OK;
@@ -94,14 +95,15 @@ static hm_rc_t parse_group(const char **p, const char *expr, hl_group_t *g, hm_e
 
 		if (*s == ']' || *s == ',')
 			return hm_err_set(err, HM_ERR_PARSE,
-					  "hostlist '%s': empty range in brackets at '%.20s'", expr, s);
+					  "hostlist '%s': empty range in brackets at '%.20s'", expr,
+					  s);
 		if (*s == '\0')
 			return hm_err_set(err, HM_ERR_PARSE, "hostlist '%s': unterminated '['",
 					  expr);
 		if (*s == '[')
 			return hm_err_set(err, HM_ERR_PARSE,
-					  "hostlist '%s': nested '[' at '%.20s' is not accepted", expr,
-					  s);
+					  "hostlist '%s': nested '[' at '%.20s' is not accepted",
+					  expr, s);
 		rc = parse_bound(&s, expr, &r.lo, &wlo, err);
 		if (rc)
 			return rc;
@@ -127,9 +129,8 @@ static hm_rc_t parse_group(const char **p, const char *expr, hl_group_t *g, hm_e
 		g->ranges[g->nranges++] = r;
 		g->count += r.hi - r.lo + 1;
 		if (g->count > HM_HOSTLIST_MAX)
-			return hm_err_set(err, HM_ERR_RANGE,
-					  "hostlist '%s': expands past %d names", expr,
-					  HM_HOSTLIST_MAX);
+			return hm_err_set(err, HM_ERR_RANGE, "hostlist '%s': expands past %d names",
+					  expr, HM_HOSTLIST_MAX);
 		if (*s == ',') {
 			s++;
 			continue;
@@ -190,10 +191,11 @@ static hm_rc_t parse_elem(const char **p, const char *expr, hl_elem_t *e, hm_err
 			continue;
 		}
 		if (!is_name_char(*s))
-			return hm_err_set(err, HM_ERR_PARSE,
-					  "hostlist '%s': character 0x%02x is not accepted in a host "
-					  "name (blanks and control bytes are not allowed)",
-					  expr, (unsigned char)*s);
+			return hm_err_set(
+			    err, HM_ERR_PARSE,
+			    "hostlist '%s': character 0x%02x is not accepted in a host "
+			    "name (blanks and control bytes are not allowed)",
+			    expr, (unsigned char)*s);
 		s++;
 	}
 	if (e->ngroups == 0 && e->tail_len == 0)
@@ -237,8 +239,9 @@ static hm_rc_t elem_name(const hl_elem_t *e, unsigned long k, const char *expr, 
 	buf[pos + e->tail_len] = '\0';
 	return HM_OK;
 too_long:
-	return hm_err_set(err, HM_ERR_PARSE, "hostlist '%.60s': a name is longer than %d characters",
-			  expr, HL_MAX_NAME);
+	return hm_err_set(err, HM_ERR_PARSE,
+			  "hostlist '%.60s': a name is longer than %d characters", expr,
+			  HL_MAX_NAME);
 }
 
 hm_rc_t hm_hostlist_expand(const char *expr, char ***names_out, int *n_out, hm_err_t *err)
@@ -266,8 +269,9 @@ hm_rc_t hm_hostlist_expand(const char *expr, char ***names_out, int *n_out, hm_e
 	}
 	trimmed = hm_trim(copy);
 	if (*trimmed == '\0') {
-		rc = hm_err_set(err, HM_ERR_PARSE, "hostlist: empty expression, accepted: "
-						   "names like n[01-16],gpu[1-4,7],login");
+		rc = hm_err_set(err, HM_ERR_PARSE,
+				"hostlist: empty expression, accepted: "
+				"names like n[01-16],gpu[1-4,7],login");
 		goto out;
 	}
 	/* Pass 1: validate and count, so a huge expression fails before allocating. */
@@ -278,8 +282,9 @@ hm_rc_t hm_hostlist_expand(const char *expr, char ***names_out, int *n_out, hm_e
 			goto out;
 		total += e->count;
 		if (total > HM_HOSTLIST_MAX) {
-			rc = hm_err_set(err, HM_ERR_RANGE, "hostlist '%.60s': expands past %d names",
-					trimmed, HM_HOSTLIST_MAX);
+			rc =
+			    hm_err_set(err, HM_ERR_RANGE, "hostlist '%.60s': expands past %d names",
+				       trimmed, HM_HOSTLIST_MAX);
 			goto out;
 		}
 		if (*p == '\0')

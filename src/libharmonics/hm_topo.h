@@ -77,6 +77,9 @@ typedef struct hm_topo {
 	int nracks;
 	int *rack_switch; /* rack id -> switch index of its ToR */
 	int nlevels;      /* number of switch levels (1 = racks only) */
+	/* Private to hm_topo.c: host indexes sorted by name for hm_topo_host_index
+	 * (binary search). NULL in a hand-built topology: linear search then. */
+	int *host_order;
 } hm_topo_t;
 
 /* Parameters of the generator; fields left 0 take the documented defaults. */
@@ -128,13 +131,16 @@ hm_rc_t hm_topo_csv_columns_parse(char *buf, hm_topo_opts_t *opts, hm_err_t *err
 /* Host index by name, -1 when absent. */
 int hm_topo_host_index(const hm_topo_t *t, const char *name);
 
-/* Number of equal-cost paths between two hosts (1 inside a rack). */
+/* Number of equal-cost paths between two hosts (1 inside a rack, at most
+ * HM_MAX_PATHS; 0 for a bad index or racks without a common ancestor). */
 int hm_topo_npaths(const hm_topo_t *t, int src_host, int dst_host);
 
 /*
  * Directed links from src_host's NIC src_nic to dst_host's NIC dst_nic along
  * equal-cost path (path_idx mod npaths). Writes up to HM_MAX_ROUTE_LINKS link
- * ids; returns their count (0 when src_host == dst_host: traffic stays in the host).
+ * ids; returns their count (0 when src_host == dst_host: traffic stays in the host),
+ * or -1 for a bad host/NIC index or when the two racks share no ancestor switch.
+ * path_idx may be any int (negative included); it is taken modulo npaths.
  */
 int hm_topo_route(const hm_topo_t *t, int src_host, int src_nic, int dst_host, int dst_nic,
 		  int path_idx, int *links);

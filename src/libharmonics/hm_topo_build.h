@@ -13,8 +13,8 @@
 
 #include "hm_topo.h"
 
-#define HM_TOPO_MAX_NAME 255 /* longest host or switch name */
-#define HM_TOPO_MAX_LEVELS ((HM_MAX_ROUTE_LINKS - 2) / 2 + 1)
+#define HM_TOPO_MAX_NAME      255 /* longest host or switch name */
+#define HM_TOPO_MAX_LEVELS    ((HM_MAX_ROUTE_LINKS - 2) / 2 + 1)
 #define HM_TOPO_MAX_ANCESTORS 512 /* switches above one ToR (route scratch space) */
 
 typedef struct hm_tb hm_tb_t;

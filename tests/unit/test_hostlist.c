@@ -1,0 +1,105 @@
+/* Unit tests for hm_hostlist: Slurm hostlist expressions. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "hm_hostlist.h"
+
+/* Expand expr and compare with the space-separated expected names. */
+static void expect_names(const char *expr, const char *expected)
+{
+	char **names = NULL;
+	int n = -1, i = 0;
+	hm_err_t err = {0};
+	char *copy = strdup(expected), *save = NULL;
+
+	assert_int_equal(hm_hostlist_expand(expr, &names, &n, &err), HM_OK);
+	for (char *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save), i++) {
+		assert_true(i < n);
+		assert_string_equal(names[i], tok);
+	}
+	assert_int_equal(i, n);
+	hm_hostlist_free(names, n);
+	free(copy);
+}
+
+static void expect_error(const char *expr, hm_rc_t rc, const char *needle)
+{
+	char **names = (char **)1;
+	int n = -1;
+	hm_err_t err = {0};
+
+	assert_int_equal(hm_hostlist_expand(expr, &names, &n, &err), rc);
+	assert_null(names);
+	assert_int_equal(n, 0);
+	if (!strstr(err.msg, needle))
+		fail_msg("'%s': message '%s' lacks '%s'", expr, err.msg, needle);
+}
+
+static void test_simple(void **state)
+{
+	expect_names("login", "login");
+	expect_names("n[1-3]", "n1 n2 n3");
+	expect_names("n[01-03],gpu[1-2,7]", "n01 n02 n03 gpu1 gpu2 gpu7");
+	expect_names("n[8-11]", "n8 n9 n10 n11");
+	expect_names("n[098-101]", "n098 n099 n100 n101");
+	expect_names(" a,b ", "a b");
+	expect_names("rack[1-2]-ib", "rack1-ib rack2-ib");
+	expect_names("[1-2]", "1 2");
+}
+
+static void test_cartesian(void **state)
+{
+	expect_names("a[1-2]b[3-4]", "a1b3 a1b4 a2b3 a2b4");
+	expect_names("r[1-2]n[01-02],x", "r1n01 r1n02 r2n01 r2n02 x");
+}
+
+static void test_large(void **state)
+{
+	char **names = NULL;
+	int n = 0;
+	hm_err_t err = {0};
+
+	assert_int_equal(hm_hostlist_expand("n[00001-16384]", &names, &n, &err), HM_OK);
+	assert_int_equal(n, 16384);
+	assert_string_equal(names[0], "n00001");
+	assert_string_equal(names[16383], "n16384");
+	hm_hostlist_free(names, n);
+	hm_hostlist_free(NULL, 0);
+}
+
+static void test_errors(void **state)
+{
+	expect_error("n[1-3", HM_ERR_PARSE, "unterminated");
+	expect_error("n[3-1]", HM_ERR_PARSE, "reversed range 3-1");
+	expect_error("a,,b", HM_ERR_PARSE, "empty element");
+	expect_error("a,", HM_ERR_PARSE, "empty element");
+	expect_error(",a", HM_ERR_PARSE, "empty element");
+	expect_error("", HM_ERR_PARSE, "empty expression");
+	expect_error("n[]", HM_ERR_PARSE, "empty range");
+	expect_error("n[1-]", HM_ERR_PARSE, "expected a number");
+	expect_error("n[a-b]", HM_ERR_PARSE, "expected a number");
+	expect_error("n[1[2]]", HM_ERR_PARSE, "'['");
+	expect_error("n1]", HM_ERR_PARSE, "']' without '['");
+	expect_error("n[1-2x]", HM_ERR_PARSE, "unexpected 'x'");
+	expect_error("a b", HM_ERR_PARSE, "0x20");
+	expect_error("n[0-2000000]", HM_ERR_RANGE, "expands past");
+	expect_error("a[1-1000]b[1-1000]c[1-1000]", HM_ERR_RANGE, "expands past");
+	expect_error("n[1-9999999999]", HM_ERR_PARSE, "too large");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_simple),
+	    cmocka_unit_test(test_cartesian),
+	    cmocka_unit_test(test_large),
+	    cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
