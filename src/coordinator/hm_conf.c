@@ -47,29 +47,29 @@ typedef enum {
 } conf_key_t;
 
 static const char *const key_names[K__COUNT] = {
-	[K_POLICY] = "Policy",
-	[K_DEFAULT_MODE] = "DefaultMode",
-	[K_DEFAULT_PROFILE] = "DefaultProfile",
-	[K_EPOCH] = "EpochLength",
-	[K_PRIO_LEVELS] = "PriorityLevels",
-	[K_RESERVED_LEVELS] = "ReservedLevels",
-	[K_BUDGET] = "DecisionBudget",
-	[K_GUARD] = "Guard",
-	[K_VALIDITY] = "AssignmentValidity",
-	[K_TOPOLOGY] = "Topology",
-	[K_GPUS_PER_NODE] = "GpusPerNode",
-	[K_NIC_SPEED] = "NicSpeed",
-	[K_UPLINK_SPEED] = "UplinkSpeed",
-	[K_LISTEN_ADDR] = "ListenAddress",
-	[K_LISTEN_PORT] = "ListenPort",
-	[K_COORD_HOST] = "CoordinatorHost",
-	[K_REQ_TIMEOUT] = "RequestTimeout",
-	[K_CONN_TIMEOUT] = "ConnectionTimeout",
-	[K_MAX_MSG] = "MaxMessageSize",
-	[K_FAIL_OPEN] = "FailOpen",
-	[K_LOG_LEVEL] = "LogLevel",
-	[K_STATE_FILE] = "StateFile",
-	[K_ADMIN_COMMENT_MAX] = "AdminCommentMaxBytes",
+    [K_POLICY] = "Policy",
+    [K_DEFAULT_MODE] = "DefaultMode",
+    [K_DEFAULT_PROFILE] = "DefaultProfile",
+    [K_EPOCH] = "EpochLength",
+    [K_PRIO_LEVELS] = "PriorityLevels",
+    [K_RESERVED_LEVELS] = "ReservedLevels",
+    [K_BUDGET] = "DecisionBudget",
+    [K_GUARD] = "Guard",
+    [K_VALIDITY] = "AssignmentValidity",
+    [K_TOPOLOGY] = "Topology",
+    [K_GPUS_PER_NODE] = "GpusPerNode",
+    [K_NIC_SPEED] = "NicSpeed",
+    [K_UPLINK_SPEED] = "UplinkSpeed",
+    [K_LISTEN_ADDR] = "ListenAddress",
+    [K_LISTEN_PORT] = "ListenPort",
+    [K_COORD_HOST] = "CoordinatorHost",
+    [K_REQ_TIMEOUT] = "RequestTimeout",
+    [K_CONN_TIMEOUT] = "ConnectionTimeout",
+    [K_MAX_MSG] = "MaxMessageSize",
+    [K_FAIL_OPEN] = "FailOpen",
+    [K_LOG_LEVEL] = "LogLevel",
+    [K_STATE_FILE] = "StateFile",
+    [K_ADMIN_COMMENT_MAX] = "AdminCommentMaxBytes",
 };
 
 static const char *accepted_keys(void)
@@ -115,8 +115,9 @@ void hm_conf_defaults(hm_conf_t *conf)
 static hm_rc_t set_str(char *dst, size_t len, const char *val, const char *key, hm_err_t *err)
 {
 	if (strlen(val) >= len)
-		return hm_err_set(err, HM_ERR_RANGE, "%s='%.60s...' is too long (at most %zu bytes)",
-				  key, val, len - 1);
+		return hm_err_set(err, HM_ERR_RANGE,
+				  "%s='%.60s...' is too long (at most %zu bytes)", key, val,
+				  len - 1);
 	memcpy(dst, val, strlen(val) + 1);
 	return HM_OK;
 }
@@ -160,8 +161,9 @@ static hm_rc_t set_key(hm_conf_t *c, conf_key_t k, const char *val, hm_err_t *er
 			low[i] = (char)tolower((unsigned char)val[i]);
 		low[i] = '\0';
 		if (val[i] || !hm_policy_find(low))
-			return hm_err_set(err, HM_ERR_INVAL, "%s='%s' is not a policy (accepted: %s)",
-					  key, val, hm_policy_names());
+			return hm_err_set(err, HM_ERR_INVAL,
+					  "%s='%s' is not a policy (accepted: %s)", key, val,
+					  hm_policy_names());
 		snprintf(c->policy, sizeof(c->policy), "%s", low);
 		break;
 	}
@@ -184,7 +186,8 @@ static hm_rc_t set_key(hm_conf_t *c, conf_key_t k, const char *val, hm_err_t *er
 		rc = hm_parse_duration_s(val, 0, 86400, &c->epoch_s, key, err);
 		if (rc == HM_OK && c->epoch_s > 0 && c->epoch_s < 0.1)
 			rc = hm_err_set(err, HM_ERR_RANGE,
-					"%s='%s' is too short (0 = off, or at least 100ms)", key, val);
+					"%s='%s' is too short (0 = off, or at least 100ms)", key,
+					val);
 		break;
 	case K_PRIO_LEVELS:
 		rc = hm_parse_long(val, 1, 64, &l, key, err);
@@ -313,8 +316,8 @@ hm_rc_t hm_conf_load_string(const char *text, const char *fname, hm_conf_t *conf
 
 		lineno++;
 		if (n >= sizeof(line)) {
-			rc = hm_err_set(err, HM_ERR_PARSE, "%s:%d: line longer than %d bytes", fname,
-					lineno, CONF_LINE_MAX - 1);
+			rc = hm_err_set(err, HM_ERR_PARSE, "%s:%d: line longer than %d bytes",
+					fname, lineno, CONF_LINE_MAX - 1);
 			goto out;
 		}
 		memcpy(line, p, n);
@@ -322,7 +325,8 @@ hm_rc_t hm_conf_load_string(const char *text, const char *fname, hm_conf_t *conf
 		p = nl ? nl + 1 : p + n;
 		if ((hash = strchr(line, '#')))
 			*hash = '\0';
-		for (tok = strtok_r(line, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
+		for (tok = strtok_r(line, " \t\r", &save); tok;
+		     tok = strtok_r(NULL, " \t\r", &save)) {
 			char *key, *val;
 			int k;
 
@@ -353,7 +357,7 @@ hm_rc_t hm_conf_load_string(const char *text, const char *fname, hm_conf_t *conf
 	}
 	if (c.reserved_levels >= c.prio_levels) {
 		int ln = key_line[K_RESERVED_LEVELS] ? key_line[K_RESERVED_LEVELS]
-						      : key_line[K_PRIO_LEVELS];
+						     : key_line[K_PRIO_LEVELS];
 		rc = hm_err_set(err, HM_ERR_RANGE,
 				"%s:%d: ReservedLevels=%d leaves no class for jobs with "
 				"PriorityLevels=%d (accepted: ReservedLevels < PriorityLevels)",
@@ -396,7 +400,8 @@ hm_rc_t hm_conf_load(const char *path, hm_conf_t *conf, hm_err_t *err)
 	}
 	text[size] = '\0';
 	if (strlen(text) != (size_t)size) {
-		rc = hm_err_set(err, HM_ERR_PARSE, "%s: contains a NUL byte (not a text file)", path);
+		rc = hm_err_set(err, HM_ERR_PARSE, "%s: contains a NUL byte (not a text file)",
+				path);
 		goto out;
 	}
 	rc = hm_conf_load_string(text, path, conf, err);
@@ -472,6 +477,6 @@ void hm_conf_format(const hm_conf_t *c, char *buf, size_t len)
 		 c->reserved_levels, c->decision_budget_s, c->guard_s, c->valid_s, c->topology,
 		 c->gpus_per_node, c->nic_bps / 1e9, c->uplink_bps / 1e9, c->listen_addr,
 		 c->listen_port, c->coordinator_host, c->request_timeout_ms, c->conn_timeout_ms,
-		 c->max_message_bytes, c->fail_open ? "yes" : "no",
-		 hm_log_level_name(c->log_level), c->state_file, c->admin_comment_max_bytes);
+		 c->max_message_bytes, c->fail_open ? "yes" : "no", hm_log_level_name(c->log_level),
+		 c->state_file, c->admin_comment_max_bytes);
 }

@@ -49,8 +49,7 @@ out:
 	return rc;
 }
 
-hm_rc_t hm_proto_unseal(const char *cred, char **json, uint32_t *uid, uint32_t *gid,
-			hm_err_t *err)
+hm_rc_t hm_proto_unseal(const char *cred, char **json, uint32_t *uid, uint32_t *gid, hm_err_t *err)
 {
 	void *buf = NULL;
 	int len = 0;

@@ -30,8 +30,7 @@ hm_rc_t hm_proto_seal(const char *json, uint32_t to_uid, char **cred, hm_err_t *
  * Any munge failure (garbage, expired, replayed, not for us) is HM_ERR_AUTH naming
  * munge's reason; a payload with NUL bytes or empty is HM_ERR_PROTO.
  */
-hm_rc_t hm_proto_unseal(const char *cred, char **json, uint32_t *uid, uint32_t *gid,
-			hm_err_t *err);
+hm_rc_t hm_proto_unseal(const char *cred, char **json, uint32_t *uid, uint32_t *gid, hm_err_t *err);
 
 /* Write one frame before deadline_ms (MSG_NOSIGNAL). */
 hm_rc_t hm_proto_send(int fd, const char *data, size_t len, int64_t deadline_ms, hm_err_t *err);

@@ -1,0 +1,682 @@
+/* Global Coordinator engine: job table, placement/traffic derivation, policy runs. */
+#include "hm_coord.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hm_coord_int.h"
+#include "hm_hostlist.h"
+#include "hm_log.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+double hm_coord_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static hm_rc_t policy_open(const hm_conf_t *conf, const hm_policy_ops_t **pol, void **state,
+			   hm_err_t *err)
+{
+	hm_policy_cfg_t cfg;
+	const hm_policy_ops_t *p = hm_policy_find(conf->policy);
+
+	*state = NULL;
+	if (!p)
+		return hm_err_set(err, HM_ERR_NOTFOUND, "Policy=%s is not available (accepted: %s)",
+				  conf->policy, hm_policy_names());
+	hm_policy_cfg_defaults(&cfg);
+	cfg.epoch_s = conf->epoch_s;
+	cfg.prio_levels = conf->prio_levels;
+	cfg.reserved_levels = conf->reserved_levels;
+	cfg.budget_s = conf->decision_budget_s;
+	if (conf->guard_s > 0)
+		cfg.guard_s = conf->guard_s;
+	if (p->create) {
+		hm_rc_t rc = p->create(&cfg, state, err);
+
+		if (rc != HM_OK) {
+			hm_err_prefix(err, "policy %s", p->name);
+			return rc;
+		}
+	}
+	*pol = p;
+	return HM_OK;
+}
+
+static void policy_close(const hm_policy_ops_t *pol, void *state)
+{
+	if (pol && pol->destroy)
+		pol->destroy(state);
+}
+
+hm_rc_t hm_coord_create(const hm_conf_t *conf, hm_topo_t *topo, hm_coord_t **out, hm_err_t *err)
+{
+	hm_coord_t *c = NULL;
+	pthread_condattr_t ca;
+	hm_rc_t rc = HM_OK;
+
+	*out = NULL;
+	if (!topo) {
+		rc = hm_err_set(err, HM_ERR_INVAL, "coordinator needs a topology");
+		goto out;
+	}
+	if (!(c = calloc(1, sizeof(*c)))) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	c->conf = *conf;
+	if ((rc = policy_open(conf, &c->pol, &c->pol_state, err)) != HM_OK)
+		goto out_free;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cv_job, &ca);
+	pthread_cond_init(&c->cv_work, &ca);
+	pthread_condattr_destroy(&ca);
+	c->topo = topo;
+	topo = NULL;
+	c->started_s = hm_coord_now_s();
+	*out = c;
+	goto out;
+out_free:
+	free(c);
+out:
+	hm_topo_free(topo);
+	return rc;
+}
+
+void hm_cjob_clear_derived(hm_cjob_t *j)
+{
+	hm_placement_free(&j->pl);
+	memset(&j->pl, 0, sizeof(j->pl));
+	if (j->have_tr)
+		hm_traffic_free(&j->tr);
+	memset(&j->tr, 0, sizeof(j->tr));
+	j->have_tr = false;
+}
+
+void hm_coord_destroy(hm_coord_t *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->njobs; i++) {
+		hm_cjob_clear_derived(&c->jobs[i]);
+		free(c->jobs[i].nodes);
+	}
+	free(c->jobs);
+	policy_close(c->pol, c->pol_state);
+	hm_topo_free(c->topo);
+	pthread_cond_destroy(&c->cv_job);
+	pthread_cond_destroy(&c->cv_work);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+hm_cjob_t *hm_coord_find(hm_coord_t *c, uint32_t job_id)
+{
+	for (int i = 0; i < c->njobs; i++)
+		if (c->jobs[i].job_id == job_id)
+			return &c->jobs[i];
+	return NULL;
+}
+
+void hm_coord_set_unscheduled(hm_coord_t *c, hm_cjob_t *j, double now_s)
+{
+	hm_assignment_t *a = &j->a;
+
+	if (j->decided && !a->scheduled && strcmp(a->reason, j->reason) == 0)
+		return;
+	memset(a, 0, sizeof(*a));
+	a->scheduled = false;
+	snprintf(a->reason, sizeof(a->reason), "%s", j->reason);
+	snprintf(a->policy, sizeof(a->policy), "%s", c->conf.policy);
+	a->epoch = c->epoch + 1; /* the counter moves once per decide run */
+	a->decided_us = (int64_t)(now_s * 1e6);
+	a->valid_until_us = a->decided_us + (int64_t)(c->conf.valid_s * 1e6);
+	j->decided = true;
+}
+
+/* Effective profile: declared, else configured default, else measured. */
+static hm_rc_t job_profile(hm_coord_t *c, hm_cjob_t *j, hm_profile_t *p, hm_err_t *err)
+{
+	const char *spec = j->profile_spec[0] ? j->profile_spec : c->conf.default_profile;
+
+	if (*spec) {
+		snprintf(j->eff_profile, sizeof(j->eff_profile), "%s", spec);
+		return hm_coord_profile_parse(spec, p, err);
+	}
+	if (j->measured && j->meas.iter_s > 0 && j->meas.bytes > 0) {
+		memset(p, 0, sizeof(*p));
+		snprintf(p->model, sizeof(p->model), "measured");
+		p->compute_s = j->meas.compute_s > 0 ? j->meas.compute_s
+						     : fmax(j->meas.iter_s - j->meas.comm_s, 0);
+		p->nphases = 1;
+		p->phases[0].coll = HM_COLL_ALLREDUCE_RING;
+		p->phases[0].bytes = j->meas.bytes;
+		snprintf(j->eff_profile, sizeof(j->eff_profile), "measured:iter=%gs,bytes=%g",
+			 j->meas.iter_s, j->meas.bytes);
+		return HM_OK;
+	}
+	j->eff_profile[0] = '\0';
+	return hm_err_set(err, HM_ERR_NOTFOUND, "no profile");
+}
+
+void hm_coord_derive(hm_coord_t *c, hm_cjob_t *j)
+{
+	char **names = NULL;
+	int nnames = 0, gpus = 0;
+	hm_err_t e = {0};
+	hm_profile_t prof;
+	bool *rack_seen = NULL;
+
+	hm_cjob_clear_derived(j);
+	j->schedulable = false;
+	j->nracks = 0;
+	j->reason[0] = '\0';
+	if (strcmp(j->mode, "off") == 0) {
+		snprintf(j->reason, sizeof(j->reason), "comm-sched off");
+		goto out;
+	}
+	if (hm_coord_mode_check(j->mode, &e) != HM_OK) {
+		snprintf(j->reason, sizeof(j->reason), "bad mode %s", j->mode);
+		goto out;
+	}
+	if (job_profile(c, j, &prof, &e) != HM_OK) {
+		snprintf(j->reason, sizeof(j->reason), "%s",
+			 e.rc == HM_ERR_NOTFOUND ? "no profile" : "bad profile");
+		if (e.rc != HM_ERR_NOTFOUND)
+			hm_log(HM_LOG_INFO, "job %u: %s", j->job_id, e.msg);
+		goto out;
+	}
+	if (hm_hostlist_expand(j->nodes, &names, &nnames, &e) != HM_OK || nnames == 0) {
+		snprintf(j->reason, sizeof(j->reason), "bad node list");
+		hm_log(HM_LOG_INFO, "job %u: node list '%s': %s", j->job_id, j->nodes, e.msg);
+		goto out;
+	}
+	if (!(j->pl.slots = calloc((size_t)nnames, sizeof(*j->pl.slots))) ||
+	    !(rack_seen = calloc((size_t)c->topo->nracks + 1, sizeof(*rack_seen)))) {
+		snprintf(j->reason, sizeof(j->reason), "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < nnames; i++) {
+		int h = hm_topo_host_index(c->topo, names[i]);
+		const hm_host_t *host;
+		int g;
+
+		if (h < 0) {
+			snprintf(j->reason, sizeof(j->reason), "node %.40s not in topology",
+				 names[i]);
+			goto out;
+		}
+		host = &c->topo->hosts[h];
+		g = j->gpus_per_node > 0 && j->gpus_per_node < host->gpus ? j->gpus_per_node
+									  : host->gpus;
+		j->pl.slots[j->pl.nslots++] = (hm_slot_t){.host = h, .gpus = g};
+		gpus += g;
+		if (host->rack >= 0 && host->rack < c->topo->nracks && !rack_seen[host->rack]) {
+			rack_seen[host->rack] = true;
+			j->nracks++;
+		}
+	}
+	memset(&j->job, 0, sizeof(j->job));
+	j->job.id = (int)j->job_id;
+	snprintf(j->job.name, sizeof(j->job.name), "%s", j->name);
+	j->job.gpus = gpus;
+	j->job.profile = prof;
+	j->job.arrival_s = j->start_s;
+	if (hm_traffic_derive(c->topo, &prof, &j->pl, 0, &j->tr, &e) != HM_OK) {
+		snprintf(j->reason, sizeof(j->reason), "traffic: %.100s", e.msg);
+		goto out;
+	}
+	j->have_tr = true;
+	j->schedulable = true;
+out:
+	hm_hostlist_free(names, nnames);
+	free(rack_seen);
+	if (!j->schedulable)
+		hm_cjob_clear_derived(j);
+}
+
+hm_rc_t hm_coord_reconfigure(hm_coord_t *c, const hm_conf_t *conf, hm_topo_t *topo, hm_err_t *err)
+{
+	const hm_policy_ops_t *pol = NULL;
+	void *state = NULL;
+	hm_rc_t rc;
+
+	if ((rc = policy_open(conf, &pol, &state, err)) != HM_OK) {
+		hm_topo_free(topo);
+		return rc;
+	}
+	pthread_mutex_lock(&c->mu);
+	policy_close(c->pol, c->pol_state);
+	c->pol = pol;
+	c->pol_state = state;
+	c->conf = *conf;
+	if (topo) {
+		hm_topo_free(c->topo);
+		c->topo = topo;
+	}
+	/* Derived data point into the topology and depend on defaults: redo it, keep
+	   decisions (the next decide starts from them). */
+	for (int i = 0; i < c->njobs; i++)
+		hm_coord_derive(c, &c->jobs[i]);
+	c->need_decide = true;
+	pthread_mutex_unlock(&c->mu);
+	hm_log(HM_LOG_INFO, "reconfigured: policy %s, epoch %gs, %d jobs kept", conf->policy,
+	       conf->epoch_s, c->njobs);
+	return HM_OK;
+}
+
+hm_cjob_t *hm_coord_add(hm_coord_t *c, const hm_coord_job_info_t *info)
+{
+	hm_cjob_t *j;
+
+	if (c->njobs == c->cap) {
+		int cap = c->cap ? c->cap * 2 : 16;
+		hm_cjob_t *nj = realloc(c->jobs, (size_t)cap * sizeof(*nj));
+
+		if (!nj)
+			return NULL;
+		c->jobs = nj;
+		c->cap = cap;
+	}
+	j = &c->jobs[c->njobs];
+	memset(j, 0, sizeof(*j));
+	if (!(j->nodes = strdup(info->nodes)))
+		return NULL;
+	c->njobs++;
+	return j;
+}
+
+static const char *info_mode(const hm_coord_t *c, const hm_coord_job_info_t *info)
+{
+	return info->mode && *info->mode ? info->mode : c->conf.default_mode;
+}
+
+hm_rc_t hm_coord_job_upsert(hm_coord_t *c, const hm_coord_job_info_t *info, hm_err_t *err)
+{
+	hm_cjob_t *j;
+	char mode[HM_CONF_NAME_MAX];
+	const char *profile = info->profile ? info->profile : "";
+	hm_rc_t rc = HM_OK;
+
+	if (!info->nodes || !*info->nodes)
+		return hm_err_set(err, HM_ERR_INVAL, "job %u: empty node list", info->job_id);
+	snprintf(mode, sizeof(mode), "%s", info_mode(c, info));
+	for (char *p = mode; *p; p++)
+		*p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+	pthread_mutex_lock(&c->mu);
+	j = hm_coord_find(c, info->job_id);
+	if (j && strcmp(j->nodes, info->nodes) == 0 && strcmp(j->mode, mode) == 0 &&
+	    strcmp(j->profile_spec, profile) == 0 && j->gpus_per_node == info->gpus_per_node &&
+	    j->uid == info->uid)
+		goto out; /* unchanged: keep the decision */
+	if (!j) {
+		if (!(j = hm_coord_add(c, info))) {
+			rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		j->arrived = true;
+	} else {
+		char *nodes = strdup(info->nodes);
+
+		if (!nodes) {
+			rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		free(j->nodes);
+		j->nodes = nodes;
+	}
+	j->job_id = info->job_id;
+	j->uid = info->uid;
+	snprintf(j->name, sizeof(j->name), "%s", info->name ? info->name : "");
+	j->gpus_per_node = info->gpus_per_node;
+	snprintf(j->mode, sizeof(j->mode), "%s", mode);
+	snprintf(j->profile_spec, sizeof(j->profile_spec), "%s", profile);
+	j->start_s = info->start_s;
+	hm_coord_derive(c, j);
+	c->need_decide = true;
+	if (!j->schedulable && strcmp(j->reason, "comm-sched off") != 0)
+		rc = hm_err_set(err, HM_ERR_INVAL, "job %u runs unscheduled: %s", j->job_id,
+				j->reason);
+out:
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+hm_rc_t hm_coord_job_remove(hm_coord_t *c, uint32_t job_id)
+{
+	hm_cjob_t *j;
+	hm_rc_t rc = HM_OK;
+
+	pthread_mutex_lock(&c->mu);
+	if (!(j = hm_coord_find(c, job_id))) {
+		rc = HM_ERR_NOTFOUND;
+		goto out;
+	}
+	hm_cjob_clear_derived(j);
+	free(j->nodes);
+	*j = c->jobs[--c->njobs];
+	c->need_decide = true;
+	c->had_departure = true;
+out:
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+hm_rc_t hm_coord_job_ids(hm_coord_t *c, uint32_t **ids, int *n)
+{
+	hm_rc_t rc = HM_OK;
+
+	*ids = NULL;
+	*n = 0;
+	pthread_mutex_lock(&c->mu);
+	if (c->njobs && !(*ids = malloc((size_t)c->njobs * sizeof(**ids)))) {
+		rc = HM_ERR_NOMEM;
+		goto out;
+	}
+	for (int i = 0; i < c->njobs; i++)
+		(*ids)[i] = c->jobs[i].job_id;
+	*n = c->njobs;
+out:
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+hm_rc_t hm_coord_job_measure(hm_coord_t *c, uint32_t job_id, const hm_coord_measure_t *m,
+			     hm_err_t *err)
+{
+	hm_cjob_t *j;
+	hm_rc_t rc = HM_OK;
+
+	if (!(m->iter_s >= 0 && m->compute_s >= 0 && m->comm_s >= 0 && m->iter_sd_s >= 0 &&
+	      m->bytes >= 0 &&
+	      isfinite(m->iter_s + m->compute_s + m->comm_s + m->iter_sd_s + m->bytes) &&
+	      m->iter_s < 86400))
+		return hm_err_set(err, HM_ERR_RANGE,
+				  "job %u: measured values must be finite, >= 0, iter_s < 1 day",
+				  job_id);
+	pthread_mutex_lock(&c->mu);
+	if (!(j = hm_coord_find(c, job_id))) {
+		rc = hm_err_set(err, HM_ERR_NOTFOUND, "job %u is not running", job_id);
+		goto out;
+	}
+	j->meas = *m;
+	j->measured = true;
+	/* A job waiting for a profile can be scheduled now. */
+	if (!j->schedulable && strcmp(j->reason, "no profile") == 0) {
+		hm_coord_derive(c, j);
+		if (j->schedulable) {
+			j->arrived = true;
+			c->need_decide = true;
+		}
+	}
+out:
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+/* Assignment from a policy decision; returns true when it differs from the current one. */
+static bool apply_decision(hm_coord_t *c, hm_cjob_t *j, double now_s)
+{
+	hm_assignment_t n = {0};
+	const hm_decision_t *d = &j->dec;
+
+	n.scheduled = true;
+	snprintf(n.policy, sizeof(n.policy), "%s", c->pol->name);
+	n.period_us = (int64_t)llround(d->period_s * 1e6);
+	n.shift_us = (int64_t)llround(d->shift_s * 1e6);
+	n.origin_us = (int64_t)llround(d->origin_s * 1e6);
+	n.guard_us = (int64_t)llround((d->guard_s > 0 ? d->guard_s : c->conf.guard_s) * 1e6);
+	n.prio = d->prio;
+	n.path = d->path;
+	if (j->decided && j->a.scheduled && j->a.period_us == n.period_us &&
+	    j->a.shift_us == n.shift_us && j->a.origin_us == n.origin_us &&
+	    j->a.guard_us == n.guard_us && j->a.prio == n.prio && j->a.path == n.path &&
+	    strcmp(j->a.policy, n.policy) == 0) {
+		/* Same decision: only extend its validity. */
+		j->a.valid_until_us = (int64_t)(now_s * 1e6) + (int64_t)(c->conf.valid_s * 1e6);
+		return false;
+	}
+	n.epoch = c->epoch + 1;
+	n.decided_us = (int64_t)(now_s * 1e6);
+	n.valid_until_us = n.decided_us + (int64_t)(c->conf.valid_s * 1e6);
+	j->a = n;
+	j->decided = true;
+	return true;
+}
+
+/* One policy call over the schedulable jobs. */
+static hm_rc_t run_policy(hm_coord_t *c, hm_sched_job_t *sj, int *map, int n, hm_sched_event_t ev,
+			  int ev_job, double now_s, hm_err_t *err)
+{
+	hm_sched_ctx_t ctx = {0};
+	hm_rc_t rc;
+
+	for (int k = 0; k < n; k++)
+		sj[k].dec = c->jobs[map[k]].dec;
+	ctx.topo = c->topo;
+	ctx.now_s = now_s;
+	ctx.event = ev;
+	ctx.event_job = ev_job;
+	ctx.njobs = n;
+	ctx.jobs = sj;
+	rc = c->pol->decide(c->pol_state, &ctx, err);
+	if (rc != HM_OK && rc != HM_ERR_BUDGET)
+		return rc;
+	if (ctx.budget_exhausted || rc == HM_ERR_BUDGET)
+		hm_log(HM_LOG_VERBOSE, "policy %s: budget of %gs exhausted, best found kept",
+		       c->pol->name, c->conf.decision_budget_s);
+	if (ctx.note[0])
+		hm_log(HM_LOG_DEBUG, "policy %s: %s", c->pol->name, ctx.note);
+	for (int k = 0; k < n; k++)
+		c->jobs[map[k]].dec = sj[k].dec;
+	return HM_OK;
+}
+
+hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *err)
+{
+	hm_sched_job_t *sj = NULL;
+	int *map = NULL, n = 0, nchanged = 0;
+	bool epoch_due, ran = false;
+	double t0 = mono_s();
+	hm_rc_t rc = HM_OK;
+
+	*changed = false;
+	pthread_mutex_lock(&c->mu);
+	epoch_due = c->conf.epoch_s > 0 && c->pol->uses_epochs &&
+		    now_s >= c->last_decide_s + c->conf.epoch_s;
+	if (!c->need_decide && !epoch_due)
+		goto out;
+	if (c->njobs && (!(sj = calloc((size_t)c->njobs, sizeof(*sj))) ||
+			 !(map = calloc((size_t)c->njobs, sizeof(*map))))) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < c->njobs; i++) {
+		hm_cjob_t *j = &c->jobs[i];
+
+		if (!j->schedulable)
+			continue;
+		map[n] = i;
+		sj[n] = (hm_sched_job_t){
+		    .id = (int)j->job_id,
+		    .job = &j->job,
+		    .placement = &j->pl,
+		    .traffic = &j->tr,
+		    .npaths = 1,
+		    .start_s = j->start_s,
+		    .iter_start_s = j->start_s,
+		    .meas_iter_s = j->measured ? j->meas.iter_s : 0,
+		    .meas_compute_s = j->measured ? j->meas.compute_s : 0,
+		    .meas_comm_s = j->measured ? j->meas.comm_s : 0,
+		    .meas_iter_sd_s = j->measured ? j->meas.iter_sd_s : 0,
+		};
+		n++;
+	}
+	/* One arrival event per new job, in table order, so that policies that treat the
+	   arriving job specially see each one; then departures or the epoch. */
+	for (int k = 0; k < n && rc == HM_OK; k++) {
+		if (!c->jobs[map[k]].arrived)
+			continue;
+		rc = run_policy(c, sj, map, n, HM_EV_ARRIVAL, k, now_s, err);
+		c->jobs[map[k]].arrived = false;
+		ran = true;
+	}
+	if (rc == HM_OK && n > 0 && !ran)
+		rc = run_policy(c, sj, map, n, c->had_departure ? HM_EV_DEPARTURE : HM_EV_EPOCH, -1,
+				now_s, err);
+	if (rc != HM_OK) {
+		hm_err_prefix(err, "policy %s", c->pol->name);
+		goto out;
+	}
+	for (int k = 0; k < n; k++)
+		nchanged += apply_decision(c, &c->jobs[map[k]], now_s);
+	for (int i = 0; i < c->njobs; i++) {
+		hm_cjob_t *j = &c->jobs[i];
+
+		if (!j->schedulable) {
+			unsigned long before = j->a.epoch;
+			bool was = j->decided;
+
+			hm_coord_set_unscheduled(c, j, now_s);
+			nchanged += !was || j->a.epoch != before;
+			j->arrived = false;
+		}
+	}
+	if (nchanged)
+		c->epoch++;
+	c->need_decide = false;
+	c->had_departure = false;
+	c->last_decide_s = now_s;
+	c->last_decide_wall_s = mono_s() - t0;
+	*changed = nchanged > 0;
+	if (nchanged)
+		hm_log(HM_LOG_INFO,
+		       "policy %s: %d of %d jobs got a new decision (epoch %lu, %.1f ms)",
+		       c->pol->name, nchanged, c->njobs, c->epoch, c->last_decide_wall_s * 1e3);
+	pthread_cond_broadcast(&c->cv_job);
+out:
+	pthread_mutex_unlock(&c->mu);
+	free(sj);
+	free(map);
+	return rc;
+}
+
+hm_rc_t hm_coord_assignment(hm_coord_t *c, uint32_t job_id, hm_assignment_t *out)
+{
+	hm_cjob_t *j;
+	hm_rc_t rc = HM_OK;
+
+	pthread_mutex_lock(&c->mu);
+	if (!(j = hm_coord_find(c, job_id)) || !j->decided)
+		rc = HM_ERR_NOTFOUND;
+	else
+		*out = j->a;
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+hm_rc_t hm_coord_job_uid(hm_coord_t *c, uint32_t job_id, uint32_t *uid)
+{
+	hm_cjob_t *j;
+	hm_rc_t rc = HM_OK;
+
+	pthread_mutex_lock(&c->mu);
+	if (!(j = hm_coord_find(c, job_id)))
+		rc = HM_ERR_NOTFOUND;
+	else
+		*uid = j->uid;
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+void hm_coord_note_register(hm_coord_t *c, uint32_t job_id)
+{
+	hm_cjob_t *j;
+
+	pthread_mutex_lock(&c->mu);
+	if ((j = hm_coord_find(c, job_id)))
+		j->registered_steps++;
+	pthread_mutex_unlock(&c->mu);
+}
+
+void hm_coord_note_request(hm_coord_t *c, bool refused)
+{
+	pthread_mutex_lock(&c->mu);
+	c->requests++;
+	c->refused += refused;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void deadline_after(struct timespec *ts, int timeout_ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += timeout_ms / 1000;
+	ts->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+hm_rc_t hm_coord_wait_job(hm_coord_t *c, uint32_t job_id, int timeout_ms)
+{
+	struct timespec ts;
+	hm_cjob_t *j;
+	hm_rc_t rc = HM_OK;
+
+	deadline_after(&ts, timeout_ms);
+	pthread_mutex_lock(&c->mu);
+	while (!((j = hm_coord_find(c, job_id)) && j->decided && !c->need_decide)) {
+		c->work_requested = true;
+		pthread_cond_broadcast(&c->cv_work);
+		if (pthread_cond_timedwait(&c->cv_job, &c->mu, &ts) == ETIMEDOUT) {
+			j = hm_coord_find(c, job_id);
+			rc = j && j->decided ? HM_OK : j ? HM_ERR_TIMEOUT : HM_ERR_NOTFOUND;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+bool hm_coord_wait_work(hm_coord_t *c, int timeout_ms)
+{
+	struct timespec ts;
+	bool requested;
+
+	deadline_after(&ts, timeout_ms);
+	pthread_mutex_lock(&c->mu);
+	while (!c->work_requested)
+		if (pthread_cond_timedwait(&c->cv_work, &c->mu, &ts) == ETIMEDOUT)
+			break;
+	requested = c->work_requested;
+	c->work_requested = false;
+	pthread_mutex_unlock(&c->mu);
+	return requested;
+}
+
+void hm_coord_wake(hm_coord_t *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->work_requested = true;
+	pthread_cond_broadcast(&c->cv_work);
+	pthread_mutex_unlock(&c->mu);
+}

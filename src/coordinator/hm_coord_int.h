@@ -1,0 +1,72 @@
+/* hm_coord_int.h - the engine's private state, shared by its source files. */
+#ifndef HM_COORD_INT_H
+#define HM_COORD_INT_H
+
+#include <pthread.h>
+
+#include "hm_coord.h"
+#include "hm_policy.h"
+
+typedef struct {
+	/* What Slurm said (compared on upsert). */
+	uint32_t job_id, uid;
+	char name[HM_NAME_MAX];
+	char *nodes;
+	int gpus_per_node;
+	char mode[HM_CONF_NAME_MAX];
+	char profile_spec[256];
+	double start_s;
+
+	/* Derived from the above, the topology and the configuration. */
+	bool schedulable; /* placed, profiled and mode != off */
+	char reason[128]; /* why not, when !schedulable */
+	char eff_profile[128];
+	hm_job_t job;
+	hm_placement_t pl;
+	hm_traffic_t tr;
+	bool have_tr;
+	int nracks;
+
+	hm_coord_measure_t meas;
+	bool measured;
+
+	hm_decision_t dec; /* the policy's last decision */
+	bool decided;      /* a decision (or an unscheduled verdict) exists */
+	bool arrived;      /* not yet seen by the policy as an arrival */
+	hm_assignment_t a;
+	int registered_steps;
+} hm_cjob_t;
+
+struct hm_coord {
+	pthread_mutex_t mu;
+	pthread_cond_t cv_job;  /* a decision was made: wake register waiters */
+	pthread_cond_t cv_work; /* a request or a wake for the sched thread */
+	bool work_requested;
+
+	hm_conf_t conf;
+	hm_topo_t *topo;
+	const hm_policy_ops_t *pol;
+	void *pol_state;
+
+	hm_cjob_t *jobs;
+	int njobs, cap;
+
+	bool need_decide; /* arrival, departure, reconfigure since the last run */
+	bool had_departure;
+	unsigned long epoch; /* global decision counter */
+	double last_decide_s, last_decide_wall_s, started_s;
+	unsigned long requests, refused;
+};
+
+/* Find a job (caller holds mu); NULL when absent. */
+hm_cjob_t *hm_coord_find(hm_coord_t *c, uint32_t job_id);
+/* Recompute placement, profile and traffic of j (caller holds mu). */
+void hm_coord_derive(hm_coord_t *c, hm_cjob_t *j);
+/* Release what derive allocated. */
+void hm_cjob_clear_derived(hm_cjob_t *j);
+/* Append a job with the given info (caller holds mu); NULL on OOM. */
+hm_cjob_t *hm_coord_add(hm_coord_t *c, const hm_coord_job_info_t *info);
+/* Assignment of an unschedulable job. */
+void hm_coord_set_unscheduled(hm_coord_t *c, hm_cjob_t *j, double now_s);
+
+#endif

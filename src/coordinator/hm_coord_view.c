@@ -1,0 +1,165 @@
+/* Snapshots of the engine for status queries (copies; the mutex is held briefly). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hm_coord_int.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+static void view_of(const hm_cjob_t *j, hm_coord_job_view_t *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->job_id = j->job_id;
+	v->uid = j->uid;
+	snprintf(v->name, sizeof(v->name), "%s", j->name);
+	snprintf(v->nodes, sizeof(v->nodes), "%s", j->nodes);
+	snprintf(v->mode, sizeof(v->mode), "%s", j->mode);
+	snprintf(v->profile, sizeof(v->profile), "%s", j->eff_profile);
+	v->gpus = j->schedulable ? j->job.gpus : 0;
+	v->nracks = j->nracks;
+	v->start_s = j->start_s;
+	if (j->decided) {
+		v->a = j->a;
+	} else {
+		v->a.scheduled = false;
+		snprintf(v->a.reason, sizeof(v->a.reason), "%s",
+			 j->schedulable ? "awaiting decision" : j->reason);
+	}
+	v->registered_steps = j->registered_steps;
+	v->measured = j->measured;
+}
+
+void hm_coord_stats(hm_coord_t *c, hm_coord_stats_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&c->mu);
+	snprintf(out->policy, sizeof(out->policy), "%s", c->pol->name);
+	out->epoch_s = c->conf.epoch_s;
+	out->epoch = c->epoch;
+	out->last_decide_s = c->last_decide_s;
+	out->last_decide_wall_s = c->last_decide_wall_s;
+	out->njobs = c->njobs;
+	for (int i = 0; i < c->njobs; i++)
+		out->nscheduled += c->jobs[i].decided && c->jobs[i].a.scheduled;
+	out->nracks = c->topo->nracks;
+	out->nhosts = c->topo->nhosts;
+	out->ngpus = hm_topo_gpus(c->topo);
+	out->requests = c->requests;
+	out->refused = c->refused;
+	out->started_s = c->started_s;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const hm_coord_job_view_t *x = a, *y = b;
+
+	return x->job_id < y->job_id ? -1 : x->job_id > y->job_id;
+}
+
+hm_rc_t hm_coord_jobs(hm_coord_t *c, hm_coord_job_view_t **out, int *n)
+{
+	hm_rc_t rc = HM_OK;
+
+	*out = NULL;
+	*n = 0;
+	pthread_mutex_lock(&c->mu);
+	if (c->njobs && !(*out = calloc((size_t)c->njobs, sizeof(**out)))) {
+		rc = HM_ERR_NOMEM;
+		goto out;
+	}
+	for (int i = 0; i < c->njobs; i++)
+		view_of(&c->jobs[i], &(*out)[i]);
+	*n = c->njobs;
+out:
+	pthread_mutex_unlock(&c->mu);
+	if (*n > 1)
+		qsort(*out, (size_t)*n, sizeof(**out), by_id);
+	return rc;
+}
+
+hm_rc_t hm_coord_job(hm_coord_t *c, uint32_t job_id, hm_coord_job_view_t *out)
+{
+	hm_cjob_t *j;
+	hm_rc_t rc = HM_OK;
+
+	pthread_mutex_lock(&c->mu);
+	if ((j = hm_coord_find(c, job_id)))
+		view_of(j, out);
+	else
+		rc = HM_ERR_NOTFOUND;
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+/* Utilisation each job's contention-free traffic puts on link l, summed over phases. */
+static double job_link_util(const hm_topo_t *t, const hm_cjob_t *j, int l)
+{
+	double u = 0;
+
+	if (!j->have_tr || j->tr.alone_iter_s <= 0)
+		return 0;
+	for (int p = 0; p < j->tr.nphases; p++) {
+		const hm_phase_load_t *pl = &j->tr.phases[p];
+
+		for (int k = 0; k < pl->nlinks; k++)
+			if (pl->links[k] == l)
+				u += pl->flows[k] * pl->flow_bytes * 8.0 /
+				     (j->tr.alone_iter_s * t->links[l].capacity_bps);
+	}
+	return u;
+}
+
+hm_rc_t hm_coord_racks(hm_coord_t *c, hm_coord_rack_view_t **out, int *n)
+{
+	const hm_topo_t *t;
+	hm_rc_t rc = HM_OK;
+
+	*out = NULL;
+	*n = 0;
+	pthread_mutex_lock(&c->mu);
+	t = c->topo;
+	if (t->nracks && !(*out = calloc((size_t)t->nracks, sizeof(**out)))) {
+		rc = HM_ERR_NOMEM;
+		goto out;
+	}
+	for (int r = 0; r < t->nracks; r++) {
+		hm_coord_rack_view_t *v = &(*out)[r];
+		int sw = t->rack_switch ? t->rack_switch[r] : -1;
+
+		v->rack = r;
+		snprintf(v->name, sizeof(v->name), "%s",
+			 sw >= 0 && sw < t->nswitches ? t->switches[sw].name : "?");
+		for (int h = 0; h < t->nhosts; h++)
+			if (t->hosts[h].rack == r) {
+				v->nhosts++;
+				v->ngpus += t->hosts[h].gpus;
+			}
+		for (int i = 0; i < c->njobs; i++) {
+			const hm_cjob_t *j = &c->jobs[i];
+			bool in = false;
+
+			for (int s = 0; s < j->pl.nslots && !in; s++)
+				in = t->hosts[j->pl.slots[s].host].rack == r;
+			if (!in)
+				continue;
+			v->njobs++;
+			v->ncross += j->nracks > 1;
+		}
+		for (int l = 0; l < t->nlinks; l++) {
+			double u = 0;
+
+			if (t->links[l].rack != r)
+				continue;
+			for (int i = 0; i < c->njobs; i++)
+				u += job_link_util(t, &c->jobs[i], l);
+			if (u > v->load)
+				v->load = u;
+		}
+	}
+	*n = t->nracks;
+out:
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
