@@ -60,17 +60,17 @@ AC_DEFUN([HM_WITH_SLURM], [
       AC_MSG_ERROR([Slurm source tree $hm_slurm_source is version $hm_src_ver but the installed Slurm is $hm_inst_ver: sched/select plugins must match exactly (run scripts/slurm-source.sh)])
     ])
     hm_have_slurm_source=yes
-    dnl -iquote: Slurm's "config.h" wins over harmonics' own; -isystem: no warnings from Slurm headers.
-    SLURM_SRC_CPPFLAGS="-DHAVE_CONFIG_H -iquote $hm_slurm_source -isystem $hm_slurm_source -isystem $hm_slurm_srcdir -isystem $hm_slurm_srcdir/src/common"
+    dnl -iquote: Slurm's "config.h" wins over harmonics' own (the same dir must not also be
+    dnl -isystem: GCC would drop the -iquote); -isystem: no warnings from Slurm headers;
+    dnl <slurm/slurm_version.h> then comes from the installed headers, checked equal above.
+    SLURM_SRC_CPPFLAGS="-DHAVE_CONFIG_H -iquote $hm_slurm_source -isystem $hm_slurm_srcdir -isystem $hm_slurm_srcdir/src/common"
   ])
   AC_SUBST([SLURM_SOURCE], [$hm_slurm_source])
   AC_SUBST([SLURM_SRC_CPPFLAGS])
   AC_SUBST([SLURM_VERSION_BUILT], [$hm_src_ver])
-  AC_ARG_VAR([SLURM_PLUGINDIR], [installed Slurm plugin directory (default: /usr/lib/x86_64-linux-gnu/slurm-wlm)])
-  AS_IF([test -z "$SLURM_PLUGINDIR"], [
-    SLURM_PLUGINDIR='${libdir}/slurm-wlm'
-    AS_IF([test -d /usr/lib/x86_64-linux-gnu/slurm-wlm], [SLURM_PLUGINDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm])
-  ])
+  dnl With --prefix=/usr --libdir=/usr/lib/x86_64-linux-gnu this is Debian's PluginDir.
+  AC_ARG_VAR([SLURM_PLUGINDIR], [where to install the Slurm plugins (default: LIBDIR/slurm-wlm)])
+  AS_IF([test -z "$SLURM_PLUGINDIR"], [SLURM_PLUGINDIR='${libdir}/slurm-wlm'])
   AM_CONDITIONAL([HAVE_SPANK], [test "x$hm_have_spank" = xyes])
   AM_CONDITIONAL([HAVE_SLURM_SOURCE], [test "x$hm_have_slurm_source" = xyes])
 ])

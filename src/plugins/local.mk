@@ -1,1 +1,71 @@
-# see Makefile.am
+# Slurm plugins: harmonics.so (SPANK), sched_harmonics.so, select_harmonics_cons_tres.so.
+# Each links libharmonics and libhmcoord statically (convenience libraries) and
+# exports only its plugin symbols (version scripts). Slurm symbols resolve at
+# dlopen time against the loading daemon or libslurmfull, so nothing is linked.
+slurmplugindir = $(SLURM_PLUGINDIR)
+slurmplugin_LTLIBRARIES =
+PLUGIN_LDFLAGS = -module -avoid-version -shared
+# libhmcoord.la carries libharmonics.la (see src/coordinator/local.mk).
+PLUGIN_LIBADD = $(HMCOORD_LIBS) $(HWLOC_LIBS)
+
+EXTRA_DIST += src/plugins/spank/harmonics_spank.sym src/plugins/sched/sched_harmonics.sym \
+	src/plugins/select/select_harmonics.sym
+
+# Slurm-free option logic of the SPANK plugin, unit-tested.
+noinst_LTLIBRARIES += src/plugins/spank/libhmspankopts.la
+src_plugins_spank_libhmspankopts_la_SOURCES = src/plugins/spank/hm_spank_opts.c \
+	src/plugins/spank/hm_spank_opts.h
+src_plugins_spank_libhmspankopts_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
+
+check_PROGRAMS += tests/unit/test_spank_opts
+TESTS += tests/unit/test_spank_opts
+tests_unit_test_spank_opts_SOURCES = tests/unit/test_spank_opts.c
+tests_unit_test_spank_opts_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/plugins/spank \
+	-I$(top_srcdir)/src/coordinator
+tests_unit_test_spank_opts_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_spank_opts_LDADD = src/plugins/spank/libhmspankopts.la $(PLUGIN_LIBADD) $(CMOCKA_LIBS)
+
+if HAVE_SPANK
+slurmplugin_LTLIBRARIES += src/plugins/spank/harmonics.la
+src_plugins_spank_harmonics_la_SOURCES = src/plugins/spank/harmonics_spank.c
+src_plugins_spank_harmonics_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) \
+	-I$(top_srcdir)/src/coordinator -I$(top_srcdir)/src/pace
+src_plugins_spank_harmonics_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+src_plugins_spank_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
+	-Wl,--version-script=$(top_srcdir)/src/plugins/spank/harmonics_spank.sym
+src_plugins_spank_harmonics_la_LIBADD = src/plugins/spank/libhmspankopts.la $(PLUGIN_LIBADD)
+EXTRA_src_plugins_spank_harmonics_la_DEPENDENCIES = src/plugins/spank/harmonics_spank.sym
+endif
+
+if HAVE_SLURM_SOURCE
+# Compiled against the configured Slurm tree (its config.h, internal headers).
+SLURM_PLUGIN_CPPFLAGS = $(SLURM_SRC_CPPFLAGS) -I$(top_srcdir)/src/libharmonics \
+	-I$(top_srcdir)/src/coordinator -DHM_SLURM_VERSION_BUILT='"$(SLURM_VERSION_BUILT)"' \
+	-DHM_VERSION='"$(PACKAGE_VERSION)"'
+
+slurmplugin_LTLIBRARIES += src/plugins/sched/sched_harmonics.la
+src_plugins_sched_sched_harmonics_la_SOURCES = src/plugins/sched/sched_harmonics.c
+src_plugins_sched_sched_harmonics_la_CPPFLAGS = $(SLURM_PLUGIN_CPPFLAGS)
+src_plugins_sched_sched_harmonics_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
+src_plugins_sched_sched_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
+	-Wl,--version-script=$(top_srcdir)/src/plugins/sched/sched_harmonics.sym
+src_plugins_sched_sched_harmonics_la_LIBADD = $(PLUGIN_LIBADD) -ldl
+EXTRA_src_plugins_sched_sched_harmonics_la_DEPENDENCIES = src/plugins/sched/sched_harmonics.sym
+
+slurmplugin_LTLIBRARIES += src/plugins/select/select_harmonics_cons_tres.la
+src_plugins_select_select_harmonics_cons_tres_la_SOURCES = \
+	src/plugins/select/select_harmonics_cons_tres.c
+src_plugins_select_select_harmonics_cons_tres_la_CPPFLAGS = $(SLURM_PLUGIN_CPPFLAGS)
+src_plugins_select_select_harmonics_cons_tres_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
+src_plugins_select_select_harmonics_cons_tres_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
+	-Wl,--version-script=$(top_srcdir)/src/plugins/select/select_harmonics.sym
+src_plugins_select_select_harmonics_cons_tres_la_LIBADD = -ldl
+EXTRA_src_plugins_select_select_harmonics_cons_tres_la_DEPENDENCIES = \
+	src/plugins/select/select_harmonics.sym
+endif
+
+# Raw socket helper of the Slurm test tier (forged requests, a mute coordinator).
+noinst_PROGRAMS += tests/slurm/hm_sockprobe
+tests_slurm_hm_sockprobe_SOURCES = tests/slurm/hm_sockprobe.c
+tests_slurm_hm_sockprobe_LDADD = src/libharmonics/libharmonics.la $(MUNGE_LIBS)
+EXTRA_DIST += tests/slurm/run.sh tests/slurm/cluster.sh

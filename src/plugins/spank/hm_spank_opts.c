@@ -7,17 +7,18 @@
 #include <string.h>
 #include <strings.h>
 
-#include "hm_job.h"
+#include "hm_coord.h"
 #include "hm_parse.h"
 #include "hm_spank_opts.h"
 
-/* The policies the design exposes (hm_policy_names()) plus off/auto/help. */
-static const char *const modes[] = {"off",	"auto", "fair", "optimal", "cassini",
-				    "crux",	"harmonics", "help", NULL};
-
 const char *hm_spank_modes(void)
 {
-	return "off,auto,fair,optimal,cassini,crux,harmonics,help";
+	static char buf[256];
+
+	/* Built once; the policy list is static for the process lifetime. */
+	if (!buf[0])
+		snprintf(buf, sizeof(buf), "%s,help", hm_coord_mode_names());
+	return buf;
 }
 
 const char *hm_spank_src_name(hm_spank_src_t s)
@@ -42,101 +43,37 @@ static void copy_str(char *dst, size_t len, const char *src)
 hm_rc_t hm_spank_mode_check(const char *val, const char *origin, char *canon, size_t canon_len,
 			    hm_err_t *err)
 {
+	hm_err_t e = {0};
+	char low[HM_SPANK_MODE_MAX];
+	size_t i;
+
 	if (!val || !*val)
 		return hm_err_set(err, HM_ERR_INVAL, "%s: empty mode (accepted: %s)", origin,
 				  hm_spank_modes());
-	for (int i = 0; modes[i]; i++) {
-		if (strcasecmp(val, modes[i]) == 0) {
-			if (canon)
-				copy_str(canon, canon_len, modes[i]);
-			return HM_OK;
-		}
-	}
-	return hm_err_set(err, HM_ERR_INVAL, "%s: unknown mode '%s' (accepted: %s)", origin, val,
-			  hm_spank_modes());
+	for (i = 0; val[i] && i + 1 < sizeof(low); i++)
+		low[i] = (char)tolower((unsigned char)val[i]);
+	low[i] = '\0';
+	if (strcmp(low, "help") != 0 && (val[i] || hm_coord_mode_check(low, &e) != HM_OK))
+		return hm_err_set(err, HM_ERR_INVAL, "%s: unknown mode '%s' (accepted: %s)", origin,
+				  val, hm_spank_modes());
+	if (canon)
+		copy_str(canon, canon_len, low);
+	return HM_OK;
 }
 
-#define PROFILE_ACCEPTED                                                                           \
-	"a catalogue model (%s) or iter=DURATION,comm=PERCENT,bytes=SIZE, "                        \
-	"e.g. iter=250ms,comm=40%%,bytes=1.2GB"
-
-hm_rc_t hm_spank_profile_parse(const char *val, const char *origin, hm_spank_profile_t *out,
-			       hm_err_t *err)
+hm_rc_t hm_spank_profile_check(const char *val, const char *origin, hm_err_t *err)
 {
-	hm_rc_t rc = HM_OK;
-	char *copy = NULL;
-	hm_spank_profile_t p = {.iter_s = 0};
-	bool have_iter = false, have_comm = false, have_bytes = false;
+	hm_profile_t p;
+	hm_rc_t rc;
 
-	if (!val || !*val) {
-		rc = hm_err_set(err, HM_ERR_INVAL, "%s: empty profile (accepted: " PROFILE_ACCEPTED ")",
-				origin, hm_catalogue_names());
-		goto out;
-	}
-	if (!strchr(val, '=')) {
-		const hm_model_t *m = hm_catalogue_find(val);
-		if (!m) {
-			rc = hm_err_set(err, HM_ERR_INVAL,
-					"%s: unknown profile '%s' (accepted: " PROFILE_ACCEPTED ")",
-					origin, val, hm_catalogue_names());
-			goto out;
-		}
-		copy_str(p.model, sizeof(p.model), m->name);
-		goto done;
-	}
-	copy = strdup(val);
-	if (!copy) {
-		rc = hm_err_set(err, HM_ERR_NOMEM, "%s: out of memory", origin);
-		goto out;
-	}
-	char *save = NULL;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *key, *v;
-		hm_err_t e = {0};
-		if (!hm_split_kv(tok, &key, &v)) {
-			rc = hm_err_set(err, HM_ERR_INVAL,
-					"%s: '%s' in profile '%s' is not key=value (accepted: " PROFILE_ACCEPTED ")",
-					origin, tok, val, hm_catalogue_names());
-			goto out;
-		}
-		if (strcasecmp(key, "iter") == 0) {
-			rc = hm_parse_duration_s(v, 1e-6, 3600, &p.iter_s, "iter", &e);
-			have_iter = true;
-		} else if (strcasecmp(key, "comm") == 0) {
-			rc = hm_parse_fraction(v, &p.comm_frac, "comm", &e);
-			have_comm = true;
-		} else if (strcasecmp(key, "bytes") == 0) {
-			rc = hm_parse_bytes(v, 1, 1e15, &p.bytes, "bytes", &e);
-			have_bytes = true;
-		} else {
-			rc = hm_err_set(err, HM_ERR_INVAL,
-					"%s: unknown profile key '%s' in '%s' (accepted keys: iter, comm, bytes)",
-					origin, key, val);
-			goto out;
-		}
-		if (rc != HM_OK) {
-			rc = hm_err_set(err, rc, "%s: profile '%s': %s", origin, val, e.msg);
-			goto out;
-		}
-	}
-	if (!have_iter || !have_comm || !have_bytes) {
-		rc = hm_err_set(err, HM_ERR_INVAL,
-				"%s: profile '%s' lacks %s%s%s(accepted: " PROFILE_ACCEPTED ")", origin, val,
-				have_iter ? "" : "iter ", have_comm ? "" : "comm ",
-				have_bytes ? "" : "bytes ", hm_catalogue_names());
-		goto out;
-	}
-	if (p.comm_frac <= 0.0 || p.comm_frac >= 1.0) {
-		rc = hm_err_set(err, HM_ERR_RANGE,
-				"%s: profile '%s': comm share must be above 0%% and below 100%%", origin,
-				val);
-		goto out;
-	}
-done:
-	if (out)
-		*out = p;
-out:
-	free(copy);
+	if (!val || !*val)
+		return hm_err_set(err, HM_ERR_INVAL,
+				  "%s: empty profile (accepted: a catalogue model or "
+				  "iter=DURATION,comm=PERCENT,bytes=SIZE)",
+				  origin);
+	rc = hm_coord_profile_parse(val, &p, err);
+	if (rc != HM_OK)
+		hm_err_prefix(err, "%s", origin);
 	return rc;
 }
 
@@ -158,10 +95,11 @@ hm_rc_t hm_spank_args_parse(int argc, char **argv, hm_spank_args_t *a, hm_err_t 
 
 		copy_str(buf, sizeof(buf), argv[i]);
 		if (!hm_split_kv(buf, &key, &val)) {
-			rc = hm_err_set(err, HM_ERR_INVAL,
-					"%s '%s' is not key=value (accepted keys: host, port, timeout_ms, "
-					"default_mode, default_profile, conf)",
-					origin, argv[i]);
+			rc = hm_err_set(
+			    err, HM_ERR_INVAL,
+			    "%s '%s' is not key=value (accepted keys: host, port, timeout_ms, "
+			    "default_mode, default_profile, conf)",
+			    origin, argv[i]);
 			goto out;
 		}
 		if (strcasecmp(key, "host") == 0) {
@@ -180,12 +118,12 @@ hm_rc_t hm_spank_args_parse(int argc, char **argv, hm_spank_args_t *a, hm_err_t 
 				goto bad;
 			if (strcmp(a->default_mode, "help") == 0) {
 				rc = hm_err_set(err, HM_ERR_INVAL,
-						"default_mode=help is not a mode (accepted: off,auto,%s)",
-						"fair,optimal,cassini,crux,harmonics");
+						"default_mode=help is not a mode (accepted: %s)",
+						hm_coord_mode_names());
 				goto bad;
 			}
 		} else if (strcasecmp(key, "default_profile") == 0) {
-			if ((rc = hm_spank_profile_parse(val, "default_profile", NULL, err)) != HM_OK)
+			if ((rc = hm_spank_profile_check(val, "default_profile", err)) != HM_OK)
 				goto bad;
 			copy_str(a->default_profile, sizeof(a->default_profile), val);
 		} else if (strcasecmp(key, "conf") == 0) {
@@ -198,7 +136,7 @@ hm_rc_t hm_spank_args_parse(int argc, char **argv, hm_spank_args_t *a, hm_err_t 
 			goto out;
 		}
 		continue;
-bad:
+	bad:
 		hm_err_prefix(err, "%s", origin);
 		goto out;
 	}
@@ -216,7 +154,7 @@ hm_rc_t hm_spank_resolve(const hm_spank_args_t *a, const char *cli_mode, const c
 	memset(&c, 0, sizeof(c));
 	copy_str(c.mode, sizeof(c.mode), a->default_mode[0] ? a->default_mode : "off");
 	c.mode_src = a->default_mode[0] && strcmp(a->default_mode, "off") ? HM_SRC_PLUGSTACK
-									     : HM_SRC_DEFAULT;
+									  : HM_SRC_DEFAULT;
 	copy_str(c.profile, sizeof(c.profile), a->default_profile);
 	c.profile_src = a->default_profile[0] ? HM_SRC_PLUGSTACK : HM_SRC_DEFAULT;
 
@@ -227,19 +165,19 @@ hm_rc_t hm_spank_resolve(const hm_spank_args_t *a, const char *cli_mode, const c
 		c.mode_src = HM_SRC_ENV;
 	}
 	if (env_profile && *env_profile) {
-		if ((rc = hm_spank_profile_parse(env_profile, HM_SPANK_ENV_PROFILE, NULL, err)) != HM_OK)
+		if ((rc = hm_spank_profile_check(env_profile, HM_SPANK_ENV_PROFILE, err)) != HM_OK)
 			goto out;
 		copy_str(c.profile, sizeof(c.profile), env_profile);
 		c.profile_src = HM_SRC_ENV;
 	}
 	if (cli_mode) {
-		if ((rc = hm_spank_mode_check(cli_mode, "--comm-sched", c.mode, sizeof(c.mode), err)) !=
-		    HM_OK)
+		if ((rc = hm_spank_mode_check(cli_mode, "--comm-sched", c.mode, sizeof(c.mode),
+					      err)) != HM_OK)
 			goto out;
 		c.mode_src = HM_SRC_CLI;
 	}
 	if (cli_profile) {
-		if ((rc = hm_spank_profile_parse(cli_profile, "--comm-profile", NULL, err)) != HM_OK)
+		if ((rc = hm_spank_profile_check(cli_profile, "--comm-profile", err)) != HM_OK)
 			goto out;
 		copy_str(c.profile, sizeof(c.profile), cli_profile);
 		c.profile_src = HM_SRC_CLI;

@@ -12,31 +12,23 @@
 
 #include "hm_error.h"
 
-#define HM_SPANK_MODE_MAX 32
+#define HM_SPANK_MODE_MAX    32
 #define HM_SPANK_PROFILE_MAX 256
-#define HM_SPANK_HOST_MAX 256
+#define HM_SPANK_HOST_MAX    256
 
 /* Environment twins of the user options, and the job-control variable names. */
-#define HM_SPANK_ENV_MODE "HARMONICS_COMM_SCHED"
+#define HM_SPANK_ENV_MODE    "HARMONICS_COMM_SCHED"
 #define HM_SPANK_ENV_PROFILE "HARMONICS_COMM_PROFILE"
 
 /* Admin-only knobs: plugstack.conf arguments (key=value). */
 typedef struct {
-	char host[HM_SPANK_HOST_MAX];		  /* coordinator host; "" = SlurmctldHost address */
-	int port;				  /* coordinator port; 0 = harmonics.conf listen_port */
-	int timeout_ms;				  /* register bound; 0 = harmonics.conf request_timeout_ms */
-	char default_mode[HM_SPANK_MODE_MAX];	  /* mode when the user says nothing; default "off" */
+	char host[HM_SPANK_HOST_MAX]; /* coordinator host; "" = SlurmctldHost address */
+	int port;                     /* coordinator port; 0 = harmonics.conf listen_port */
+	int timeout_ms;               /* register bound; 0 = harmonics.conf request_timeout_ms */
+	char default_mode[HM_SPANK_MODE_MAX]; /* mode when the user says nothing; default "off" */
 	char default_profile[HM_SPANK_PROFILE_MAX]; /* "" = none */
-	char conf[HM_SPANK_HOST_MAX];		  /* harmonics.conf path; "" = beside slurm.conf */
+	char conf[HM_SPANK_HOST_MAX]; /* harmonics.conf path; "" = beside slurm.conf */
 } hm_spank_args_t;
-
-/* A declared profile: either a catalogue model or explicit numbers. */
-typedef struct {
-	char model[64];	  /* catalogue name, "" when explicit */
-	double iter_s;	  /* iteration time */
-	double comm_frac; /* share of the iteration spent communicating, [0, 1] */
-	double bytes;	  /* bytes exchanged per iteration */
-} hm_spank_profile_t;
 
 /* Where a resolved value came from (for messages). */
 typedef enum { HM_SRC_DEFAULT, HM_SRC_PLUGSTACK, HM_SRC_ENV, HM_SRC_CLI } hm_spank_src_t;
@@ -49,7 +41,7 @@ typedef struct {
 	hm_spank_src_t profile_src;
 } hm_spank_choice_t;
 
-/* "off,auto,<policies>,help" (static). */
+/* "off,auto,<policies>,help" (static; hm_coord_mode_names() plus help). */
 const char *hm_spank_modes(void);
 
 /*
@@ -60,9 +52,9 @@ const char *hm_spank_modes(void);
 hm_rc_t hm_spank_mode_check(const char *val, const char *origin, char *canon, size_t canon_len,
 			    hm_err_t *err);
 
-/* Validate/parse a --comm-profile value: a catalogue model or iter=..,comm=..%,bytes=.. */
-hm_rc_t hm_spank_profile_parse(const char *val, const char *origin, hm_spank_profile_t *out,
-			       hm_err_t *err);
+/* Validate a --comm-profile value (hm_coord_profile_parse): a catalogue model or
+   iter=..,comm=..%,bytes=..; the message starts with origin. */
+hm_rc_t hm_spank_profile_check(const char *val, const char *origin, hm_err_t *err);
 
 /* Defaults, then parse plugstack.conf arguments (argv from Slurm); unknown key => error. */
 void hm_spank_args_defaults(hm_spank_args_t *a);

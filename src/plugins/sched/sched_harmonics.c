@@ -1,0 +1,508 @@
+/*
+ * sched_harmonics.c - sched/harmonics: hosts the Harmonics Global Coordinator in
+ * slurmctld and keeps backfill.
+ *
+ * init() loads harmonics.conf (beside slurm.conf) and topology.conf, restores
+ * the state file, starts the socket server and a thread that mirrors running
+ * jobs into the coordinator, re-decides on job start/end and per epoch, and
+ * writes each decision into the job's AdminComment. slurmctld locks are held
+ * only to copy job fields and to store a comment; policy work runs unlocked.
+ * Backfill: the installed sched_backfill.so is loaded and forwarded to unless
+ * SchedulerParameters contains harmonics_no_backfill.
+ */
+#include "config.h" /* Slurm's (see m4/hm_slurm.m4) */
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/read_config.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/locks.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "hm_conf.h"
+#include "hm_coord.h"
+#include "hm_log.h"
+#include "hm_server.h"
+#include "hm_topo.h"
+
+const char plugin_name[] = "Harmonics communication scheduler (keeps sched/backfill)";
+const char plugin_type[] = "sched/harmonics";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+#define LOG_PREFIX        "sched/harmonics: "
+#define NO_BACKFILL_PARAM "harmonics_no_backfill"
+#define ENV_MODE          "HARMONICS_COMM_SCHED="
+#define ENV_PROFILE       "HARMONICS_COMM_PROFILE="
+#define TICK_MS           1000
+
+/* A running job as copied under the read lock. */
+typedef struct {
+	uint32_t job_id, uid;
+	char *name, *nodes, *mode, *profile, *comment;
+	int gpus_per_node;
+	time_t start;
+} snap_job_t;
+
+static struct {
+	void *bf_handle;
+	int (*bf_init)(void);
+	void (*bf_fini)(void);
+	int (*bf_reconfig)(void);
+
+	pthread_t thread;
+	bool thread_started;
+	pthread_mutex_t mu; /* guards stop and reconfig */
+	bool stop, reconfig;
+
+	hm_conf_t conf;
+	char conf_path[PATH_MAX];
+	char state_path[PATH_MAX];
+	hm_coord_t *coord;
+	hm_server_t *srv;
+} g = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void log_sink(hm_log_level_t level, const char *msg)
+{
+	switch (level) {
+	case HM_LOG_ERROR:
+		error(LOG_PREFIX "%s", msg);
+		break;
+	case HM_LOG_INFO:
+		info(LOG_PREFIX "%s", msg);
+		break;
+	case HM_LOG_VERBOSE:
+		verbose(LOG_PREFIX "%s", msg);
+		break;
+	default:
+		debug(LOG_PREFIX "%s", msg);
+		break;
+	}
+}
+
+/* --- backfill -------------------------------------------------------- */
+
+static bool backfill_wanted(void)
+{
+	return !(slurm_conf.sched_params && strstr(slurm_conf.sched_params, NO_BACKFILL_PARAM));
+}
+
+/* dlopen sched_backfill.so from PluginDir (colon-separated) and start it. */
+static int backfill_start(void)
+{
+	char *dirs = xstrdup(slurm_conf.plugindir), *save = NULL;
+	int rc = SLURM_ERROR;
+
+	for (char *d = strtok_r(dirs, ":", &save); d && !g.bf_handle;
+	     d = strtok_r(NULL, ":", &save)) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/sched_backfill.so", d);
+		if (access(path, R_OK) == 0)
+			g.bf_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	}
+	if (!g.bf_handle) {
+		error(LOG_PREFIX
+		      "sched_backfill.so not found in PluginDir %s (%s); running without "
+		      "backfill",
+		      slurm_conf.plugindir, dlerror());
+		goto out;
+	}
+	g.bf_init = (int (*)(void))dlsym(g.bf_handle, "init");
+	g.bf_fini = (void (*)(void))dlsym(g.bf_handle, "fini");
+	g.bf_reconfig = (int (*)(void))dlsym(g.bf_handle, "sched_p_reconfig");
+	if (!g.bf_init || !g.bf_fini || !g.bf_reconfig) {
+		error(LOG_PREFIX "sched_backfill.so lacks init/fini/sched_p_reconfig; no backfill");
+		g.bf_init = NULL;
+		g.bf_fini = NULL;
+		g.bf_reconfig = NULL;
+		goto out;
+	}
+	rc = g.bf_init();
+	if (rc == SLURM_SUCCESS)
+		info(LOG_PREFIX "backfill kept (sched_backfill.so started)");
+	else
+		g.bf_fini = NULL;
+out:
+	xfree(dirs);
+	return rc;
+}
+
+/* --- configuration --------------------------------------------------- */
+
+/* harmonics.conf beside slurm.conf ($HARMONICS_CONF wins, for tests). */
+static void conf_path(char *buf, size_t len)
+{
+	const char *env = getenv("HARMONICS_CONF");
+	const char *sc = slurm_conf.slurm_conf;
+	const char *slash = sc ? strrchr(sc, '/') : NULL;
+
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (slash)
+		snprintf(buf, len, "%.*s/%s", (int)(slash - sc), sc, HM_CONF_FILE_NAME);
+	else
+		hm_conf_default_path(buf, len);
+}
+
+/* Load conf + topology; missing harmonics.conf = defaults, a bad one = error. */
+static hm_rc_t load_config(hm_conf_t *conf, hm_topo_t **topo, hm_err_t *err)
+{
+	hm_rc_t rc;
+	char tpath[PATH_MAX];
+	hm_topo_opts_t opts;
+
+	hm_conf_defaults(conf);
+	rc = hm_conf_load(g.conf_path, conf, err);
+	if (rc == HM_ERR_IO && access(g.conf_path, F_OK) != 0) {
+		info(LOG_PREFIX "%s not found: built-in defaults", g.conf_path);
+		hm_conf_defaults(conf);
+		rc = HM_OK;
+	}
+	if (rc != HM_OK)
+		return rc;
+	if (!conf->state_file[0] && slurm_conf.state_save_location)
+		snprintf(conf->state_file, sizeof(conf->state_file), "%s/harmonics.state",
+			 slurm_conf.state_save_location);
+	if (!conf->source[0])
+		snprintf(conf->source, sizeof(conf->source), "%s", g.conf_path);
+	hm_conf_topology_path(conf, tpath, sizeof(tpath));
+	memset(&opts, 0, sizeof(opts));
+	opts.gpus_per_host = conf->gpus_per_node;
+	opts.nic_bps = conf->nic_bps;
+	opts.uplink_bps = conf->uplink_bps;
+	return hm_topo_load_file(tpath, &opts, topo, err);
+}
+
+/* --- job mirror ------------------------------------------------------ */
+
+static const char *env_get(char **env, uint32_t n, const char *prefix)
+{
+	size_t plen = strlen(prefix);
+	for (uint32_t i = 0; env && i < n; i++)
+		if (env[i] && strncmp(env[i], prefix, plen) == 0)
+			return env[i] + plen;
+	return NULL;
+}
+
+/* GPUs per node from tres_per_node ("gres:gpu:4", "gres/gpu:a100:2"); 0 = all. */
+static int gpus_per_node(const char *tres)
+{
+	const char *p = tres ? strstr(tres, "gpu") : NULL;
+	const char *colon = p ? strrchr(p, ':') : NULL;
+	long n = 0;
+
+	if (colon) {
+		char *end = NULL;
+		n = strtol(colon + 1, &end, 10);
+		if (end == colon + 1 || (*end && *end != ',') || n < 0 || n > 1024)
+			n = 0;
+	}
+	return (int)n;
+}
+
+static void snap_free(snap_job_t *s, int n)
+{
+	for (int i = 0; s && i < n; i++) {
+		free(s[i].name);
+		free(s[i].nodes);
+		free(s[i].mode);
+		free(s[i].profile);
+		free(s[i].comment);
+	}
+	free(s);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* Copy the running jobs that concern us; read locks only, no slow work. */
+static int snapshot(snap_job_t **out, bool all_jobs)
+{
+	slurmctld_lock_t rl = {.job = READ_LOCK, .node = READ_LOCK};
+	ListIterator it;
+	job_record_t *job;
+	snap_job_t *s = NULL;
+	int n = 0, cap = 0;
+
+	lock_slurmctld(rl);
+	if (!job_list)
+		goto unlock;
+	it = list_iterator_create(job_list);
+	while ((job = list_next(it))) {
+		const char *mode;
+		if (!IS_JOB_RUNNING(job) || !job->nodes)
+			continue;
+		mode = env_get(job->spank_job_env, job->spank_job_env_size, ENV_MODE);
+		if (!mode && !all_jobs)
+			continue;
+		if (n == cap) {
+			snap_job_t *ns = realloc(s, sizeof(*s) * (size_t)(cap ? cap * 2 : 16));
+			if (!ns)
+				break;
+			s = ns;
+			cap = cap ? cap * 2 : 16;
+		}
+		memset(&s[n], 0, sizeof(s[n]));
+		s[n].job_id = job->job_id;
+		s[n].uid = job->user_id;
+		s[n].name = dup_or_null(job->name);
+		s[n].nodes = dup_or_null(job->nodes);
+		s[n].mode = dup_or_null(mode);
+		s[n].profile =
+		    dup_or_null(env_get(job->spank_job_env, job->spank_job_env_size, ENV_PROFILE));
+		s[n].comment = dup_or_null(job->admin_comment);
+		s[n].gpus_per_node = gpus_per_node(job->tres_per_node);
+		s[n].start = job->start_time;
+		n++;
+	}
+	list_iterator_destroy(it);
+unlock:
+	unlock_slurmctld(rl);
+	*out = s;
+	return n;
+}
+
+/* Store a new AdminComment unless the job or its comment changed meanwhile. */
+static void store_comment(uint32_t job_id, const char *old, const char *new_comment)
+{
+	slurmctld_lock_t wl = {.job = WRITE_LOCK};
+	job_record_t *job;
+
+	lock_slurmctld(wl);
+	job = find_job_record(job_id);
+	if (job && IS_JOB_RUNNING(job) && !xstrcmp(job->admin_comment, old)) {
+		xfree(job->admin_comment);
+		job->admin_comment = xstrdup(new_comment);
+		last_job_update = time(NULL);
+	}
+	unlock_slurmctld(wl);
+}
+
+static bool snap_has(const snap_job_t *s, int n, uint32_t id)
+{
+	for (int i = 0; i < n; i++)
+		if (s[i].job_id == id)
+			return true;
+	return false;
+}
+
+/* One round: mirror jobs, decide, record decisions, save state when changed. */
+static void sync_round(void)
+{
+	snap_job_t *s = NULL;
+	uint32_t *ids = NULL;
+	int n, nids = 0;
+	bool changed = false, table_changed = false;
+	hm_err_t err = {0};
+	char *buf = NULL;
+	size_t buf_len = g.conf.admin_comment_max_bytes + 1;
+
+	n = snapshot(&s, strcasecmp(g.conf.default_mode, "off") != 0);
+	/* Ended jobs leave the table (their history stays in AdminComment). */
+	if (hm_coord_job_ids(g.coord, &ids, &nids) == HM_OK) {
+		for (int i = 0; i < nids; i++) {
+			if (!snap_has(s, n, ids[i]) &&
+			    hm_coord_job_remove(g.coord, ids[i]) == HM_OK) {
+				hm_log(HM_LOG_VERBOSE, "job %u ended", ids[i]);
+				table_changed = true;
+			}
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		hm_coord_job_info_t info = {
+		    .job_id = s[i].job_id,
+		    .uid = s[i].uid,
+		    .name = s[i].name,
+		    .nodes = s[i].nodes,
+		    .gpus_per_node = s[i].gpus_per_node,
+		    .mode = s[i].mode,
+		    .profile = s[i].profile,
+		    .start_s = (double)s[i].start,
+		};
+		memset(&err, 0, sizeof(err));
+		if (hm_coord_job_upsert(g.coord, &info, &err) != HM_OK)
+			hm_log(HM_LOG_INFO, "job %u: %s", s[i].job_id, err.msg);
+	}
+	memset(&err, 0, sizeof(err));
+	if (hm_coord_decide(g.coord, hm_coord_now_s(), &changed, &err) != HM_OK)
+		hm_log(HM_LOG_ERROR, "decide: %s", err.msg);
+	buf = malloc(buf_len);
+	for (int i = 0; buf && i < n; i++) {
+		if (hm_coord_admin_comment(g.coord, s[i].job_id, s[i].comment, buf, buf_len)) {
+			store_comment(s[i].job_id, s[i].comment, buf);
+			changed = true;
+		}
+	}
+	if ((changed || table_changed) && g.conf.state_file[0]) {
+		memset(&err, 0, sizeof(err));
+		if (hm_coord_state_save(g.coord, g.conf.state_file, &err) != HM_OK)
+			hm_log(HM_LOG_ERROR, "state: %s", err.msg);
+	}
+	free(buf);
+	free(ids);
+	snap_free(s, n);
+}
+
+static void reload(void)
+{
+	hm_conf_t conf;
+	hm_topo_t *topo = NULL;
+	hm_err_t err = {0};
+
+	if (load_config(&conf, &topo, &err) != HM_OK) {
+		error(LOG_PREFIX "reconfigure: %s; keeping the previous configuration", err.msg);
+		hm_topo_free(topo);
+		return;
+	}
+	if (conf.listen_port != g.conf.listen_port ||
+	    strcmp(conf.listen_addr, g.conf.listen_addr) != 0)
+		info(LOG_PREFIX
+		     "ListenAddress/ListenPort changes take effect at slurmctld restart");
+	if (hm_coord_reconfigure(g.coord, &conf, topo, &err) != HM_OK) {
+		error(LOG_PREFIX "reconfigure: %s; keeping the previous configuration", err.msg);
+		return;
+	}
+	hm_log_set_level(conf.log_level);
+	g.conf = conf;
+	info(LOG_PREFIX "reconfigured from %s (policy %s), decisions kept", g.conf_path,
+	     conf.policy);
+}
+
+static void *agent(void *arg)
+{
+	for (;;) {
+		bool stop, reconf;
+
+		pthread_mutex_lock(&g.mu);
+		stop = g.stop;
+		reconf = g.reconfig;
+		g.reconfig = false;
+		pthread_mutex_unlock(&g.mu);
+		if (stop)
+			break;
+		if (reconf)
+			reload();
+		sync_round();
+		(void)hm_coord_wait_work(g.coord, TICK_MS);
+	}
+	return NULL;
+}
+
+/* --- plugin entry points ------------------------------------------------ */
+
+static void teardown(void)
+{
+	if (g.thread_started) {
+		pthread_mutex_lock(&g.mu);
+		g.stop = true;
+		pthread_mutex_unlock(&g.mu);
+		hm_coord_wake(g.coord);
+		pthread_join(g.thread, NULL);
+		g.thread_started = false;
+	}
+	hm_server_stop(g.srv);
+	g.srv = NULL;
+	if (g.coord && g.conf.state_file[0]) {
+		hm_err_t err = {0};
+		if (hm_coord_state_save(g.coord, g.conf.state_file, &err) != HM_OK)
+			error(LOG_PREFIX "state: %s", err.msg);
+	}
+	hm_coord_destroy(g.coord);
+	g.coord = NULL;
+}
+
+extern int init(void)
+{
+	hm_err_t err = {0};
+	hm_topo_t *topo = NULL;
+	hm_rc_t rc;
+
+	info(LOG_PREFIX "harmonics %s, built for Slurm %s (running %s)", HM_VERSION,
+	     HM_SLURM_VERSION_BUILT, SLURM_VERSION_STRING);
+	hm_log_set_sink(log_sink);
+	g.stop = false;
+	g.reconfig = false;
+	conf_path(g.conf_path, sizeof(g.conf_path));
+	rc = load_config(&g.conf, &topo, &err);
+	if (rc != HM_OK) {
+		/* A bad harmonics.conf refuses to start (file:line in the message). */
+		error(LOG_PREFIX "%s", err.msg);
+		goto fail;
+	}
+	hm_log_set_level(g.conf.log_level);
+	rc = hm_coord_create(&g.conf, topo, &g.coord, &err);
+	topo = NULL; /* owned by the engine now, also on error */
+	if (rc != HM_OK) {
+		error(LOG_PREFIX "coordinator: %s", err.msg);
+		goto fail;
+	}
+	if (g.conf.state_file[0]) {
+		memset(&err, 0, sizeof(err));
+		rc = hm_coord_state_load(g.coord, g.conf.state_file, &err);
+		if (rc == HM_OK)
+			info(LOG_PREFIX "decisions recovered from %s", g.conf.state_file);
+		else if (rc != HM_ERR_NOTFOUND)
+			error(LOG_PREFIX "state: %s (starting empty)", err.msg);
+	}
+	memset(&err, 0, sizeof(err));
+	if (hm_server_start(g.coord, &g.conf, slurm_conf.slurm_user_id, &g.srv, &err) != HM_OK) {
+		error(LOG_PREFIX "server: %s", err.msg);
+		goto fail;
+	}
+	if (pthread_create(&g.thread, NULL, agent, NULL) != 0) {
+		error(LOG_PREFIX "cannot start the coordinator thread: %m");
+		goto fail;
+	}
+	g.thread_started = true;
+	info(LOG_PREFIX "coordinator up: policy %s, epoch %.1f s, listening on %s:%d, config %s",
+	     g.conf.policy, g.conf.epoch_s, g.conf.listen_addr, hm_server_port(g.srv), g.conf_path);
+	if (backfill_wanted())
+		backfill_start();
+	else
+		info(LOG_PREFIX "backfill off (SchedulerParameters=" NO_BACKFILL_PARAM ")");
+	return SLURM_SUCCESS;
+fail:
+	hm_topo_free(topo);
+	teardown();
+	hm_log_set_sink(NULL);
+	return SLURM_ERROR;
+}
+
+extern void fini(void)
+{
+	if (g.bf_fini)
+		g.bf_fini(); /* never dlclose: its threads are joined, symbols may linger */
+	g.bf_fini = NULL;
+	g.bf_init = NULL;
+	g.bf_reconfig = NULL;
+	teardown();
+	info(LOG_PREFIX "stopped");
+	hm_log_set_sink(NULL);
+}
+
+extern int sched_p_reconfig(void)
+{
+	pthread_mutex_lock(&g.mu);
+	g.reconfig = true;
+	pthread_mutex_unlock(&g.mu);
+	if (g.coord)
+		hm_coord_wake(g.coord);
+	if (g.bf_reconfig)
+		g.bf_reconfig();
+	return SLURM_SUCCESS;
+}
