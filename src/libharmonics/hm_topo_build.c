@@ -170,21 +170,20 @@ int hm_tb_host_tor(const hm_tb_t *b, int idx)
 	return b->hosts[idx].tor;
 }
 
-static hm_rc_t check_name(const hm_tb_t *b, const char *what, const char *name, hm_err_t *err)
+static hm_rc_t check_name(const char *what, const char *name, hm_err_t *err)
 {
 	if (!name || !*name)
-		return hm_err_set(err, HM_ERR_PARSE, "%s: empty %s name", b->fname, what);
+		return hm_err_set(err, HM_ERR_PARSE, "empty %s name", what);
 	if (strlen(name) > HM_TOPO_MAX_NAME)
-		return hm_err_set(err, HM_ERR_PARSE,
-				  "%s: %s name '%.40s...' is longer than %d bytes", b->fname, what,
-				  name, HM_TOPO_MAX_NAME);
+		return hm_err_set(err, HM_ERR_PARSE, "%s name '%.40s...' is longer than %d bytes",
+				  what, name, HM_TOPO_MAX_NAME);
 	return HM_OK;
 }
 
 hm_rc_t hm_tb_switch_add(hm_tb_t *b, const char *name, int line, int *idx, hm_err_t *err)
 {
 	tb_switch_t *s;
-	hm_rc_t rc = check_name(b, "switch", name, err);
+	hm_rc_t rc = check_name("switch", name, err);
 
 	if (rc)
 		return rc;
@@ -234,18 +233,17 @@ hm_rc_t hm_tb_host_add(hm_tb_t *b, const char *name, int tor, int gpus, int nics
 		       int *idx, hm_err_t *err)
 {
 	tb_host_t *h;
-	hm_rc_t rc = check_name(b, "host", name, err);
+	hm_rc_t rc = check_name("host", name, err);
 
 	if (rc)
 		return rc;
 	if (gpus < 0 || gpus > HM_MAX_GPUS_PER_HOST || nics < 1 || nics > HM_MAX_NICS_PER_HOST ||
 	    !(nic_bps > 0))
-		return hm_err_set(
-		    err, HM_ERR_RANGE,
-		    "%s: host '%s': %d GPUs, %d NICs at %g bit/s; accepted 0-%d GPUs, "
-		    "1-%d NICs, speed > 0",
-		    b->fname, name, gpus, nics, nic_bps, HM_MAX_GPUS_PER_HOST,
-		    HM_MAX_NICS_PER_HOST);
+		return hm_err_set(err, HM_ERR_RANGE,
+				  "host '%s': %d GPUs, %d NICs at %g bit/s; accepted 0-%d GPUs, "
+				  "1-%d NICs, speed > 0",
+				  name, gpus, nics, nic_bps, HM_MAX_GPUS_PER_HOST,
+				  HM_MAX_NICS_PER_HOST);
 	if (b->nhosts == b->cap_hosts) {
 		int ncap = b->cap_hosts ? b->cap_hosts * 2 : 64;
 		tb_host_t *n = realloc(b->hosts, (size_t)ncap * sizeof(*n));

@@ -187,6 +187,8 @@ hm_rc_t hm_topo_generate(const hm_topo_gen_t *gen, hm_topo_t **out, hm_err_t *er
 	}
 	rc = hm_tb_finish(b, out, err);
 out:
+	if (rc && rc != HM_ERR_NOMEM && strncmp(err ? err->msg : "", "generator", 9) != 0)
+		hm_err_prefix(err, "generator");
 	hm_tb_free(b);
 	free(tor);
 	free(agg);

@@ -8,14 +8,18 @@ src_libharmonics_libharmonics_la_SOURCES += \
 	src/libharmonics/hm_topo.h \
 	src/libharmonics/hm_topo_build.c \
 	src/libharmonics/hm_topo_build.h \
-	src/libharmonics/hm_topo_gen.c
+	src/libharmonics/hm_topo_gen.c \
+	src/libharmonics/hm_topo_slurm.c \
+	src/libharmonics/hm_topo_csv.c
 
 check_PROGRAMS += \
 	tests/unit/test_hostlist \
-	tests/unit/test_topo
+	tests/unit/test_topo \
+	tests/unit/test_topo_load
 TESTS += \
 	tests/unit/test_hostlist \
-	tests/unit/test_topo
+	tests/unit/test_topo \
+	tests/unit/test_topo_load
 
 tests_unit_test_hostlist_SOURCES = tests/unit/test_hostlist.c
 tests_unit_test_hostlist_CFLAGS = $(UNIT_CFLAGS)
@@ -24,3 +28,7 @@ tests_unit_test_hostlist_LDADD = $(UNIT_LDADD)
 tests_unit_test_topo_SOURCES = tests/unit/test_topo.c
 tests_unit_test_topo_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_topo_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_topo_load_SOURCES = tests/unit/test_topo_load.c
+tests_unit_test_topo_load_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_topo_load_LDADD = $(UNIT_LDADD)
