@@ -5,6 +5,9 @@
 #ifndef HM_SIM_INT_H
 #define HM_SIM_INT_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "hm_sim.h"
 
 /* Scratch for hm_mm_solve, sized for a topology; reused so solves never allocate. */
@@ -30,5 +33,142 @@ void hm_mm_ws_free(hm_mm_ws_t *ws); /* NULL is fine */
  */
 hm_rc_t hm_mm_solve(hm_mm_ws_t *ws, const double *capacity_bps, const hm_mm_phase_t *ph, int nph,
 		    double *rate_bps, hm_err_t *err);
+
+/* ---- simulator state shared by hm_sim*.c ---- */
+
+typedef enum {
+	SEV_ARRIVAL,
+	SEV_ITER_START,
+	SEV_COMPUTE_END,
+	SEV_PHASE_READY,
+	SEV_PHASE_START, /* a held burst's slot begins */
+	SEV_PHASE_END,
+	SEV_EPOCH,
+	SEV_SAMPLE,
+} sim_ev_type_t;
+
+typedef struct {
+	double t;
+	uint64_t seq; /* FIFO among equal times: runs are deterministic */
+	int type;
+	int job;
+	unsigned ver; /* SEV_PHASE_END: stale unless equal to the job's ph_ver */
+} sim_ev_t;
+
+typedef struct {
+	sim_ev_t *a;
+	int n, cap;
+	uint64_t seq;
+} sim_heap_t;
+
+typedef enum { SJ_PENDING, SJ_QUEUED, SJ_RUNNING, SJ_DONE, SJ_UNPLACED } sim_job_state_t;
+
+typedef struct {
+	const hm_job_t *job;
+	int state;
+	hm_placement_t pl;
+	hm_traffic_t *tr; /* [npaths] */
+	int npaths;
+	bool network; /* some phase crosses a link */
+	double alone_iter_s, target_iters;
+	hm_decision_t dec;
+	double pending_delay_s; /* one-time shift for the next iteration start */
+	uint64_t rng[2];        /* jitter stream, seeded per job */
+	int run_pos;            /* index in the running list, -1 when not running */
+
+	/* Current iteration. */
+	double iter_start_s, compute_s, compute_end_s, burst_start_s;
+	bool compute_done, ready_pending, slot_wait;
+	int next_phase, cur_phase;
+	unsigned ph_ver;
+
+	/* Active network phase (act_pos >= 0 while its flows are on links). */
+	int act_pos;
+	const hm_phase_load_t *ld;
+	int prio;
+	double rem_bits, rate_bps, t_last_s;
+
+	/* Statistics. */
+	double start_s, end_s;
+	double iters, sum_iter_s, sum_comm_s, sum_compute_s;
+	double ep_n, ep_iter_s, ep_iter2_s, ep_compute_s, ep_comm_s; /* since last epoch */
+	double meas_iter_s, meas_compute_s, meas_comm_s, meas_sd_s;
+	double *samp; /* reservoir of iteration times */
+	int nsamp, cap_samp;
+	char note[128];
+} sim_job_t;
+
+typedef struct {
+	const hm_topo_t *topo;
+	const hm_workload_t *w;
+	const hm_policy_ops_t *pol;
+	hm_policy_cfg_t pcfg;
+	void *pstate;
+	hm_sim_opts_t o;
+	hm_sim_result_t *res;
+
+	int nj;
+	sim_job_t *jobs;
+	sim_heap_t heap;
+	double now;
+	uint64_t events;
+	uint64_t rng[2]; /* reservoir sampling */
+
+	hm_cluster_state_t cs;
+	bool cs_init;
+	int *queue; /* waiting jobs in arrival order */
+	int nqueue;
+	int *running; /* running jobs in start order */
+	int nrunning;
+	int remaining; /* jobs not done or unplaced */
+
+	/* Network. */
+	double *cap_bps;
+	hm_mm_ws_t ws;
+	int *active; /* jobs with an active network phase */
+	int nactive;
+	int **lk_jobs; /* per link: active jobs crossing it */
+	int *lk_n, *lk_cap;
+	unsigned *lvis, *jvis, gen;
+	int *stack, *comp;
+	hm_mm_phase_t *mm;
+	double *mm_rate;
+	double *load; /* sampling scratch */
+
+	/* Policy. */
+	hm_sched_job_t *sched;
+	int *sched_map;
+
+	/* Global iteration samples (reservoir). */
+	double seen_samples;
+	int cap_samples;
+	double *samp_raw, *samp_norm;
+	int nt, cap_t;
+} sim_t;
+
+/* hm_sim_net.c */
+hm_rc_t sim_heap_push(sim_heap_t *h, double t, int type, int job, unsigned ver, hm_err_t *err);
+bool sim_heap_pop(sim_heap_t *h, sim_ev_t *ev);
+hm_rc_t sim_net_init(sim_t *s, hm_err_t *err);
+void sim_net_free(sim_t *s);
+/* Put job j's phase ld on the links (class prio) / take it off; re-solve its component. */
+hm_rc_t sim_net_start(sim_t *s, int j, const hm_phase_load_t *ld, int prio, hm_err_t *err);
+hm_rc_t sim_net_stop(sim_t *s, int j, hm_err_t *err);
+/* Utilisation of the busiest link and mean over loaded links, now. */
+void sim_net_util(sim_t *s, double *busiest, double *mean);
+
+/* hm_sim_sched.c */
+hm_rc_t sim_policy_call(sim_t *s, hm_sched_event_t ev, int event_job, hm_err_t *err);
+/* Try to place job j now: HM_OK placed, HM_ERR_PLACE not now, HM_ERR_INVAL never. */
+hm_rc_t sim_place(sim_t *s, int j, hm_err_t *err);
+
+/* hm_sim.c: start job j's first iteration (after its one-time shift, if any). */
+hm_rc_t sim_job_begin(sim_t *s, int j, hm_err_t *err);
+
+/* hm_sim_out.c */
+void sim_record_iter(sim_t *s, sim_job_t *sj, double iter_s);
+hm_rc_t sim_sample_util(sim_t *s, hm_err_t *err);
+hm_rc_t sim_results(sim_t *s, hm_err_t *err);
+double sim_rand01(uint64_t st[2]);
 
 #endif

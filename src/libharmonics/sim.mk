@@ -2,10 +2,21 @@
 # fair and optimal policies.
 src_libharmonics_libharmonics_la_SOURCES += \
 	src/libharmonics/hm_sim_int.h \
-	src/libharmonics/hm_maxmin.c
+	src/libharmonics/hm_maxmin.c \
+	src/libharmonics/hm_sim.c \
+	src/libharmonics/hm_sim_net.c \
+	src/libharmonics/hm_sim_sched.c \
+	src/libharmonics/hm_sim_out.c \
+	src/libharmonics/hm_policy_fair.c
 
 check_PROGRAMS += tests/unit/test_maxmin
 TESTS += tests/unit/test_maxmin
 tests_unit_test_maxmin_SOURCES = tests/unit/test_maxmin.c
 tests_unit_test_maxmin_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_maxmin_LDADD = $(UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_sim
+TESTS += tests/unit/test_sim
+tests_unit_test_sim_SOURCES = tests/unit/test_sim.c
+tests_unit_test_sim_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sim_LDADD = $(UNIT_LDADD)

@@ -1,0 +1,316 @@
+/*
+ * Unit tests for the flow-level simulator on hand-computable cases.
+ *
+ * Topology for most cases: 2 racks x 2 hosts x 1 GPU, 100 Gbit/s NICs, one
+ * spine, oversubscription 2, so each ToR uplink has 2 * 100 / 2 = 100 Gbit/s.
+ * Job A runs on host 1 of each rack, job B on host 2 of each rack: their
+ * 2-rank rings cross the same ToR uplinks (one flow per job per direction).
+ * A 2-rank ring all-reduce sends 2(N-1)/N = 1 x the buffer per rank, so with
+ * bytes = 1.25e9 the burst alone takes M = 1.25e9 * 8 / 100e9 = 0.1 s.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "hm_sim.h"
+
+#define C_S   0.3
+#define M_S   0.1
+#define BYTES 1.25e9
+
+static hm_topo_t *make_topo(void)
+{
+	hm_topo_gen_t g = {0};
+	hm_topo_t *t = NULL;
+	hm_err_t err = {0};
+
+	g.racks = 2;
+	g.hosts_per_rack = 2;
+	g.gpus_per_host = 1;
+	g.nic_bps = 100e9;
+	g.oversubscription = 2;
+	assert_int_equal(hm_topo_generate(&g, &t, &err), HM_OK);
+	assert_int_equal(t->nhosts, 4);
+	return t;
+}
+
+/* A job of `gpus` GPUs on the given hosts (NULL = default placement). */
+static void set_job(hm_job_t *j, int id, const hm_topo_t *t, int h1, int h2, double iters)
+{
+	memset(j, 0, sizeof(*j));
+	j->id = id;
+	snprintf(j->name, sizeof(j->name), "job%d", id);
+	j->gpus = h1 >= 0 ? 2 : 1;
+	snprintf(j->profile.model, sizeof(j->profile.model), "custom");
+	j->profile.compute_s = C_S;
+	j->profile.nphases = 1;
+	j->profile.phases[0].coll = HM_COLL_ALLREDUCE_RING;
+	j->profile.phases[0].bytes = BYTES;
+	j->iterations = iters;
+	if (h1 >= 0) {
+		size_t n = strlen(t->hosts[h1].name) + strlen(t->hosts[h2].name) + 2;
+		j->nodes = malloc(n);
+		assert_non_null(j->nodes);
+		snprintf(j->nodes, n, "%s,%s", t->hosts[h1].name, t->hosts[h2].name);
+	}
+}
+
+static void free_jobs(hm_job_t *jobs, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(jobs[i].nodes);
+}
+
+static hm_sim_result_t run(const hm_topo_t *t, hm_job_t *jobs, int n, const hm_policy_ops_t *pol,
+			   double jitter, unsigned long seed)
+{
+	hm_workload_t w = {n, jobs};
+	hm_sim_opts_t o;
+	hm_policy_cfg_t cfg;
+	hm_sim_result_t r;
+	hm_err_t err = {0};
+
+	hm_sim_opts_defaults(&o);
+	o.jitter_cv = jitter;
+	o.seed = seed;
+	o.sample_s = 0.05;
+	hm_policy_cfg_defaults(&cfg);
+	hm_rc_t rc = hm_sim_run(t, &w, pol, &cfg, &o, &r, &err);
+	if (rc != HM_OK)
+		fprintf(stderr, "hm_sim_run: %s\n", err.msg);
+	assert_int_equal(rc, HM_OK);
+	return r;
+}
+
+/* One job alone: every iteration is exactly C + M, its contention-free time. */
+static void test_alone(void **state)
+{
+	(void)state;
+	hm_topo_t *t = make_topo();
+	hm_job_t j[1];
+
+	set_job(&j[0], 0, t, 0, 2, 50);
+	hm_sim_result_t r = run(t, j, 1, &hm_policy_fair, 0, 1);
+	assert_int_equal(r.completed, 1);
+	assert_float_equal(r.jobs[0].alone_iter_s, C_S + M_S, 1e-9);
+	assert_float_equal(r.jobs[0].mean_iter_s, C_S + M_S, 1e-9);
+	assert_float_equal(r.jobs[0].p99_iter_s, C_S + M_S, 1e-9);
+	assert_float_equal(r.jobs[0].mean_comm_s, M_S, 1e-9);
+	assert_float_equal(r.jobs[0].slowdown, 1, 1e-9);
+	assert_float_equal(r.jobs[0].jct_s, 50 * (C_S + M_S), 1e-6);
+	assert_float_equal(r.jobs[0].gpu_util, C_S / (C_S + M_S), 1e-9);
+	/* Utilisation samples: the busiest link is either idle or full. */
+	assert_true(r.nt > 10);
+	for (int i = 0; i < r.nt; i++)
+		assert_true(r.util_busiest[i] < 1e-9 || r.util_busiest[i] > 1 - 1e-9);
+	hm_sim_result_free(&r);
+	free_jobs(j, 1);
+	hm_topo_free(t);
+}
+
+/*
+ * Closed form: two identical jobs started together sharing one uplink, with
+ * compute C and communication M alone. Their bursts overlap fully forever, each
+ * gets half the uplink, so every burst takes 2M: iteration time C + 2M.
+ */
+static void test_two_jobs_fair(void **state)
+{
+	(void)state;
+	hm_topo_t *t = make_topo();
+	hm_job_t j[2];
+
+	set_job(&j[0], 0, t, 0, 2, 40);
+	set_job(&j[1], 1, t, 1, 3, 40);
+	hm_sim_result_t r = run(t, j, 2, &hm_policy_fair, 0, 1);
+	assert_int_equal(r.completed, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_float_equal(r.jobs[i].mean_iter_s, C_S + 2 * M_S, 1e-9);
+		assert_float_equal(r.jobs[i].mean_comm_s, 2 * M_S, 1e-9);
+		assert_float_equal(r.jobs[i].slowdown, (C_S + 2 * M_S) / (C_S + M_S), 1e-9);
+	}
+	assert_float_equal(r.mean_iter_s, C_S + 2 * M_S, 1e-9);
+	/* During the bursts the shared uplink is full. */
+	double best = 0;
+	for (int i = 0; i < r.nt; i++)
+		best = r.util_busiest[i] > best ? r.util_busiest[i] : best;
+	assert_float_equal(best, 1, 1e-9);
+	hm_sim_result_free(&r);
+	free_jobs(j, 2);
+	hm_topo_free(t);
+}
+
+/* Test policies: fixed decisions for jobs by workload id. */
+static hm_decision_t g_dec[4];
+
+static hm_rc_t fixed_decide(void *st, hm_sched_ctx_t *ctx, hm_err_t *err)
+{
+	(void)st;
+	(void)err;
+	for (int i = 0; i < ctx->njobs; i++)
+		ctx->jobs[i].dec = g_dec[ctx->jobs[i].id];
+	return HM_OK;
+}
+
+static const hm_policy_ops_t fixed = {.name = "fixed", .decide = fixed_decide};
+
+/*
+ * Strict priority: A in class 0, B in class 1, started together. A never
+ * shares: its iteration is exactly C + M. B's first burst waits for A's:
+ * it ends at C + 2M.
+ */
+static void test_priority(void **state)
+{
+	(void)state;
+	hm_topo_t *t = make_topo();
+	hm_job_t j[2];
+
+	memset(g_dec, 0, sizeof(g_dec));
+	g_dec[1].prio = 1;
+	set_job(&j[0], 0, t, 0, 2, 30);
+	set_job(&j[1], 1, t, 1, 3, 1);
+	hm_sim_result_t r = run(t, j, 2, &fixed, 0, 1);
+	assert_int_equal(r.completed, 2);
+	assert_float_equal(r.jobs[0].mean_iter_s, C_S + M_S, 1e-9);
+	assert_float_equal(r.jobs[1].mean_iter_s, C_S + 2 * M_S, 1e-9);
+	assert_int_equal(r.decisions, 3); /* two arrivals, one departure */
+	hm_sim_result_free(&r);
+	free_jobs(j, 2);
+	hm_topo_free(t);
+}
+
+/*
+ * Slot holding (skip to the next slot): one job, period P = 0.5, shift 0,
+ * guard 0, origin 0. The first burst is ready at C = 0.3 and waits for 0.5;
+ * it ends at 0.6 and the next one is ready at 0.9, waits for 1.0, and so on:
+ * the first iteration takes 0.6 and every later one exactly P.
+ * Mean over n: (0.6 + 0.5 (n - 1)) / n.
+ */
+static void test_slot_holding(void **state)
+{
+	(void)state;
+	hm_topo_t *t = make_topo();
+	hm_job_t j[1];
+	int n = 20;
+
+	memset(g_dec, 0, sizeof(g_dec));
+	g_dec[0].period_s = 0.5;
+	set_job(&j[0], 0, t, 0, 2, n);
+	hm_sim_result_t r = run(t, j, 1, &fixed, 0, 1);
+	assert_float_equal(r.jobs[0].mean_iter_s, (0.6 + 0.5 * (n - 1)) / n, 1e-9);
+	assert_float_equal(r.jobs[0].jct_s, 0.6 + 0.5 * (n - 1), 1e-9);
+	/* Period C + M and a guard of 0.35 s: every burst is ready 0.3 s after its
+	 * slot start, within the guard, so it never waits: each iteration is C + M. */
+	g_dec[0].period_s = C_S + M_S;
+	g_dec[0].guard_s = 0.35;
+	hm_sim_result_free(&r);
+	r = run(t, j, 1, &fixed, 0, 1);
+	assert_float_equal(r.jobs[0].mean_iter_s, C_S + M_S, 1e-9);
+	hm_sim_result_free(&r);
+	free_jobs(j, 1);
+	hm_topo_free(t);
+}
+
+/* One-time shift (period 0): the first iteration starts shift_s late, once. */
+static void test_one_time_shift(void **state)
+{
+	(void)state;
+	hm_topo_t *t = make_topo();
+	hm_job_t j[1];
+
+	memset(g_dec, 0, sizeof(g_dec));
+	g_dec[0].shift_s = 0.25;
+	set_job(&j[0], 0, t, 0, 2, 10);
+	hm_sim_result_t r = run(t, j, 1, &fixed, 0, 1);
+	assert_float_equal(r.jobs[0].jct_s, 0.25 + 10 * (C_S + M_S), 1e-9);
+	assert_float_equal(r.jobs[0].mean_iter_s, C_S + M_S, 1e-9);
+	hm_sim_result_free(&r);
+	free_jobs(j, 1);
+	hm_topo_free(t);
+}
+
+/*
+ * Queueing and unplaceable jobs: two 4-GPU jobs on the 4-GPU cluster run one
+ * after the other (the second's JCT includes its wait: 2x the first's); a
+ * 5-GPU job can never fit and is reported, not dropped.
+ */
+static void test_queue_and_unplaced(void **state)
+{
+	(void)state;
+	hm_topo_t *t = make_topo();
+	hm_job_t j[3];
+
+	for (int i = 0; i < 3; i++) {
+		set_job(&j[i], i, t, -1, -1, 10);
+		j[i].gpus = i == 1 ? 5 : 4;
+	}
+	hm_sim_result_t r = run(t, j, 3, &hm_policy_fair, 0, 1);
+	assert_int_equal(r.completed, 2);
+	assert_int_equal(r.unplaced, 1);
+	assert_false(r.jobs[1].placed);
+	assert_non_null(strstr(r.jobs[1].note, "5"));
+	assert_true(r.jobs[0].completed && r.jobs[2].completed);
+	assert_float_equal(r.jobs[2].start_s, r.jobs[0].end_s, 1e-12);
+	assert_float_equal(r.jobs[2].jct_s, 2 * r.jobs[0].jct_s, 1e-9);
+	hm_sim_result_free(&r);
+	free_jobs(j, 3);
+	hm_topo_free(t);
+}
+
+/* Jitter: same seed, same result; another seed differs; horizon stops the run. */
+static void test_jitter_and_horizon(void **state)
+{
+	(void)state;
+	hm_topo_t *t = make_topo();
+	hm_job_t j[2];
+
+	set_job(&j[0], 0, t, 0, 2, 200);
+	set_job(&j[1], 1, t, 1, 3, 200);
+	hm_sim_result_t a = run(t, j, 2, &hm_policy_fair, 0.2, 7);
+	hm_sim_result_t b = run(t, j, 2, &hm_policy_fair, 0.2, 7);
+	hm_sim_result_t c = run(t, j, 2, &hm_policy_fair, 0.2, 8);
+	assert_float_equal(a.mean_iter_s, b.mean_iter_s, 0);
+	assert_int_equal(a.events, b.events);
+	assert_true(a.mean_iter_s != c.mean_iter_s);
+	/* Jittered jobs drift apart: the mean lies between the two closed forms. */
+	assert_true(a.mean_iter_s > C_S + M_S && a.mean_iter_s < C_S + 2 * M_S + 0.05);
+	assert_true(a.jobs[0].p99_iter_s > a.jobs[0].mean_iter_s);
+	hm_sim_result_free(&a);
+	hm_sim_result_free(&b);
+	hm_sim_result_free(&c);
+
+	hm_workload_t w = {2, j};
+	hm_sim_opts_t o;
+	hm_sim_result_t r;
+	hm_err_t err = {0};
+	hm_sim_opts_defaults(&o);
+	o.horizon_s = 10.2;
+	assert_int_equal(hm_sim_run(t, &w, &hm_policy_fair, NULL, &o, &r, &err), HM_OK);
+	assert_int_equal(r.completed, 0);
+	assert_true(r.jobs[0].placed && !r.jobs[0].completed);
+	assert_float_equal(r.jobs[0].iterations, 20, 1e-9); /* floor(10.2 s / (C + 2M)) */
+	hm_sim_result_free(&r);
+	o.horizon_s = -1;
+	assert_int_equal(hm_sim_run(t, &w, &hm_policy_fair, NULL, &o, &r, &err), HM_ERR_INVAL);
+	assert_non_null(strstr(err.msg, "horizon -1"));
+	free_jobs(j, 2);
+	hm_topo_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_alone),
+	    cmocka_unit_test(test_two_jobs_fair),
+	    cmocka_unit_test(test_priority),
+	    cmocka_unit_test(test_slot_holding),
+	    cmocka_unit_test(test_one_time_shift),
+	    cmocka_unit_test(test_queue_and_unplaced),
+	    cmocka_unit_test(test_jitter_and_horizon),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
