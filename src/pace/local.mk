@@ -38,3 +38,37 @@ tests_unit_test_pace_align_SOURCES = tests/unit/test_pace_align.c
 tests_unit_test_pace_align_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
 tests_unit_test_pace_align_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_pace_align_LDADD = $(PACE_TEST_LDADD)
+
+# ---- NCCL interposer: built against the real nccl.h when configure found it ------
+if HAVE_NCCL
+lib_LTLIBRARIES += src/pace/libharmonics-nccl.la
+src_pace_libharmonics_nccl_la_SOURCES = \
+	src/pace/nccl/nccl_hold.c \
+	src/pace/nccl/nccl_hold.h \
+	src/pace/nccl/nccl_interpose.c \
+	src/libharmonics/hm_error.c \
+	src/libharmonics/hm_parse.c
+src_pace_libharmonics_nccl_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace $(NCCL_CPPFLAGS)
+src_pace_libharmonics_nccl_la_CFLAGS = $(AM_CFLAGS)
+src_pace_libharmonics_nccl_la_LIBADD = src/pace/libharmonics-pace.la -ldl
+src_pace_libharmonics_nccl_la_LDFLAGS = -module -avoid-version -shared \
+	-Wl,--version-script=$(srcdir)/src/pace/nccl/libharmonics-nccl.sym
+EXTRA_src_pace_libharmonics_nccl_la_DEPENDENCIES = src/pace/nccl/libharmonics-nccl.sym
+
+# STAND-IN NCCL/CUDA library: tests only, never installed (tests/pace/standin.h).
+check_LTLIBRARIES = tests/pace/libstandin_nccl_cuda.la
+tests_pace_libstandin_nccl_cuda_la_SOURCES = tests/pace/standin_nccl.c tests/pace/standin.h
+tests_pace_libstandin_nccl_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(NCCL_CPPFLAGS)
+tests_pace_libstandin_nccl_cuda_la_LDFLAGS = -shared -avoid-version -rpath $(abs_builddir)/tests/pace
+
+check_PROGRAMS += tests/pace/test_nccl_interposer
+tests_pace_test_nccl_interposer_SOURCES = tests/pace/test_nccl_interposer.c
+tests_pace_test_nccl_interposer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
+	-I$(top_srcdir)/tests/pace $(NCCL_CPPFLAGS)
+tests_pace_test_nccl_interposer_CFLAGS = $(UNIT_CFLAGS)
+tests_pace_test_nccl_interposer_LDADD = tests/pace/libstandin_nccl_cuda.la \
+	src/pace/libharmonics-pace.la $(CMOCKA_LIBS) -ldl
+# Runs the test binary under LD_PRELOAD of the interposer (lib_LTLIBRARIES: built by all).
+TESTS += tests/pace/nccl_preload.sh
+endif
+EXTRA_DIST += src/pace/nccl/libharmonics-nccl.sym tests/pace/nccl_preload.sh

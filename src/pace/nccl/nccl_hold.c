@@ -1,0 +1,235 @@
+/*
+ * Holding NCCL bursts to their slot without blocking the host thread.
+ *
+ * The first collective of an iteration gets a host function enqueued on its
+ * stream just before it (cudaLaunchHostFunc). When the stream reaches that point
+ * (the compute before it is done: the burst is ready) the host function plans the
+ * slot from that ready time and sleeps until it; the collective's kernel, being
+ * later in stream order, starts at the slot. The calling thread returns at once.
+ * After each collective (after the outermost ncclGroupEnd inside a group) a second
+ * host function stamps the burst end.
+ */
+#define _GNU_SOURCE /* RTLD_DEFAULT, RTLD_NOLOAD */
+#include "nccl_hold.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "hm_pace.h"
+#include "hm_pace_env.h"
+#include "hm_parse.h"
+
+#define MAX_GROUP_STREAMS 16
+#define DEFAULT_GAP_US    5000
+
+typedef cudaError_t (*launch_host_fn_t)(cudaStream_t, cudaHostFn_t, void *);
+
+enum { PACING_UNKNOWN = 0, PACING_NEVER, PACING_MAYBE };
+
+static int pacing_state; /* atomic; PACING_* */
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* guards the iteration state */
+static launch_host_fn_t launch_host_fn;
+static int64_t gap_us = -1;  /* -1: period / 4 of the assignment */
+static int64_t last_call_us; /* host time of the previous collective */
+static int64_t seen_marks;   /* hm_pace_iter_begin calls already consumed */
+static bool burst_started;   /* a hold was enqueued: end stamps make sense */
+static bool warned_launch;
+
+/* Streams used inside the current group, per thread: they get the end stamp. */
+static __thread int group_depth;
+static __thread int group_nstreams;
+static __thread cudaStream_t group_streams[MAX_GROUP_STREAMS];
+
+/* cudaLaunchHostFunc from the CUDA runtime the application already loaded; the
+ * interposer never links cudart itself (NCCL and frameworks bring their own). */
+static launch_host_fn_t find_launch_host_fn(void)
+{
+	static const char *const libs[] = {"libcudart.so.13", "libcudart.so.12",
+					   "libcudart.so.11.0", "libcudart.so"};
+	void *f = dlsym(RTLD_DEFAULT, "cudaLaunchHostFunc");
+
+	for (size_t i = 0; !f && i < sizeof(libs) / sizeof(libs[0]); i++) {
+		void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
+
+		if (h)
+			f = dlsym(h, "cudaLaunchHostFunc");
+	}
+	return (launch_host_fn_t)f;
+}
+
+static void setup(void)
+{
+	const char *mode = getenv(HM_PACE_ENV_MODE), *file = getenv(HM_PACE_ENV_ASSIGN_FILE);
+	const char *gap = getenv(HM_PACE_ENV_NCCL_GAP_US);
+	hm_err_t err = {0};
+	long v = 0;
+
+	/* Nothing can ever turn pacing on: stay a pure forwarder. */
+	if ((!file || !*file) && (!mode || strcmp(mode, HM_PACE_MODE_OFF) == 0)) {
+		__atomic_store_n(&pacing_state, PACING_NEVER, __ATOMIC_RELEASE);
+		return;
+	}
+	if (gap) {
+		if (hm_parse_long(gap, 0, 3600000000L, &v, HM_PACE_ENV_NCCL_GAP_US, &err) == HM_OK)
+			gap_us = v;
+		else
+			fprintf(stderr, HM_NCCL_LOG_PREFIX "%s; using period / 4\n", err.msg);
+	}
+	(void)hm_pace_default(); /* reads the assignment; warns once if it is garbage */
+	launch_host_fn = find_launch_host_fn();
+	__atomic_store_n(&pacing_state, PACING_MAYBE, __ATOMIC_RELEASE);
+}
+
+bool hm_nccl_pacing_possible(void)
+{
+	int s = __atomic_load_n(&pacing_state, __ATOMIC_ACQUIRE);
+
+	if (s == PACING_UNKNOWN) {
+		pthread_once(&setup_once, setup);
+		s = __atomic_load_n(&pacing_state, __ATOMIC_ACQUIRE);
+	}
+	return s == PACING_MAYBE;
+}
+
+static void CUDART_CB hold_host_fn(void *arg)
+{
+	hm_pace_comm_begin((hm_pace_t *)arg); /* plans from "now": the burst is ready */
+}
+
+static void CUDART_CB end_host_fn(void *arg)
+{
+	hm_pace_comm_end((hm_pace_t *)arg);
+}
+
+static bool launch(cudaStream_t stream, cudaHostFn_t fn, hm_pace_t *p)
+{
+	cudaError_t e = launch_host_fn ? launch_host_fn(stream, fn, p) : cudaErrorNotSupported;
+
+	if (e == cudaSuccess)
+		return true;
+	pthread_mutex_lock(&mu);
+	if (!warned_launch)
+		fprintf(stderr,
+			HM_NCCL_LOG_PREFIX "cannot enqueue a host function on the stream (%s, "
+					   "error %d); not pacing (fail-open)\n",
+			launch_host_fn ? "cudaLaunchHostFunc failed"
+				       : "no cudaLaunchHostFunc found",
+			(int)e);
+	warned_launch = true;
+	pthread_mutex_unlock(&mu);
+	return false;
+}
+
+/* Is this collective the first of an iteration? Explicit marks win over the gap. */
+static bool new_iteration(hm_pace_t *p, int64_t now_us)
+{
+	int64_t marks = hm_pace_iter_marks(p), gap = gap_us;
+	bool fresh = false;
+
+	if (gap < 0) {
+		int64_t s0 = hm_pace_slot_us(p, 0), s1 = hm_pace_slot_us(p, 1);
+
+		gap = (s0 >= 0 && s1 > s0) ? (s1 - s0) / 4 : DEFAULT_GAP_US;
+	}
+	pthread_mutex_lock(&mu);
+	if (marks > 0) {
+		fresh = marks != seen_marks;
+		seen_marks = marks;
+	} else {
+		fresh = last_call_us == 0 || now_us - last_call_us > gap;
+	}
+	last_call_us = now_us;
+	pthread_mutex_unlock(&mu);
+	return fresh;
+}
+
+void hm_nccl_before(cudaStream_t stream)
+{
+	hm_pace_t *p = hm_pace_default();
+
+	if (!new_iteration(p, hm_pace_now_us()) || !hm_pace_active(p))
+		return;
+	if (launch(stream, hold_host_fn, p))
+		__atomic_store_n(&burst_started, true, __ATOMIC_RELEASE);
+}
+
+static void stamp_end(cudaStream_t stream)
+{
+	if (__atomic_load_n(&burst_started, __ATOMIC_ACQUIRE))
+		(void)launch(stream, end_host_fn, hm_pace_default());
+}
+
+void hm_nccl_after(cudaStream_t stream)
+{
+	if (group_depth == 0) {
+		stamp_end(stream);
+		return;
+	}
+	for (int i = 0; i < group_nstreams; i++)
+		if (group_streams[i] == stream)
+			return;
+	if (group_nstreams < MAX_GROUP_STREAMS)
+		group_streams[group_nstreams++] = stream;
+}
+
+void hm_nccl_group_start(void)
+{
+	group_depth++;
+}
+
+void hm_nccl_group_end(void)
+{
+	if (group_depth > 0 && --group_depth == 0) {
+		for (int i = 0; i < group_nstreams; i++)
+			stamp_end(group_streams[i]);
+		group_nstreams = 0;
+	}
+}
+
+/* Class -> DSCP (RoCE traffic class = DSCP << 2): EF, AF41, AF31, AF21, AF11,
+ * best effort, then CS1 ("scavenger", below best effort) for the two lowest. */
+static const int class_dscp[8] = {46, 34, 26, 18, 10, 0, 8, 8};
+
+int hm_nccl_class_tc(int prio)
+{
+	return prio >= 0 && prio < 8 ? class_dscp[prio] << 2 : -1;
+}
+
+int hm_nccl_class_sl(int prio)
+{
+	return prio >= 0 && prio < 8 ? prio : -1;
+}
+
+static void set_unless_user(const char *name, int value)
+{
+	char buf[16];
+
+	if (value < 0 || getenv(name))
+		return; /* the user's explicit setting wins */
+	snprintf(buf, sizeof(buf), "%d", value);
+	setenv(name, buf, 0);
+}
+
+void hm_nccl_set_traffic_class(void)
+{
+	int prio;
+
+	if (!hm_nccl_pacing_possible())
+		return;
+	prio = hm_pace_prio(hm_pace_default());
+	set_unless_user("NCCL_IB_TC", hm_nccl_class_tc(prio));
+	set_unless_user("NCCL_IB_SL", hm_nccl_class_sl(prio));
+}
+
+void hm_nccl_report(void)
+{
+	if (hm_nccl_pacing_possible())
+		(void)hm_pace_report(hm_pace_default());
+}

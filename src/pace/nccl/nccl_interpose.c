@@ -1,0 +1,170 @@
+/*
+ * libharmonics-nccl.so: LD_PRELOAD interposer over the public NCCL entry points.
+ * Each wrapper finds the real function once (dlsym RTLD_NEXT), forwards its
+ * arguments unchanged and returns the real return code. When no assignment can
+ * ever exist in this process (HARMONICS_MODE unset or "off", no assignment file)
+ * the wrappers only forward. Pacing logic lives in nccl_hold.c.
+ */
+#define _GNU_SOURCE /* RTLD_NEXT */
+#include <dlfcn.h>
+#include <stdio.h>
+
+#include <nccl.h>
+
+#include "nccl_hold.h"
+
+/* The real symbol behind name, cached in *slot; NULL (with one message) if absent. */
+static void *nccl_real(const char *name, void **slot)
+{
+	void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (f)
+		return f;
+	f = dlsym(RTLD_NEXT, name);
+	if (!f) {
+		fprintf(stderr,
+			HM_NCCL_LOG_PREFIX "the real %s is not loaded (LD_PRELOAD needs an "
+					   "application linked with libnccl): %s\n",
+			name, dlerror());
+		return NULL;
+	}
+	__atomic_store_n(slot, f, __ATOMIC_RELEASE);
+	return f;
+}
+
+#define REAL(fn)                                                                                   \
+	static void *real_slot_##fn;                                                               \
+	__typeof__(&fn) real_##fn = (__typeof__(&fn))nccl_real(#fn, &real_slot_##fn);              \
+	if (!real_##fn)                                                                            \
+		return ncclSystemError;
+
+/* A collective on stream: hold/stamp around the forwarded call when pacing. */
+#define FORWARD_ON_STREAM(fn, stream, ...)                                                         \
+	do {                                                                                       \
+		ncclResult_t rc_;                                                                  \
+		if (!hm_nccl_pacing_possible())                                                    \
+			return real_##fn(__VA_ARGS__);                                             \
+		hm_nccl_before(stream);                                                            \
+		rc_ = real_##fn(__VA_ARGS__);                                                      \
+		hm_nccl_after(stream);                                                             \
+		return rc_;                                                                        \
+	} while (0)
+
+ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+			   ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+			   cudaStream_t stream)
+{
+	REAL(ncclAllReduce);
+	FORWARD_ON_STREAM(ncclAllReduce, stream, sendbuff, recvbuff, count, datatype, op, comm,
+			  stream);
+}
+
+ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
+			       ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+			       cudaStream_t stream)
+{
+	REAL(ncclReduceScatter);
+	FORWARD_ON_STREAM(ncclReduceScatter, stream, sendbuff, recvbuff, recvcount, datatype, op,
+			  comm, stream);
+}
+
+ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+			   ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
+{
+	REAL(ncclAllGather);
+	FORWARD_ON_STREAM(ncclAllGather, stream, sendbuff, recvbuff, sendcount, datatype, comm,
+			  stream);
+}
+
+ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
+			   ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
+{
+	REAL(ncclBroadcast);
+	FORWARD_ON_STREAM(ncclBroadcast, stream, sendbuff, recvbuff, count, datatype, root, comm,
+			  stream);
+}
+
+ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+			ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream)
+{
+	REAL(ncclReduce);
+	FORWARD_ON_STREAM(ncclReduce, stream, sendbuff, recvbuff, count, datatype, op, root, comm,
+			  stream);
+}
+
+ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
+		      ncclComm_t comm, cudaStream_t stream)
+{
+	REAL(ncclSend);
+	FORWARD_ON_STREAM(ncclSend, stream, sendbuff, count, datatype, peer, comm, stream);
+}
+
+ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
+		      ncclComm_t comm, cudaStream_t stream)
+{
+	REAL(ncclRecv);
+	FORWARD_ON_STREAM(ncclRecv, stream, recvbuff, count, datatype, peer, comm, stream);
+}
+
+/* nccl.h declares these without (void); give them a prototype. */
+ncclResult_t ncclGroupStart(void);
+ncclResult_t ncclGroupEnd(void);
+
+ncclResult_t ncclGroupStart(void)
+{
+	ncclResult_t rc;
+
+	REAL(ncclGroupStart);
+	rc = real_ncclGroupStart();
+	if (rc == ncclSuccess && hm_nccl_pacing_possible())
+		hm_nccl_group_start();
+	return rc;
+}
+
+ncclResult_t ncclGroupEnd(void)
+{
+	ncclResult_t rc;
+
+	REAL(ncclGroupEnd);
+	rc = real_ncclGroupEnd();
+	/* Even a failed GroupEnd closes the group in NCCL: keep our depth in step. */
+	if (hm_nccl_pacing_possible())
+		hm_nccl_group_end();
+	return rc;
+}
+
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
+{
+	REAL(ncclCommInitRank);
+	hm_nccl_set_traffic_class();
+	return real_ncclCommInitRank(comm, nranks, commId, rank);
+}
+
+ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
+{
+	REAL(ncclCommInitAll);
+	hm_nccl_set_traffic_class();
+	return real_ncclCommInitAll(comm, ndev, devlist);
+}
+
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+				    ncclConfig_t *config)
+{
+	REAL(ncclCommInitRankConfig);
+	hm_nccl_set_traffic_class();
+	return real_ncclCommInitRankConfig(comm, nranks, commId, rank, config);
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm)
+{
+	REAL(ncclCommDestroy);
+	hm_nccl_report();
+	return real_ncclCommDestroy(comm);
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm)
+{
+	REAL(ncclCommAbort);
+	hm_nccl_report();
+	return real_ncclCommAbort(comm);
+}

@@ -1,0 +1,36 @@
+/*
+ * standin.h - STAND-IN NCCL/CUDA library, built only for the tests (never
+ * installed, never used outside `make check`). It exports the NCCL entry points
+ * the interposer wraps plus the few CUDA runtime calls it needs, with the real
+ * prototypes from nccl.h / cuda_runtime_api.h, and records what it was called with.
+ *
+ * Streams are real queues: each has a worker thread that runs, in order, host
+ * functions (cudaLaunchHostFunc) and "kernels" (one per collective, 2 ms of sleep).
+ * Inside ncclGroupStart/End the kernels are queued at the outermost GroupEnd,
+ * as real NCCL does.
+ */
+#ifndef STANDIN_H
+#define STANDIN_H
+
+#include <stdint.h>
+
+#include <nccl.h>
+
+#define STANDIN_KERNEL_US 2000
+
+typedef struct {
+	char name[48];    /* "host" or "kernel:ncclAllReduce" */
+	int64_t start_us; /* CLOCK_REALTIME */
+	int64_t end_us;
+} standin_op_t;
+
+/* The last NCCL call, formatted "name(arg,arg,...)" with pointers as %p. */
+const char *standin_last_call(void);
+/* Result every stand-in NCCL call returns (default ncclSuccess). */
+void standin_set_result(ncclResult_t rc);
+/* Stop recording calls (for overhead timing). */
+void standin_set_quiet(int quiet);
+/* Executed ops of stream so far; returns the count, copies up to max into ops. */
+int standin_stream_ops(cudaStream_t stream, standin_op_t *ops, int max);
+
+#endif

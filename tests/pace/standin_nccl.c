@@ -1,0 +1,342 @@
+/*
+ * STAND-IN NCCL/CUDA library for the interposer tests only (see standin.h).
+ * Not a simulator of NCCL: it records arguments, returns a chosen code and keeps
+ * stream order, which is all the tests check.
+ */
+#define _GNU_SOURCE
+#include "standin.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#define MAX_OPS     256
+#define MAX_PENDING 64
+
+typedef struct op {
+	struct op *next;
+	cudaHostFn_t fn; /* NULL: a kernel */
+	void *arg;
+	char name[48];
+} op_t;
+
+struct CUstream_st {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t thread;
+	op_t *head, *tail;
+	int busy, stop;
+	int nops;
+	standin_op_t done[MAX_OPS];
+};
+
+static pthread_mutex_t call_mu = PTHREAD_MUTEX_INITIALIZER;
+static char last_call[512];
+static ncclResult_t result = ncclSuccess;
+static int quiet;
+
+/* Kernels of the open group, queued at the outermost ncclGroupEnd. */
+static __thread int group_depth;
+static __thread int npending;
+static __thread struct {
+	cudaStream_t stream;
+	char name[48];
+} pending[MAX_PENDING];
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void *worker(void *arg)
+{
+	struct CUstream_st *s = arg;
+
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		op_t *o;
+		int64_t t0;
+
+		while (!s->head && !s->stop)
+			pthread_cond_wait(&s->cv, &s->mu);
+		if (!s->head)
+			break;
+		o = s->head;
+		s->head = o->next;
+		if (!s->head)
+			s->tail = NULL;
+		s->busy = 1;
+		pthread_mutex_unlock(&s->mu);
+		t0 = now_us();
+		if (o->fn) {
+			o->fn(o->arg);
+		} else {
+			struct timespec k = {0, STANDIN_KERNEL_US * 1000L};
+
+			nanosleep(&k, NULL);
+		}
+		pthread_mutex_lock(&s->mu);
+		if (s->nops < MAX_OPS) {
+			standin_op_t *d = &s->done[s->nops++];
+
+			snprintf(d->name, sizeof(d->name), "%s", o->name);
+			d->start_us = t0;
+			d->end_us = now_us();
+		}
+		s->busy = 0;
+		free(o);
+		pthread_cond_broadcast(&s->cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+static void enqueue(cudaStream_t s, cudaHostFn_t fn, void *arg, const char *name)
+{
+	op_t *o = calloc(1, sizeof(*o));
+
+	if (!o || !s) {
+		free(o);
+		return;
+	}
+	o->fn = fn;
+	o->arg = arg;
+	snprintf(o->name, sizeof(o->name), "%s", name);
+	pthread_mutex_lock(&s->mu);
+	if (s->tail)
+		s->tail->next = o;
+	else
+		s->head = o;
+	s->tail = o;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t *pStream)
+{
+	struct CUstream_st *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return cudaErrorMemoryAllocation;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	if (pthread_create(&s->thread, NULL, worker, s) != 0) {
+		free(s);
+		return cudaErrorUnknown;
+	}
+	*pStream = s;
+	return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+	pthread_mutex_lock(&s->mu);
+	while (s->head || s->busy)
+		pthread_cond_wait(&s->cv, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+	return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+	cudaStreamSynchronize(s);
+	pthread_mutex_lock(&s->mu);
+	s->stop = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->thread, NULL);
+	free(s);
+	return cudaSuccess;
+}
+
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
+{
+	if (!stream || !fn)
+		return cudaErrorInvalidValue;
+	enqueue(stream, fn, userData, "host");
+	return cudaSuccess;
+}
+
+int standin_stream_ops(cudaStream_t s, standin_op_t *ops, int max)
+{
+	int n;
+
+	pthread_mutex_lock(&s->mu);
+	n = s->nops;
+	memcpy(ops, s->done, sizeof(*ops) * (size_t)(n < max ? n : max));
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+const char *standin_last_call(void)
+{
+	return last_call;
+}
+
+void standin_set_result(ncclResult_t rc)
+{
+	result = rc;
+}
+
+void standin_set_quiet(int q)
+{
+	quiet = q;
+}
+
+static ncclResult_t record(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static ncclResult_t record(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (quiet)
+		return result;
+	pthread_mutex_lock(&call_mu);
+	va_start(ap, fmt);
+	vsnprintf(last_call, sizeof(last_call), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&call_mu);
+	return result;
+}
+
+/* A collective's kernel: now, or at the outermost GroupEnd. */
+static void kernel(cudaStream_t stream, const char *name)
+{
+	char k[48];
+
+	if (!stream)
+		return; /* NULL stream: record only (overhead timing) */
+	snprintf(k, sizeof(k), "kernel:%s", name);
+	if (group_depth > 0 && npending < MAX_PENDING) {
+		pending[npending].stream = stream;
+		snprintf(pending[npending].name, sizeof(pending[npending].name), "%s", k);
+		npending++;
+		return;
+	}
+	enqueue(stream, NULL, NULL, k);
+}
+
+ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+			   ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+			   cudaStream_t stream)
+{
+	kernel(stream, __func__);
+	return record("%s(%p,%p,%zu,%d,%d,%p,%p)", __func__, sendbuff, recvbuff, count,
+		      (int)datatype, (int)op, (void *)comm, (void *)stream);
+}
+
+ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
+			       ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+			       cudaStream_t stream)
+{
+	kernel(stream, __func__);
+	return record("%s(%p,%p,%zu,%d,%d,%p,%p)", __func__, sendbuff, recvbuff, recvcount,
+		      (int)datatype, (int)op, (void *)comm, (void *)stream);
+}
+
+ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+			   ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
+{
+	kernel(stream, __func__);
+	return record("%s(%p,%p,%zu,%d,%p,%p)", __func__, sendbuff, recvbuff, sendcount,
+		      (int)datatype, (void *)comm, (void *)stream);
+}
+
+ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
+			   ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
+{
+	kernel(stream, __func__);
+	return record("%s(%p,%p,%zu,%d,%d,%p,%p)", __func__, sendbuff, recvbuff, count,
+		      (int)datatype, root, (void *)comm, (void *)stream);
+}
+
+ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+			ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream)
+{
+	kernel(stream, __func__);
+	return record("%s(%p,%p,%zu,%d,%d,%d,%p,%p)", __func__, sendbuff, recvbuff, count,
+		      (int)datatype, (int)op, root, (void *)comm, (void *)stream);
+}
+
+ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
+		      ncclComm_t comm, cudaStream_t stream)
+{
+	kernel(stream, __func__);
+	return record("%s(%p,%zu,%d,%d,%p,%p)", __func__, sendbuff, count, (int)datatype, peer,
+		      (void *)comm, (void *)stream);
+}
+
+ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
+		      ncclComm_t comm, cudaStream_t stream)
+{
+	kernel(stream, __func__);
+	return record("%s(%p,%zu,%d,%d,%p,%p)", __func__, recvbuff, count, (int)datatype, peer,
+		      (void *)comm, (void *)stream);
+}
+
+/* nccl.h declares these without (void); give them a prototype. */
+ncclResult_t ncclGroupStart(void);
+ncclResult_t ncclGroupEnd(void);
+
+ncclResult_t ncclGroupStart(void)
+{
+	group_depth++;
+	return record("%s()", __func__);
+}
+
+ncclResult_t ncclGroupEnd(void)
+{
+	if (group_depth > 0 && --group_depth == 0) {
+		for (int i = 0; i < npending; i++)
+			enqueue(pending[i].stream, NULL, NULL, pending[i].name);
+		npending = 0;
+	}
+	return record("%s()", __func__);
+}
+
+/* Init calls also record the NCCL_IB_TC / NCCL_IB_SL they would read. */
+static const char *env_or_unset(const char *k)
+{
+	const char *v = getenv(k);
+
+	return v ? v : "unset";
+}
+
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
+{
+	return record("%s(%p,%d,%.8s,%d) TC=%s SL=%s", __func__, (void *)comm, nranks,
+		      commId.internal, rank, env_or_unset("NCCL_IB_TC"),
+		      env_or_unset("NCCL_IB_SL"));
+}
+
+ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
+{
+	return record("%s(%p,%d,%p) TC=%s SL=%s", __func__, (void *)comm, ndev,
+		      (const void *)devlist, env_or_unset("NCCL_IB_TC"),
+		      env_or_unset("NCCL_IB_SL"));
+}
+
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+				    ncclConfig_t *config)
+{
+	return record("%s(%p,%d,%.8s,%d,%p) TC=%s SL=%s", __func__, (void *)comm, nranks,
+		      commId.internal, rank, (void *)config, env_or_unset("NCCL_IB_TC"),
+		      env_or_unset("NCCL_IB_SL"));
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm)
+{
+	return record("%s(%p)", __func__, (void *)comm);
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm)
+{
+	return record("%s(%p)", __func__, (void *)comm);
+}
