@@ -10,16 +10,19 @@ src_libharmonics_libharmonics_la_SOURCES += \
 	src/libharmonics/hm_topo_build.h \
 	src/libharmonics/hm_topo_gen.c \
 	src/libharmonics/hm_topo_slurm.c \
-	src/libharmonics/hm_topo_csv.c
+	src/libharmonics/hm_topo_csv.c \
+	src/libharmonics/hm_topo_hwloc.c
 
 check_PROGRAMS += \
 	tests/unit/test_hostlist \
 	tests/unit/test_topo \
-	tests/unit/test_topo_load
+	tests/unit/test_topo_load \
+	tests/unit/test_topo_hwloc
 TESTS += \
 	tests/unit/test_hostlist \
 	tests/unit/test_topo \
-	tests/unit/test_topo_load
+	tests/unit/test_topo_load \
+	tests/unit/test_topo_hwloc
 
 tests_unit_test_hostlist_SOURCES = tests/unit/test_hostlist.c
 tests_unit_test_hostlist_CFLAGS = $(UNIT_CFLAGS)
@@ -32,3 +35,10 @@ tests_unit_test_topo_LDADD = $(UNIT_LDADD)
 tests_unit_test_topo_load_SOURCES = tests/unit/test_topo_load.c
 tests_unit_test_topo_load_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_topo_load_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_topo_hwloc_SOURCES = tests/unit/test_topo_hwloc.c
+tests_unit_test_topo_hwloc_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_topo_hwloc_LDADD = $(UNIT_LDADD)
+
+# topology.conf, host CSV and hwloc XML fixtures (gen_hwloc_xml.py writes the XML).
+EXTRA_DIST += tests/fixtures/topo
