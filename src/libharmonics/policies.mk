@@ -1,1 +1,23 @@
-# policies: see Makefile.am
+# policies: cassini, crux and the two-tier harmonics policy (Local Scheduler and
+# Global Coordinator engines), their tests, and harmonics-bench.
+src_libharmonics_libharmonics_la_SOURCES += \
+	src/libharmonics/hm_pol_common.c \
+	src/libharmonics/hm_pol_common.h \
+	src/libharmonics/hm_harmonics_model.c \
+	src/libharmonics/hm_harmonics_model.h \
+	src/libharmonics/hm_harmonics_local.c \
+	src/libharmonics/hm_harmonics_local.h \
+	src/libharmonics/hm_harmonics_global.c \
+	src/libharmonics/hm_harmonics_global.h \
+	src/libharmonics/hm_policy_harmonics.c
+src_libharmonics_libharmonics_la_SOURCES += \
+	src/libharmonics/hm_cassini.h \
+	src/libharmonics/hm_policy_cassini.c \
+	src/libharmonics/hm_crux.h \
+	src/libharmonics/hm_policy_crux.c
+
+check_PROGRAMS += tests/unit/test_crux
+TESTS += tests/unit/test_crux
+tests_unit_test_crux_SOURCES = tests/unit/test_crux.c
+tests_unit_test_crux_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_crux_LDADD = $(UNIT_LDADD)

@@ -1,0 +1,273 @@
+/* The problem shared by the two Harmonics tiers (see hm_harmonics_model.h). */
+#include "hm_harmonics_model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void hm_hcfg_from_policy(const hm_policy_cfg_t *pc, hm_hcfg_t *hc)
+{
+	memset(hc, 0, sizeof(*hc));
+	hc->z_sd = 2.0;
+	hc->max_stretch = 1.5;
+	hc->shift_grid = pc->shift_bins > 0 ? pc->shift_bins : 24;
+	hc->guard_s = pc->guard_s > 0 ? pc->guard_s : 0;
+	hc->classes = pc->prio_levels - pc->reserved_levels;
+	if (hc->classes < 1)
+		hc->classes = 1;
+	hc->max_link_scan = 64;
+	hc->hold_min_gain = 0.02;
+}
+
+double hm_harmonic_period(double base_s, double R_s)
+{
+	if (base_s <= 0)
+		return R_s;
+	if (base_s >= R_s) {
+		double n = floor(base_s / R_s * (1 + 1e-12));
+		return base_s / (n < 1 ? 1 : n);
+	}
+	return base_s * ceil(R_s / base_s * (1 - 1e-12));
+}
+
+hm_burst_t hm_hjob_burst(const hm_hjob_t *j)
+{
+	hm_burst_t b;
+
+	b.b_s = j->pj->burst_s;
+	if (j->hold) {
+		b.P_s = j->P_s;
+		b.s_s = j->s_s;
+		b.free = false;
+	} else {
+		b.P_s = j->pj->T_s;
+		b.s_s = 0;
+		b.free = true;
+	}
+	return b;
+}
+
+double hm_hjob_excess_on(const hm_hmodel_t *m, const hm_hjob_t *a, const hm_hjob_t *b, int r)
+{
+	const hm_pjob_t *x = a->pj, *y = b->pj;
+	double best = 0;
+	int i = 0, k = 0;
+
+	while (i < x->nlinks && k < y->nlinks) {
+		if (x->links[i] < y->links[k]) {
+			i++;
+		} else if (x->links[i] > y->links[k]) {
+			k++;
+		} else {
+			if (m->topo->links[x->links[i]].rack == r) {
+				double e = x->demand[i] + y->demand[k] - 1.0;
+				if (e > best)
+					best = e;
+			}
+			i++;
+			k++;
+		}
+	}
+	return best > 1 ? 1 : best;
+}
+
+double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j)
+{
+	double g, cap;
+
+	if (m->cfg.guard_s > 0)
+		return m->cfg.guard_s;
+	/* Late bursts within ~4 sd (period margin 2 sd + guard 2 sd) keep their slot. */
+	g = 2.0 * j->pj->sd_s + 0.005 * j->P_s;
+	cap = 0.25 * (j->P_s - j->pj->burst_s);
+	if (cap > 0 && g > cap)
+		g = cap;
+	return g;
+}
+
+static int rack_insert(int *racks, int n, int r)
+{
+	int i = 0;
+
+	while (i < n && racks[i] < r)
+		i++;
+	if (i < n && racks[i] == r)
+		return n;
+	memmove(racks + i + 1, racks + i, sizeof(int) * (size_t)(n - i));
+	racks[i] = r;
+	return n + 1;
+}
+
+hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmodel_t *m,
+			hm_err_t *err)
+{
+	hm_rc_t rc = HM_OK;
+	const hm_traffic_t **trs = NULL;
+	double *max1 = NULL, *max2 = NULL;
+	int *who1 = NULL, *cnt = NULL;
+	int pool_used = 0, pool_cap = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->topo = ctx->topo;
+	m->cfg = *cfg;
+	m->njobs = ctx->njobs;
+	m->nracks = ctx->topo->nracks;
+	trs = malloc(sizeof(*trs) * (size_t)(ctx->njobs + 1));
+	if (!trs) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory");
+		goto out;
+	}
+	for (int i = 0; i < ctx->njobs; i++)
+		trs[i] = hm_pol_traffic(&ctx->jobs[i], ctx->jobs[i].dec.path);
+	rc = hm_pview_build(ctx, trs, &m->view, err);
+	if (rc != HM_OK)
+		goto out;
+	for (int i = 0; i < m->njobs; i++)
+		pool_cap += m->view.jobs[i].nlinks;
+	m->jobs = calloc((size_t)m->njobs + 1, sizeof(*m->jobs));
+	m->rack_pool = malloc(sizeof(int) * (size_t)(pool_cap + 1));
+	m->rstart = calloc((size_t)m->nracks + 2, sizeof(int));
+	m->cross = malloc(sizeof(int) * (size_t)(m->njobs + 1));
+	max1 = calloc((size_t)m->view.nlinks + 1, sizeof(double));
+	max2 = calloc((size_t)m->view.nlinks + 1, sizeof(double));
+	who1 = malloc(sizeof(int) * (size_t)(m->view.nlinks + 1));
+	cnt = calloc((size_t)m->nracks + 1, sizeof(int));
+	if (!m->jobs || !m->rack_pool || !m->rstart || !m->cross || !max1 || !max2 || !who1 ||
+	    !cnt) {
+		rc =
+		    hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory for %d jobs", m->njobs);
+		goto out;
+	}
+	for (int l = 0; l < m->view.nlinks; l++)
+		who1[l] = -1;
+	for (int i = 0; i < m->njobs; i++) {
+		hm_hjob_t *j = &m->jobs[i];
+		const hm_sched_job_t *sj = &ctx->jobs[i];
+		bool global = false;
+
+		j->pj = &m->view.jobs[i];
+		j->id = sj->id;
+		j->racks = m->rack_pool + pool_used;
+		for (int k = 0; k < j->pj->nlinks; k++) {
+			int l = j->pj->links[k], r = m->topo->links[l].rack;
+			double d = j->pj->demand[k];
+			if (r < 0 || r >= m->nracks)
+				global = true;
+			else
+				j->nracks = rack_insert(j->racks, j->nracks, r);
+			if (d > max1[l]) {
+				max2[l] = max1[l];
+				max1[l] = d;
+				who1[l] = i;
+			} else if (d > max2[l]) {
+				max2[l] = d;
+			}
+		}
+		pool_used += j->nracks;
+		if (j->pj->nlinks == 0 || j->pj->burst_s <= 0)
+			j->rack = HM_HJOB_NONET;
+		else if (global || j->nracks > 1)
+			j->rack = HM_HJOB_CROSS;
+		else
+			j->rack = j->racks[0];
+		j->R_s = j->pj->T_s + cfg->z_sd * j->pj->sd_s;
+		if (sj->dec.period_s > 0) {
+			j->prev_P_s = sj->dec.period_s;
+			j->prev_s_s = fmod(sj->dec.origin_s + sj->dec.shift_s, sj->dec.period_s);
+			if (j->prev_s_s < 0)
+				j->prev_s_s += sj->dec.period_s;
+		}
+		j->prio = 0;
+	}
+	for (int i = 0; i < m->njobs; i++) {
+		hm_hjob_t *j = &m->jobs[i];
+		if (j->rack == HM_HJOB_NONET)
+			continue;
+		for (int k = 0; k < j->pj->nlinks && !j->partnered; k++) {
+			int l = j->pj->links[k];
+			double other = who1[l] == i ? max2[l] : max1[l];
+			if (other > 0 && j->pj->demand[k] + other > 1.0 + 1e-9)
+				j->partnered = true;
+		}
+		for (int k = 0; k < j->nracks; k++)
+			cnt[j->racks[k]]++;
+		if (j->rack == HM_HJOB_CROSS)
+			m->cross[m->ncross++] = i;
+	}
+	for (int r = 0; r < m->nracks; r++)
+		m->rstart[r + 1] = m->rstart[r] + cnt[r];
+	m->rjobs = malloc(sizeof(int) * (size_t)(m->rstart[m->nracks] + 1));
+	if (!m->rjobs) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory");
+		goto out;
+	}
+	memset(cnt, 0, sizeof(int) * (size_t)m->nracks);
+	for (int i = 0; i < m->njobs; i++) {
+		const hm_hjob_t *j = &m->jobs[i];
+		if (j->rack == HM_HJOB_NONET)
+			continue;
+		for (int k = 0; k < j->nracks; k++) {
+			int r = j->racks[k];
+			m->rjobs[m->rstart[r] + cnt[r]++] = i;
+		}
+	}
+out:
+	free(trs);
+	free(max1);
+	free(max2);
+	free(who1);
+	free(cnt);
+	if (rc != HM_OK)
+		hm_hmodel_free(m);
+	return rc;
+}
+
+void hm_hmodel_free(hm_hmodel_t *m)
+{
+	if (!m)
+		return;
+	hm_pview_free(&m->view);
+	free(m->jobs);
+	free(m->rack_pool);
+	free(m->rstart);
+	free(m->rjobs);
+	free(m->cross);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Bucket of a burst length: factor 4 per class, shortest first. */
+static int burst_bucket(double b_s)
+{
+	double x = b_s / 1e-3;
+	int k = 0;
+
+	while (x >= 4.0 && k < 30) {
+		x /= 4.0;
+		k++;
+	}
+	return k;
+}
+
+void hm_hmodel_assign_prio(hm_hmodel_t *m)
+{
+	int K = m->cfg.classes;
+	int h = K >= 2 ? (K + 1) / 2 : K; /* classes [0, h) for holding jobs */
+
+	for (int i = 0; i < m->njobs; i++) {
+		hm_hjob_t *j = &m->jobs[i];
+		int lo, n, b;
+
+		if (j->rack == HM_HJOB_NONET || K == 1) {
+			j->prio = 0;
+			continue;
+		}
+		lo = j->hold ? 0 : h;
+		n = j->hold ? h : K - h;
+		if (n < 1) {
+			lo = 0;
+			n = K;
+		}
+		b = burst_bucket(j->pj->burst_s);
+		j->prio = lo + (b < n ? b : n - 1);
+	}
+}

@@ -1,0 +1,89 @@
+/*
+ * hm_harmonics_model.h - the problem both Harmonics tiers work on.
+ *
+ * Built once per decision from the scheduler context: every job with network
+ * traffic, its robust slot period R = T + z * sd (T: contention-free iteration
+ * from measured compute, sd: measured iteration spread), the racks it touches
+ * and whether it is local to one rack or spans racks (links above the racks or
+ * links of several racks). The Global Coordinator (hm_harmonics_global.h) fixes
+ * the decisions of cross-rack jobs; then each rack's Local Scheduler
+ * (hm_harmonics_local.h) decides its own jobs around them. A rack's Local
+ * Scheduler writes only the decisions of jobs local to that rack, so racks can
+ * be solved in parallel threads.
+ *
+ * Ownership: hm_hmodel_t owns every array in it (hm_hmodel_free, NULL is fine);
+ * topo and ctx stay the caller's. Units: seconds.
+ */
+#ifndef HM_HARMONICS_MODEL_H
+#define HM_HARMONICS_MODEL_H
+
+#include <stdbool.h>
+
+#include "hm_pol_common.h"
+#include "hm_policy.h"
+
+#define HM_HJOB_NONET (-2) /* job without network traffic */
+#define HM_HJOB_CROSS (-1) /* job spanning racks: owned by the Global Coordinator */
+
+typedef struct {
+	double z_sd;          /* slot period margin in iteration standard deviations (2) */
+	double max_stretch;   /* largest harmonic period / robust period considered (1.5) */
+	int shift_grid;       /* uniform shift candidates per period (cfg.shift_bins or 24) */
+	double guard_s;       /* fixed guard, 0 = derived per job */
+	int classes;          /* usable priority classes: prio_levels - reserved_levels */
+	int max_link_scan;    /* jobs scanned per link when looking for partners (64) */
+	double hold_min_gain; /* holding must beat free running by this relative margin */
+} hm_hcfg_t;
+
+void hm_hcfg_from_policy(const hm_policy_cfg_t *pc, hm_hcfg_t *hc);
+
+typedef struct {
+	hm_pjob_t *pj;   /* view entry: period, burst, links */
+	int id;          /* stable job id */
+	int rack;        /* home rack, HM_HJOB_CROSS or HM_HJOB_NONET */
+	int nracks;      /* racks whose links it loads */
+	int *racks;      /* ascending, points into the model's pool */
+	double R_s;      /* robust slot period T + z sd */
+	bool partnered;  /* shares a link with another job where their demands exceed it */
+	double prev_P_s; /* current decision (0 = none / no holding) */
+	double prev_s_s;
+	/* Decision. */
+	bool decided; /* written by its tier */
+	bool hold;    /* slot holding (else free running, period 0) */
+	double P_s, s_s, guard_s;
+	int prio;
+} hm_hjob_t;
+
+typedef struct {
+	const hm_topo_t *topo;
+	hm_hcfg_t cfg;
+	hm_pview_t view;
+	int njobs;
+	hm_hjob_t *jobs;
+	int nracks;
+	int *rstart, *rjobs; /* jobs touching rack r: rjobs[rstart[r] .. rstart[r+1]) */
+	int ncross;
+	int *cross; /* cross-rack jobs, in job order */
+	int *rack_pool;
+} hm_hmodel_t;
+
+hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmodel_t *m,
+			hm_err_t *err);
+void hm_hmodel_free(hm_hmodel_t *m);
+
+/* The job's bursts under its current (or tentative) decision. */
+hm_burst_t hm_hjob_burst(const hm_hjob_t *j);
+
+/* Smallest harmonic of base (base / n or base * n, n >= 1) that is >= R_s. */
+double hm_harmonic_period(double base_s, double R_s);
+
+/* Excess demand of a and b restricted to links of rack r (r = -1: links above racks). */
+double hm_hjob_excess_on(const hm_hmodel_t *m, const hm_hjob_t *a, const hm_hjob_t *b, int r);
+
+/* Guard for a holding job (cfg.guard_s or derived from its spread and period). */
+double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j);
+
+/* Priority classes: holding jobs above free ones, shorter bursts first. */
+void hm_hmodel_assign_prio(hm_hmodel_t *m);
+
+#endif

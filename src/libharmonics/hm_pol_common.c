@@ -1,0 +1,331 @@
+/* Helpers shared by the cassini, crux and harmonics policies (see hm_pol_common.h). */
+#include "hm_pol_common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const hm_traffic_t *hm_pol_traffic(const hm_sched_job_t *j, int path)
+{
+	if (j->npaths > 1 && j->path_traffic && path >= 0)
+		return &j->path_traffic[path % j->npaths];
+	return j->traffic;
+}
+
+typedef struct {
+	int link;
+	double bits;
+} lb_t;
+
+static int lb_cmp(const void *a, const void *b)
+{
+	const lb_t *x = a, *y = b;
+	return (x->link > y->link) - (x->link < y->link);
+}
+
+static int traffic_entries(const hm_traffic_t *tr)
+{
+	int n = 0;
+
+	if (!tr)
+		return 0;
+	for (int p = 0; p < tr->nphases && p < HM_MAX_PHASES; p++)
+		n += tr->phases[p].nlinks;
+	return n;
+}
+
+int hm_pol_traffic_links(const hm_traffic_t *tr, int *links, double *bits, int cap)
+{
+	int n = 0, total = traffic_entries(tr), out = 0;
+	lb_t *tmp;
+
+	if (total == 0)
+		return 0;
+	tmp = malloc(sizeof(*tmp) * (size_t)total);
+	if (!tmp)
+		return -1;
+	for (int p = 0; p < tr->nphases && p < HM_MAX_PHASES; p++) {
+		const hm_phase_load_t *ph = &tr->phases[p];
+		for (int i = 0; i < ph->nlinks; i++) {
+			tmp[n].link = ph->links[i];
+			tmp[n].bits = ph->flow_bytes * 8.0 * (double)ph->flows[i];
+			n++;
+		}
+	}
+	qsort(tmp, (size_t)n, sizeof(*tmp), lb_cmp);
+	for (int i = 0; i < n; i++) {
+		if (out > 0 && links[out - 1] == tmp[i].link) {
+			bits[out - 1] += tmp[i].bits;
+			continue;
+		}
+		if (out == cap)
+			break;
+		links[out] = tmp[i].link;
+		bits[out] = tmp[i].bits;
+		out++;
+	}
+	free(tmp);
+	return out;
+}
+
+static void job_params(const hm_sched_job_t *sj, const hm_traffic_t *tr, hm_pjob_t *pj)
+{
+	double declared = sj->job ? sj->job->profile.compute_s : 0;
+	double comp = sj->meas_compute_s > 0 ? sj->meas_compute_s : declared;
+	double burst = 0;
+
+	if (tr)
+		for (int p = 0; p < tr->nphases && p < HM_MAX_PHASES; p++)
+			burst += tr->alone_comm_s[p];
+	pj->gpus = sj->job ? sj->job->gpus : 1;
+	pj->comp_s = comp;
+	pj->burst_s = burst;
+	/* alone_iter_s honours overlap; rescale it to the measured compute. */
+	if (tr && tr->alone_iter_s > 0)
+		pj->T_s = tr->alone_iter_s - declared + comp;
+	else
+		pj->T_s = comp + burst;
+	if (pj->T_s < comp)
+		pj->T_s = comp;
+	if (pj->T_s <= 0)
+		pj->T_s = 1e-6;
+	if (sj->meas_iter_sd_s > 0)
+		pj->sd_s = fmin(sj->meas_iter_sd_s, 0.25 * pj->T_s);
+	else
+		pj->sd_s = HM_POL_DEFAULT_CV * comp;
+}
+
+hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs, hm_pview_t *v,
+		       hm_err_t *err)
+{
+	hm_rc_t rc = HM_OK;
+	const hm_topo_t *t = ctx->topo;
+	int total = 0, used = 0;
+	int *cnt = NULL;
+
+	memset(v, 0, sizeof(*v));
+	v->njobs = ctx->njobs;
+	v->nlinks = t ? t->nlinks : 0;
+	for (int i = 0; i < ctx->njobs; i++) {
+		const hm_traffic_t *tr = trs ? trs[i] : ctx->jobs[i].traffic;
+		total += traffic_entries(tr);
+	}
+	v->jobs = calloc((size_t)(ctx->njobs > 0 ? ctx->njobs : 1), sizeof(*v->jobs));
+	v->link_pool = malloc(sizeof(int) * (size_t)(total + 1));
+	v->dbl_pool = malloc(sizeof(double) * 2 * (size_t)(total + 1));
+	v->lstart = calloc((size_t)v->nlinks + 2, sizeof(int));
+	cnt = calloc((size_t)v->nlinks + 1, sizeof(int));
+	if (!v->jobs || !v->link_pool || !v->dbl_pool || !v->lstart || !cnt) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "policy view: out of memory for %d jobs",
+				ctx->njobs);
+		goto out;
+	}
+	for (int i = 0; i < ctx->njobs; i++) {
+		const hm_sched_job_t *sj = &ctx->jobs[i];
+		const hm_traffic_t *tr = trs ? trs[i] : sj->traffic;
+		hm_pjob_t *pj = &v->jobs[i];
+		int n;
+
+		pj->idx = i;
+		job_params(sj, tr, pj);
+		pj->links = v->link_pool + used;
+		pj->lbits = v->dbl_pool + used;
+		pj->demand = v->dbl_pool + total + used;
+		n = hm_pol_traffic_links(tr, pj->links, pj->lbits, total - used);
+		if (n < 0) {
+			rc = hm_err_set(err, HM_ERR_NOMEM, "policy view: out of memory");
+			goto out;
+		}
+		/* Keep only links the topology knows. */
+		int k = 0;
+		for (int m = 0; m < n; m++) {
+			int l = pj->links[m];
+			if (l < 0 || l >= v->nlinks || pj->lbits[m] <= 0)
+				continue;
+			pj->links[k] = l;
+			pj->lbits[k] = pj->lbits[m];
+			k++;
+		}
+		pj->nlinks = k;
+		used += k;
+		for (int m = 0; m < k; m++) {
+			double cap = t->links[pj->links[m]].capacity_bps;
+			double tx = cap > 0 ? pj->lbits[m] / cap : 0;
+			pj->bits += pj->lbits[m];
+			if (tx > pj->bneck_s)
+				pj->bneck_s = tx;
+			pj->demand[m] = pj->burst_s > 0 ? fmin(1.0, tx / pj->burst_s) : 1.0;
+			cnt[pj->links[m]]++;
+		}
+	}
+	for (int l = 0; l < v->nlinks; l++)
+		v->lstart[l + 1] = v->lstart[l] + cnt[l];
+	v->ljobs = malloc(sizeof(int) * (size_t)(used + 1));
+	if (!v->ljobs) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "policy view: out of memory");
+		goto out;
+	}
+	memset(cnt, 0, sizeof(int) * (size_t)v->nlinks);
+	for (int i = 0; i < v->njobs; i++) {
+		const hm_pjob_t *pj = &v->jobs[i];
+		for (int m = 0; m < pj->nlinks; m++) {
+			int l = pj->links[m];
+			v->ljobs[v->lstart[l] + cnt[l]++] = i;
+		}
+	}
+out:
+	free(cnt);
+	if (rc != HM_OK)
+		hm_pview_free(v);
+	return rc;
+}
+
+void hm_pview_free(hm_pview_t *v)
+{
+	if (!v)
+		return;
+	free(v->jobs);
+	free(v->lstart);
+	free(v->ljobs);
+	free(v->link_pool);
+	free(v->dbl_pool);
+	memset(v, 0, sizeof(*v));
+}
+
+hm_rc_t hm_uf_init(hm_uf_t *u, int n)
+{
+	u->n = n;
+	u->parent = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+	if (!u->parent)
+		return HM_ERR_NOMEM;
+	for (int i = 0; i < n; i++)
+		u->parent[i] = i;
+	return HM_OK;
+}
+
+int hm_uf_find(hm_uf_t *u, int a)
+{
+	while (u->parent[a] != a) {
+		u->parent[a] = u->parent[u->parent[a]];
+		a = u->parent[a];
+	}
+	return a;
+}
+
+bool hm_uf_union(hm_uf_t *u, int a, int b)
+{
+	a = hm_uf_find(u, a);
+	b = hm_uf_find(u, b);
+	if (a == b)
+		return false;
+	/* Smaller index becomes the root: deterministic component ids. */
+	if (a < b)
+		u->parent[b] = a;
+	else
+		u->parent[a] = b;
+	return true;
+}
+
+void hm_uf_free(hm_uf_t *u)
+{
+	if (!u)
+		return;
+	free(u->parent);
+	u->parent = NULL;
+}
+
+uint64_t hm_rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+double hm_rng_unit(uint64_t *s)
+{
+	return (double)(hm_rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double seg_overlap(double a0, double a1, double b0, double b1)
+{
+	double lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+	return hi > lo ? hi - lo : 0;
+}
+
+/* Overlap of [a, a + len) with the bursts [s + k P, s + k P + b). */
+static double circ_overlap(double a, double len, double s, double b, double P)
+{
+	double u = fmod(a - s, P), sum = 0;
+
+	if (u < 0)
+		u += P;
+	for (int k = 0; k * P < u + len && k < 1000; k++)
+		sum += seg_overlap(u, u + len, k * P, k * P + b);
+	return sum;
+}
+
+/* Small p, q with p * Pa == q * Pb (hyperperiod), 0 when none up to 8. */
+static int commensurate(double Pa, double Pb, int *p, int *q)
+{
+	for (int qq = 1; qq <= 8; qq++)
+		for (int pp = 1; pp <= 8; pp++)
+			if (fabs(pp * Pa - qq * Pb) <= 1e-7 * (Pa + Pb)) {
+				*p = pp;
+				*q = qq;
+				return 1;
+			}
+	return 0;
+}
+
+double hm_burst_overlap_rate(const hm_burst_t *a, const hm_burst_t *b)
+{
+	int p, q;
+	double sum = 0;
+
+	if (a->P_s <= 0 || b->P_s <= 0 || a->b_s <= 0 || b->b_s <= 0)
+		return 0;
+	if (a->free || b->free || !commensurate(a->P_s, b->P_s, &p, &q))
+		return fmin(1, a->b_s / a->P_s) * fmin(1, b->b_s / b->P_s);
+	/* p bursts of a in the hyperperiod p * P_a. */
+	for (int k = 0; k < p; k++)
+		sum += circ_overlap(a->s_s + k * a->P_s, fmin(a->b_s, a->P_s), b->s_s,
+				    fmin(b->b_s, b->P_s), b->P_s);
+	return sum / (p * a->P_s);
+}
+
+double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b)
+{
+	double best = 0;
+	int i = 0, j = 0;
+
+	while (i < a->nlinks && j < b->nlinks) {
+		if (a->links[i] < b->links[j]) {
+			i++;
+		} else if (a->links[i] > b->links[j]) {
+			j++;
+		} else {
+			double e = a->demand[i] + b->demand[j] - 1.0;
+			if (e > best)
+				best = e;
+			i++;
+			j++;
+		}
+	}
+	return best > 1 ? 1 : best;
+}
+
+double hm_pol_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double hm_pol_cpu_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

@@ -1,0 +1,636 @@
+/*
+ * hm_policy_crux.c - Crux (SIGCOMM'24): GPU intensity, intensity-ordered path
+ * selection over equal-cost paths, priority P = k * I with the k correction,
+ * and DAG priority compression to the hardware classes. Departures from the
+ * paper are listed in docs/algorithms.md.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hm_crux.h"
+#include "hm_pol_common.h"
+#include "hm_policy.h"
+
+#define CRUX_ORDERS 10
+#define K_MIN       0.1
+#define K_MAX       10.0
+
+void hm_crux_two_job_util(const double comp_s[2], const double comm_s[2], int first, double util[2])
+{
+	/* Fluid, preemptive strict priority on one link; warm up, then measure. */
+	double rem[2] = {comp_s[0], comp_s[1]}, busy[2] = {0, 0}, t = 0;
+	int comm[2] = {0, 0};
+	double Tmax = fmax(comp_s[0] + comm_s[0], comp_s[1] + comm_s[1]);
+	double warm = 10 * Tmax, end = warm + 100 * Tmax;
+	long ev = 0;
+
+	while (t < end && ev < 200000) {
+		int tx = -1;
+		double dt = INFINITY;
+
+		if (comm[first])
+			tx = first;
+		else if (comm[1 - first])
+			tx = 1 - first;
+		for (int i = 0; i < 2; i++)
+			if (!comm[i] || i == tx)
+				dt = fmin(dt, rem[i]);
+		if (!isfinite(dt))
+			break;
+		if (t < warm && t + dt > warm)
+			dt = warm - t;
+		for (int i = 0; i < 2; i++) {
+			if (!comm[i]) {
+				rem[i] -= dt;
+				if (t >= warm)
+					busy[i] += dt;
+			} else if (i == tx) {
+				rem[i] -= dt;
+			}
+		}
+		t += dt;
+		for (int i = 0; i < 2; i++)
+			if (rem[i] <= 1e-12 * (1 + Tmax)) {
+				comm[i] = !comm[i];
+				rem[i] = comm[i] ? comm_s[i] : comp_s[i];
+				if (rem[i] <= 0) { /* nothing to send: straight back */
+					comm[i] = 0;
+					rem[i] = comp_s[i];
+				}
+			}
+		ev++;
+	}
+	for (int i = 0; i < 2; i++)
+		util[i] = t > warm ? busy[i] / (t - warm) : 0;
+}
+
+double hm_crux_k(double comp_ref_s, double comm_ref_s, int gpus_ref, double comp_j_s,
+		 double comm_j_s, int gpus_j)
+{
+	double comp[2] = {comp_ref_s, comp_j_s}, comm[2] = {comm_ref_s, comm_j_s};
+	double u_ref_first[2], u_j_first[2], alone[2], loss_j, loss_ref, k;
+
+	if (comp_ref_s + comm_ref_s <= 0 || comp_j_s + comm_j_s <= 0)
+		return 1.0;
+	for (int i = 0; i < 2; i++)
+		alone[i] = comp[i] / (comp[i] + comm[i]);
+	hm_crux_two_job_util(comp, comm, 0, u_ref_first);
+	hm_crux_two_job_util(comp, comm, 1, u_j_first);
+	loss_j = gpus_j * (alone[1] - u_ref_first[1]);
+	loss_ref = gpus_ref * (alone[0] - u_j_first[0]);
+	if (loss_ref <= 1e-9)
+		return loss_j <= 1e-9 ? 1.0 : K_MAX;
+	k = loss_j / loss_ref;
+	return k < K_MIN ? K_MIN : k > K_MAX ? K_MAX : k;
+}
+
+/* ---- priority compression ---- */
+
+typedef struct {
+	int n, ne;
+	int *ostart, *oadj; /* out-edges (CSR) */
+	double *ow;
+	int *indeg;
+	double *win; /* total in-weight */
+} dag_t;
+
+static void dag_free(dag_t *g)
+{
+	free(g->ostart);
+	free(g->oadj);
+	free(g->ow);
+	free(g->indeg);
+	free(g->win);
+}
+
+static int dag_build(dag_t *g, int n, const double *prio, int ne, const int *a, const int *b,
+		     const double *w)
+{
+	int *fill;
+
+	memset(g, 0, sizeof(*g));
+	g->n = n;
+	g->ne = ne;
+	g->ostart = calloc((size_t)n + 1, sizeof(int));
+	g->oadj = malloc(sizeof(int) * (size_t)(ne + 1));
+	g->ow = malloc(sizeof(double) * (size_t)(ne + 1));
+	g->indeg = calloc((size_t)n + 1, sizeof(int));
+	g->win = calloc((size_t)n + 1, sizeof(double));
+	fill = calloc((size_t)n + 1, sizeof(int));
+	if (!g->ostart || !g->oadj || !g->ow || !g->indeg || !g->win || !fill) {
+		free(fill);
+		return -1;
+	}
+	for (int e = 0; e < ne; e++) {
+		int hi = a[e], lo = b[e];
+		if (prio[lo] > prio[hi] || (prio[lo] == prio[hi] && lo < hi)) {
+			hi = b[e];
+			lo = a[e];
+		}
+		g->ostart[hi + 1]++;
+	}
+	for (int i = 0; i < n; i++)
+		g->ostart[i + 1] += g->ostart[i];
+	for (int e = 0; e < ne; e++) {
+		int hi = a[e], lo = b[e];
+		if (prio[lo] > prio[hi] || (prio[lo] == prio[hi] && lo < hi)) {
+			hi = b[e];
+			lo = a[e];
+		}
+		g->oadj[g->ostart[hi] + fill[hi]] = lo;
+		g->ow[g->ostart[hi] + fill[hi]] = w[e];
+		fill[hi]++;
+		g->indeg[lo]++;
+		g->win[lo] += w[e];
+	}
+	free(fill);
+	return 0;
+}
+
+/* Random topological order (Kahn, uniform pick among ready nodes). */
+static void random_topo(const dag_t *g, uint64_t *rng, int *order, int *indeg, int *ready)
+{
+	int nr = 0, no = 0;
+
+	memcpy(indeg, g->indeg, sizeof(int) * (size_t)g->n);
+	for (int i = 0; i < g->n; i++)
+		if (indeg[i] == 0)
+			ready[nr++] = i;
+	while (nr > 0) {
+		int pick = (int)(hm_rng_next(rng) % (uint64_t)nr), v = ready[pick];
+		ready[pick] = ready[--nr];
+		order[no++] = v;
+		for (int e = g->ostart[v]; e < g->ostart[v + 1]; e++)
+			if (--indeg[g->oadj[e]] == 0)
+				ready[nr++] = g->oadj[e];
+	}
+}
+
+/* DP over one order: best cut with at most K contiguous levels; fills seg_end. */
+static double dp_order(const dag_t *g, const int *order, int K, int *pos, double *f, int *arg,
+		       double *C, int *lvl_of_pos)
+{
+	int n = g->n;
+	double best;
+	int bk = 0;
+
+	for (int i = 0; i < n; i++)
+		pos[order[i]] = i;
+	/* f[k * n + i]: first i + 1 nodes in k + 1 levels, a level ending at i. */
+	for (int i = 0; i < n; i++) {
+		f[i] = 0;
+		arg[i] = -1;
+	}
+	for (int k = 1; k < K; k++)
+		for (int i = 0; i < n; i++) {
+			f[k * n + i] = -INFINITY;
+			arg[k * n + i] = -1;
+		}
+	for (int i = 1; i < n; i++) {
+		/* C[j] = weight of edges from positions <= j into (j, i]. */
+		double c = 0;
+		for (int j = i - 1; j >= 0; j--) {
+			int v = order[j + 1];
+			c += g->win[v];
+			for (int e = g->ostart[v]; e < g->ostart[v + 1]; e++)
+				if (pos[g->oadj[e]] <= i)
+					c -= g->ow[e];
+			C[j] = c;
+		}
+		for (int k = 1; k < K; k++)
+			for (int j = 0; j < i; j++) {
+				double v = f[(k - 1) * n + j] + C[j];
+				if (v > f[k * n + i]) {
+					f[k * n + i] = v;
+					arg[k * n + i] = j;
+				}
+			}
+	}
+	best = f[n - 1];
+	for (int k = 1; k < K; k++)
+		if (f[k * n + n - 1] > best + 1e-12) {
+			best = f[k * n + n - 1];
+			bk = k;
+		}
+	/* Backtrack: levels by position. */
+	for (int i = n - 1, k = bk; i >= 0;) {
+		int j = k > 0 ? arg[k * n + i] : -1;
+		for (int p = j + 1; p <= i; p++)
+			lvl_of_pos[p] = k;
+		i = j;
+		k--;
+		if (k < 0 && i >= 0) { /* cannot happen: level 0 covers the rest */
+			for (int p = 0; p <= i; p++)
+				lvl_of_pos[p] = 0;
+			break;
+		}
+	}
+	return best;
+}
+
+double hm_crux_compress(int n, const double *prio, int nedges, const int *a, const int *b,
+			const double *w, int K, int orders, uint64_t seed, double deadline_s,
+			int *level, int *cut_short)
+{
+	dag_t g;
+	double best = -1, *f = NULL, *C = NULL;
+	int *order = NULL, *pos = NULL, *arg = NULL, *indeg = NULL, *ready = NULL, *lvl = NULL;
+	uint64_t rng = seed ^ 0x43525558ULL;
+
+	if (cut_short)
+		*cut_short = 0;
+	if (n <= 0)
+		return 0;
+	if (K < 1)
+		K = 1;
+	if (K > n)
+		K = n;
+	if (dag_build(&g, n, prio, nedges, a, b, w) != 0)
+		goto out;
+	order = malloc(sizeof(int) * (size_t)n);
+	pos = malloc(sizeof(int) * (size_t)n);
+	indeg = malloc(sizeof(int) * (size_t)n);
+	ready = malloc(sizeof(int) * (size_t)n);
+	lvl = malloc(sizeof(int) * (size_t)n);
+	C = malloc(sizeof(double) * (size_t)n);
+	f = malloc(sizeof(double) * (size_t)n * (size_t)K);
+	arg = malloc(sizeof(int) * (size_t)n * (size_t)K);
+	if (!order || !pos || !indeg || !ready || !lvl || !C || !f || !arg)
+		goto out;
+	for (int o = 0; o < (orders > 0 ? orders : 1); o++) {
+		double v;
+		if (o > 0 && deadline_s > 0 && hm_pol_now_s() > deadline_s) {
+			if (cut_short)
+				*cut_short = 1;
+			break;
+		}
+		random_topo(&g, &rng, order, indeg, ready);
+		v = dp_order(&g, order, K, pos, f, arg, C, lvl);
+		if (v > best + 1e-12) {
+			best = v;
+			for (int p = 0; p < n; p++)
+				level[order[p]] = lvl[p];
+		}
+	}
+out:
+	dag_free(&g);
+	free(order);
+	free(pos);
+	free(indeg);
+	free(ready);
+	free(lvl);
+	free(C);
+	free(f);
+	free(arg);
+	return best;
+}
+
+/* ---- the policy ---- */
+
+typedef struct {
+	hm_policy_cfg_t cfg;
+	unsigned long epoch;
+} cstate_t;
+
+static hm_rc_t c_create(const hm_policy_cfg_t *cfg, void **state, hm_err_t *err)
+{
+	cstate_t *s;
+
+	if (cfg->prio_levels < 1 || cfg->reserved_levels < 0 ||
+	    cfg->reserved_levels >= cfg->prio_levels)
+		return hm_err_set(err, HM_ERR_INVAL,
+				  "crux: prio_levels %d with reserved_levels %d leaves no class "
+				  "(accepted: prio_levels > reserved_levels >= 0)",
+				  cfg->prio_levels, cfg->reserved_levels);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
+	s->cfg = *cfg;
+	*state = s;
+	return HM_OK;
+}
+
+static void c_destroy(void *state)
+{
+	free(state);
+}
+
+static double intensity(const hm_pjob_t *p)
+{
+	return p->bneck_s > 0 ? p->gpus * p->comp_s / p->bneck_s : 0;
+}
+
+static int g_cmp_dir; /* unused placeholder for qsort determinism */
+
+typedef struct {
+	double key;
+	int idx;
+} kv_t;
+
+static int kv_desc(const void *x, const void *y)
+{
+	const kv_t *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key > b->key ? -1 : 1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* Paths: jobs by descending intensity take their least congested ECMP path. */
+static hm_rc_t choose_paths(hm_sched_ctx_t *ctx, const hm_pview_t *v0, int *path, hm_err_t *err)
+{
+	hm_rc_t rc = HM_OK;
+	int nl = ctx->topo->nlinks, cap = 0;
+	double *load = calloc((size_t)nl + 1, sizeof(double)), *bits = NULL;
+	int *links = NULL;
+	kv_t *ord = malloc(sizeof(kv_t) * (size_t)(ctx->njobs + 1));
+
+	if (!load || !ord) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
+		goto out;
+	}
+	for (int i = 0; i < ctx->njobs; i++) {
+		ord[i].key = intensity(&v0->jobs[i]);
+		ord[i].idx = i;
+		path[i] = ctx->jobs[i].dec.path;
+	}
+	qsort(ord, (size_t)ctx->njobs, sizeof(kv_t), kv_desc);
+	for (int q = 0; q < ctx->njobs; q++) {
+		int i = ord[q].idx, np = ctx->jobs[i].npaths, best_p = 0;
+		double best = INFINITY, T = v0->jobs[i].T_s;
+
+		if (np < 1)
+			np = 1;
+		for (int p = 0; p < np; p++) {
+			const hm_traffic_t *tr = hm_pol_traffic(&ctx->jobs[i], p);
+			int need = 0, n;
+			double worst = 0;
+			if (tr)
+				for (int ph = 0; ph < tr->nphases; ph++)
+					need += tr->phases[ph].nlinks;
+			if (need > cap) {
+				free(links);
+				free(bits);
+				cap = need;
+				links = malloc(sizeof(int) * (size_t)cap);
+				bits = malloc(sizeof(double) * (size_t)cap);
+				if (!links || !bits) {
+					rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
+					goto out;
+				}
+			}
+			n = hm_pol_traffic_links(tr, links, bits, cap);
+			for (int k = 0; k < n; k++) {
+				double c = ctx->topo->links[links[k]].capacity_bps;
+				double u = c > 0 ? (load[links[k]] + bits[k] / T) / c : 0;
+				worst = fmax(worst, u);
+			}
+			if (worst < best - 1e-12) {
+				best = worst;
+				best_p = p;
+			}
+		}
+		path[i] = best_p;
+		{
+			const hm_traffic_t *tr = hm_pol_traffic(&ctx->jobs[i], best_p);
+			int n = hm_pol_traffic_links(tr, links, bits, cap);
+			for (int k = 0; k < n; k++)
+				load[links[k]] += bits[k] / T;
+		}
+	}
+out:
+	free(load);
+	free(ord);
+	free(links);
+	free(bits);
+	return rc;
+}
+
+static hm_rc_t c_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
+{
+	cstate_t *s = state;
+	hm_rc_t rc = HM_OK;
+	hm_pview_t v0 = {0}, v = {0};
+	const hm_traffic_t **trs = NULL;
+	int *path = NULL, *stamp = NULL, *ea = NULL, *eb = NULL, *level = NULL, *comp_of = NULL;
+	int *members = NULL, *local = NULL;
+	double *P = NULL, *I = NULL, *ew = NULL, *lprio = NULL;
+	int ne = 0, ecap = 0, ref = -1, K = s->cfg.prio_levels - s->cfg.reserved_levels;
+	double deadline = s->cfg.budget_s > 0 ? hm_pol_now_s() + s->cfg.budget_s : 0;
+	hm_uf_t uf = {0};
+	int cut = 0, ncomp = 0;
+
+	(void)g_cmp_dir;
+	rc = hm_pview_build(ctx, NULL, &v0, err);
+	if (rc != HM_OK)
+		goto out;
+	path = malloc(sizeof(int) * (size_t)(ctx->njobs + 1));
+	trs = malloc(sizeof(*trs) * (size_t)(ctx->njobs + 1));
+	if (!path || !trs) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
+		goto out;
+	}
+	rc = choose_paths(ctx, &v0, path, err);
+	if (rc != HM_OK)
+		goto out;
+	for (int i = 0; i < ctx->njobs; i++)
+		trs[i] = hm_pol_traffic(&ctx->jobs[i], path[i]);
+	rc = hm_pview_build(ctx, trs, &v, err);
+	if (rc != HM_OK)
+		goto out;
+	P = calloc((size_t)v.njobs + 1, sizeof(double));
+	I = calloc((size_t)v.njobs + 1, sizeof(double));
+	stamp = malloc(sizeof(int) * (size_t)(v.njobs + 1));
+	level = calloc((size_t)v.njobs + 1, sizeof(int));
+	comp_of = malloc(sizeof(int) * (size_t)(v.njobs + 1));
+	members = malloc(sizeof(int) * (size_t)(v.njobs + 1));
+	local = malloc(sizeof(int) * (size_t)(v.njobs + 1));
+	lprio = malloc(sizeof(double) * (size_t)(v.njobs + 1));
+	if (!P || !I || !stamp || !level || !comp_of || !members || !local || !lprio ||
+	    hm_uf_init(&uf, v.njobs) != HM_OK) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
+		goto out;
+	}
+	/* Intensity; the reference is the job with the most traffic per iteration. */
+	for (int i = 0; i < v.njobs; i++) {
+		I[i] = intensity(&v.jobs[i]);
+		if (v.jobs[i].nlinks > 0 && (ref < 0 || v.jobs[i].bits > v.jobs[ref].bits))
+			ref = i;
+		stamp[i] = -1;
+	}
+	for (int i = 0; i < v.njobs; i++) {
+		const hm_pjob_t *p = &v.jobs[i], *r = ref >= 0 ? &v.jobs[ref] : NULL;
+		double k = 1.0;
+		if (p->nlinks == 0)
+			continue;
+		if (r && i != ref) {
+			/* Same (compute, burst, gpus) as an earlier job: same k. */
+			int same = -1;
+			for (int q = i - 1; q >= 0 && q >= i - 8; q--)
+				if (v.jobs[q].nlinks > 0 && v.jobs[q].comp_s == p->comp_s &&
+				    v.jobs[q].burst_s == p->burst_s && v.jobs[q].gpus == p->gpus &&
+				    q != ref)
+					same = q;
+			k = same >= 0 && I[same] > 0 ? P[same] / I[same]
+						     : hm_crux_k(r->comp_s, r->burst_s, r->gpus,
+								 p->comp_s, p->burst_s, p->gpus);
+		}
+		P[i] = k * I[i];
+	}
+	/* Contention edges: jobs sharing a link, each pair once. */
+	for (int i = 0; i < v.njobs; i++) {
+		const hm_pjob_t *p = &v.jobs[i];
+		for (int m = 0; m < p->nlinks; m++) {
+			int l = p->links[m];
+			for (int q = v.lstart[l]; q < v.lstart[l + 1]; q++) {
+				int j = v.ljobs[q];
+				if (j <= i || stamp[j] == i)
+					continue;
+				stamp[j] = i;
+				if (ne == ecap) {
+					int nc = ecap ? 2 * ecap : 1024;
+					int *na = realloc(ea, sizeof(int) * (size_t)nc);
+					int *nb = na ? realloc(eb, sizeof(int) * (size_t)nc) : NULL;
+					double *nw =
+					    nb ? realloc(ew, sizeof(double) * (size_t)nc) : NULL;
+					if (na)
+						ea = na;
+					if (nb)
+						eb = nb;
+					if (!nw) {
+						rc = hm_err_set(err, HM_ERR_NOMEM,
+								"crux: out of memory");
+						goto out;
+					}
+					ew = nw;
+					ecap = nc;
+				}
+				ea[ne] = i;
+				eb[ne] = j;
+				ew[ne] = P[i] > P[j] || (P[i] == P[j] && i < j) ? I[i] : I[j];
+				ne++;
+				hm_uf_union(&uf, i, j);
+			}
+		}
+	}
+	/* Compress each contention component to K levels (jobs and edges bucketed
+	 * by component so the work stays linear in their number). */
+	{
+		int *gstart = calloc((size_t)v.njobs + 2, sizeof(int));
+		int *estart = calloc((size_t)v.njobs + 2, sizeof(int));
+		int *gfill = calloc((size_t)v.njobs + 1, sizeof(int));
+		int *eorder = malloc(sizeof(int) * (size_t)(ne + 1));
+		int *la = malloc(sizeof(int) * (size_t)(ne + 1));
+		int *lb = malloc(sizeof(int) * (size_t)(ne + 1));
+		double *lw = malloc(sizeof(double) * (size_t)(ne + 1));
+		int *lv = malloc(sizeof(int) * (size_t)(v.njobs + 1));
+
+		if (!gstart || !estart || !gfill || !eorder || !la || !lb || !lw || !lv) {
+			rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
+			goto comp_out;
+		}
+		for (int i = 0; i < v.njobs; i++) {
+			comp_of[i] = hm_uf_find(&uf, i);
+			if (v.jobs[i].nlinks > 0)
+				gstart[comp_of[i] + 1]++;
+		}
+		for (int e = 0; e < ne; e++)
+			estart[comp_of[ea[e]] + 1]++;
+		for (int r = 0; r < v.njobs; r++) {
+			gstart[r + 1] += gstart[r];
+			estart[r + 1] += estart[r];
+		}
+		for (int i = 0; i < v.njobs; i++)
+			if (v.jobs[i].nlinks > 0) {
+				int r = comp_of[i];
+				local[i] = gfill[r];
+				members[gstart[r] + gfill[r]++] = i;
+			}
+		memset(gfill, 0, sizeof(int) * (size_t)v.njobs);
+		for (int e = 0; e < ne; e++) {
+			int r = comp_of[ea[e]];
+			eorder[estart[r] + gfill[r]++] = e;
+		}
+		for (int r = 0; r < v.njobs && rc == HM_OK; r++) {
+			int nm = gstart[r + 1] - gstart[r], nel = estart[r + 1] - estart[r], cs = 0;
+			if (nm == 0)
+				continue;
+			ncomp++;
+			for (int q = 0; q < nm; q++)
+				lprio[q] = P[members[gstart[r] + q]];
+			for (int q = 0; q < nel; q++) {
+				int e = eorder[estart[r] + q];
+				la[q] = local[ea[e]];
+				lb[q] = local[eb[e]];
+				lw[q] = ew[e];
+			}
+			if (hm_crux_compress(nm, lprio, nel, la, lb, lw, K, CRUX_ORDERS,
+					     s->cfg.seed + (uint64_t)r, deadline, lv, &cs) < 0) {
+				rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
+				break;
+			}
+			cut |= cs;
+			for (int q = 0; q < nm; q++)
+				level[members[gstart[r] + q]] = lv[q];
+		}
+	comp_out:
+		free(gstart);
+		free(estart);
+		free(gfill);
+		free(eorder);
+		free(la);
+		free(lb);
+		free(lw);
+		free(lv);
+		if (rc != HM_OK)
+			goto out;
+	}
+	s->epoch++;
+	for (int i = 0; i < ctx->njobs; i++) {
+		hm_decision_t d = ctx->jobs[i].dec;
+		d.prio = level[i];
+		d.path = path[i];
+		d.period_s = 0;
+		d.shift_s = 0;
+		d.guard_s = 0;
+		if (d.prio != ctx->jobs[i].dec.prio || d.path != ctx->jobs[i].dec.path ||
+		    ctx->jobs[i].dec.period_s != 0 || ctx->jobs[i].dec.shift_s != 0) {
+			d.epoch = s->epoch;
+			ctx->jobs[i].dec = d;
+		}
+	}
+	if (cut)
+		ctx->budget_exhausted = true;
+	snprintf(ctx->note, sizeof(ctx->note), "crux: %d jobs, %d contention edges, %d groups%s",
+		 ctx->njobs, ne, ncomp, cut ? ", budget cut the order sampling" : "");
+out:
+	hm_uf_free(&uf);
+	hm_pview_free(&v0);
+	hm_pview_free(&v);
+	free(trs);
+	free(path);
+	free(stamp);
+	free(ea);
+	free(eb);
+	free(ew);
+	free(level);
+	free(comp_of);
+	free(members);
+	free(local);
+	free(lprio);
+	free(P);
+	free(I);
+	return rc;
+}
+
+const hm_policy_ops_t hm_policy_crux = {
+    .name = "crux",
+    .description = "Crux (SIGCOMM'24): GPU-intensity priorities P = k*I compressed to the "
+		   "hardware classes, intensity-ordered ECMP path selection",
+    .create = c_create,
+    .decide = c_decide,
+    .destroy = c_destroy,
+    .place = NULL,
+    .uses_epochs = false,
+};

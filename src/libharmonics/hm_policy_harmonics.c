@@ -1,0 +1,188 @@
+/*
+ * hm_policy_harmonics.c - the two-tier Harmonics policy: the Global Coordinator
+ * decides cross-rack jobs, then one Local Scheduler per rack decides the rest
+ * (racks in parallel threads when cfg.threads > 1). The simulator and the Slurm
+ * coordinator run exactly this code through hm_policy_harmonics.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hm_harmonics_global.h"
+#include "hm_harmonics_local.h"
+#include "hm_policy.h"
+
+typedef struct {
+	hm_policy_cfg_t cfg;
+	unsigned long epoch;
+} hstate_t;
+
+typedef struct {
+	hm_hmodel_t *m;
+	int next; /* next rack to take */
+	pthread_mutex_t lock;
+	hm_rc_t rc;
+	hm_err_t err;
+} rack_pool_t;
+
+static hm_rc_t h_create(const hm_policy_cfg_t *cfg, void **state, hm_err_t *err)
+{
+	hstate_t *s;
+
+	if (cfg->prio_levels < 1 || cfg->reserved_levels < 0 ||
+	    cfg->reserved_levels >= cfg->prio_levels)
+		return hm_err_set(err, HM_ERR_INVAL,
+				  "harmonics: prio_levels %d with reserved_levels %d leaves no "
+				  "class (accepted: prio_levels > reserved_levels >= 0)",
+				  cfg->prio_levels, cfg->reserved_levels);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory");
+	s->cfg = *cfg;
+	*state = s;
+	return HM_OK;
+}
+
+static void h_destroy(void *state)
+{
+	free(state);
+}
+
+static void *rack_worker(void *arg)
+{
+	rack_pool_t *p = arg;
+	hm_local_t *ls = hm_local_create(p->m);
+	hm_err_t err = {0};
+
+	for (;;) {
+		int r;
+		hm_rc_t rc;
+
+		pthread_mutex_lock(&p->lock);
+		r = p->rc == HM_OK && ls ? p->next++ : p->m->nracks;
+		if (!ls && p->rc == HM_OK) {
+			p->rc = hm_err_set(&p->err, HM_ERR_NOMEM, "harmonics: out of memory");
+		}
+		pthread_mutex_unlock(&p->lock);
+		if (r >= p->m->nracks)
+			break;
+		rc = hm_local_solve(ls, p->m, r, &err);
+		if (rc != HM_OK) {
+			pthread_mutex_lock(&p->lock);
+			if (p->rc == HM_OK) {
+				p->rc = rc;
+				p->err = err;
+			}
+			pthread_mutex_unlock(&p->lock);
+		}
+	}
+	hm_local_free(ls);
+	return NULL;
+}
+
+static hm_rc_t solve_racks(hm_hmodel_t *m, int threads, hm_err_t *err)
+{
+	rack_pool_t pool = {.m = m, .next = 0, .rc = HM_OK};
+	pthread_t tid[64];
+	int started = 0;
+
+	if (threads > 64)
+		threads = 64;
+	if (threads > m->nracks)
+		threads = m->nracks;
+	if (threads <= 1) {
+		hm_local_t *ls = hm_local_create(m);
+		hm_rc_t rc = HM_OK;
+		if (!ls)
+			return hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory");
+		for (int r = 0; r < m->nracks && rc == HM_OK; r++)
+			rc = hm_local_solve(ls, m, r, err);
+		hm_local_free(ls);
+		return rc;
+	}
+	pthread_mutex_init(&pool.lock, NULL);
+	for (int i = 0; i < threads; i++)
+		if (pthread_create(&tid[started], NULL, rack_worker, &pool) == 0)
+			started++;
+	if (started == 0)
+		rack_worker(&pool); /* no thread could start: do it here */
+	for (int i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	pthread_mutex_destroy(&pool.lock);
+	if (pool.rc != HM_OK && err)
+		*err = pool.err;
+	return pool.rc;
+}
+
+static bool same_decision(const hm_decision_t *a, const hm_decision_t *b)
+{
+	return fabs(a->period_s - b->period_s) <= 1e-12 * (1 + fabs(a->period_s)) &&
+	       fabs(a->shift_s - b->shift_s) <= 1e-12 * (1 + fabs(a->shift_s)) &&
+	       fabs(a->guard_s - b->guard_s) <= 1e-12 * (1 + fabs(a->guard_s)) &&
+	       a->origin_s == b->origin_s && a->prio == b->prio;
+}
+
+static hm_rc_t h_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
+{
+	hstate_t *s = state;
+	hm_hcfg_t hc;
+	hm_hmodel_t m;
+	hm_rc_t rc;
+	int held = 0, cross = 0, changed = 0;
+
+	hm_hcfg_from_policy(&s->cfg, &hc);
+	rc = hm_hmodel_build(ctx, &hc, &m, err);
+	if (rc != HM_OK)
+		return rc;
+	rc = hm_global_solve(&m, err);
+	if (rc == HM_OK)
+		rc = solve_racks(&m, s->cfg.threads, err);
+	if (rc != HM_OK)
+		goto out;
+	hm_hmodel_assign_prio(&m);
+	s->epoch++;
+	for (int i = 0; i < ctx->njobs; i++) {
+		const hm_hjob_t *j = &m.jobs[i];
+		hm_decision_t d = ctx->jobs[i].dec;
+
+		if (j->hold) {
+			d.period_s = j->P_s;
+			d.shift_s = fmod(j->s_s, j->P_s);
+			d.guard_s = j->guard_s;
+			d.origin_s = 0;
+			held++;
+		} else {
+			/* Free running: no holding and no one-time delay. */
+			d.period_s = 0;
+			d.shift_s = 0;
+			d.guard_s = 0;
+			d.origin_s = 0;
+		}
+		d.prio = j->prio;
+		cross += j->rack == HM_HJOB_CROSS;
+		if (!same_decision(&d, &ctx->jobs[i].dec)) {
+			d.epoch = s->epoch;
+			ctx->jobs[i].dec = d;
+			changed++;
+		}
+	}
+	snprintf(ctx->note, sizeof(ctx->note),
+		 "harmonics: %d jobs, %d cross-rack, %d holding slots, %d changed", ctx->njobs,
+		 cross, held, changed);
+out:
+	hm_hmodel_free(&m);
+	return rc;
+}
+
+const hm_policy_ops_t hm_policy_harmonics = {
+    .name = "harmonics",
+    .description = "two tiers: Local Schedulers per rack (harmonic slot periods, shifts, "
+		   "classes) and a Global Coordinator for cross-rack jobs",
+    .create = h_create,
+    .decide = h_decide,
+    .destroy = h_destroy,
+    .place = NULL,
+    .uses_epochs = true,
+};
