@@ -327,13 +327,14 @@ hm_rc_t hm_conf_load_string(const char *text, const char *fname, hm_conf_t *conf
 			*hash = '\0';
 		for (tok = strtok_r(line, " \t\r", &save); tok;
 		     tok = strtok_r(NULL, " \t\r", &save)) {
-			char *key, *val;
+			char *key, *val, orig[256];
 			int k;
 
+			snprintf(orig, sizeof(orig), "%s", tok); /* split_kv cuts tok */
 			if (!hm_split_kv(tok, &key, &val)) {
 				rc = hm_err_set(err, HM_ERR_PARSE,
 						"%s:%d: '%s' is not Key=Value (accepted keys: %s)",
-						fname, lineno, tok, accepted_keys());
+						fname, lineno, orig, accepted_keys());
 				goto out;
 			}
 			if ((k = find_key(key)) < 0) {

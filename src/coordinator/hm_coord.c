@@ -283,6 +283,28 @@ hm_rc_t hm_coord_reconfigure(hm_coord_t *c, const hm_conf_t *conf, hm_topo_t *to
 	return HM_OK;
 }
 
+hm_rc_t hm_coord_set_policy_ops(hm_coord_t *c, const hm_policy_ops_t *ops, hm_err_t *err)
+{
+	hm_policy_cfg_t cfg;
+	void *state = NULL;
+	hm_rc_t rc;
+
+	hm_policy_cfg_defaults(&cfg);
+	cfg.epoch_s = c->conf.epoch_s;
+	cfg.prio_levels = c->conf.prio_levels;
+	cfg.reserved_levels = c->conf.reserved_levels;
+	cfg.budget_s = c->conf.decision_budget_s;
+	if (ops->create && (rc = ops->create(&cfg, &state, err)) != HM_OK)
+		return rc;
+	pthread_mutex_lock(&c->mu);
+	policy_close(c->pol, c->pol_state);
+	c->pol = ops;
+	c->pol_state = state;
+	c->need_decide = true;
+	pthread_mutex_unlock(&c->mu);
+	return HM_OK;
+}
+
 hm_cjob_t *hm_coord_add(hm_coord_t *c, const hm_coord_job_info_t *info)
 {
 	hm_cjob_t *j;

@@ -69,4 +69,10 @@ hm_cjob_t *hm_coord_add(hm_coord_t *c, const hm_coord_job_info_t *info);
 /* Assignment of an unschedulable job. */
 void hm_coord_set_unscheduled(hm_coord_t *c, hm_cjob_t *j, double now_s);
 
+/*
+ * Replace the policy by ops (tests drive the engine with a scripted policy; the
+ * name in assignments becomes ops->name). The old policy state is destroyed.
+ */
+hm_rc_t hm_coord_set_policy_ops(hm_coord_t *c, const hm_policy_ops_t *ops, hm_err_t *err);
+
 #endif

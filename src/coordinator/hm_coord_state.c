@@ -70,6 +70,7 @@ hm_rc_t hm_coord_state_save(hm_coord_t *c, const char *path, hm_err_t *err)
 	json_object_object_add(root, "epoch", json_object_new_int64((int64_t)c->epoch));
 	json_object_object_add(root, "policy", json_object_new_string(c->conf.policy));
 	json_object_object_add(root, "saved_s", json_object_new_double(hm_coord_now_s()));
+	json_object_object_add(root, "last_decide_s", json_object_new_double(c->last_decide_s));
 	for (int i = 0; i < c->njobs; i++) {
 		const hm_cjob_t *j = &c->jobs[i];
 		json_object *o = json_object_new_object();
@@ -164,7 +165,10 @@ hm_rc_t hm_coord_state_load(hm_coord_t *c, const char *path, hm_err_t *err)
 		free(c->jobs[i].nodes);
 	}
 	c->njobs = 0;
+	c->need_decide = false; /* the loaded decisions stand; arrivals below re-set it */
+	c->had_departure = false;
 	c->epoch = (unsigned long)get_i64(root, "epoch");
+	c->last_decide_s = get_dbl(root, "last_decide_s"); /* epochs continue their rhythm */
 	for (int i = 0; i < n; i++) {
 		json_object *o = json_object_array_get_idx(jobs, (size_t)i), *a, *d, *m;
 		hm_coord_job_info_t info = {

@@ -17,6 +17,8 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_coord_spec.c \
 	src/coordinator/hm_coord_state.c \
 	src/coordinator/hm_coord_view.c \
+	src/coordinator/hm_ctl.c \
+	src/coordinator/hm_ctl.h \
 	src/coordinator/hm_log.c \
 	src/coordinator/hm_log.h \
 	src/coordinator/hm_proto.c \
@@ -30,3 +32,43 @@ src_coordinator_libhmcoord_la_LIBADD = src/libharmonics/libharmonics.la $(JSONC_
 
 HMCOORD_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
 HMCOORD_LIBS = src/coordinator/libhmcoord.la $(JSONC_LIBS) $(MUNGE_LIBS) $(PTHREAD_LIBS) -lm
+
+# harmonicsctl: a thin entry file; the logic is hm_ctl.c.
+bin_PROGRAMS += src/tools/harmonicsctl
+src_tools_harmonicsctl_SOURCES = src/tools/harmonicsctl.c
+src_tools_harmonicsctl_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+src_tools_harmonicsctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+src_tools_harmonicsctl_LDADD = $(HMCOORD_LIBS)
+
+# Unit tests (munge-dependent ones skip with a message when munged is not running).
+COORD_TEST_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+COORD_TEST_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
+COORD_TEST_LDADD = $(HMCOORD_LIBS) $(CMOCKA_LIBS)
+check_PROGRAMS += \
+	tests/unit/test_conf \
+	tests/unit/test_proto \
+	tests/unit/test_coord \
+	tests/unit/test_server
+TESTS += \
+	tests/unit/test_conf \
+	tests/unit/test_proto \
+	tests/unit/test_coord \
+	tests/unit/test_server
+tests_unit_test_conf_SOURCES = tests/unit/test_conf.c
+tests_unit_test_conf_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
+tests_unit_test_conf_CFLAGS = $(COORD_TEST_CFLAGS)
+tests_unit_test_conf_LDADD = $(COORD_TEST_LDADD)
+tests_unit_test_proto_SOURCES = tests/unit/test_proto.c tests/unit/munge_fixture.h
+tests_unit_test_proto_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
+tests_unit_test_proto_CFLAGS = $(COORD_TEST_CFLAGS)
+tests_unit_test_proto_LDADD = $(COORD_TEST_LDADD)
+tests_unit_test_coord_SOURCES = tests/unit/test_coord.c tests/unit/coord_fixture.h
+tests_unit_test_coord_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
+tests_unit_test_coord_CFLAGS = $(COORD_TEST_CFLAGS)
+tests_unit_test_coord_LDADD = $(COORD_TEST_LDADD)
+tests_unit_test_server_SOURCES = tests/unit/test_server.c tests/unit/coord_fixture.h \
+	tests/unit/munge_fixture.h
+tests_unit_test_server_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
+tests_unit_test_server_CFLAGS = $(COORD_TEST_CFLAGS)
+tests_unit_test_server_LDADD = $(COORD_TEST_LDADD)
+EXTRA_DIST += tests/fixtures/coord

@@ -1,0 +1,211 @@
+/* harmonicsctl: requests and tables. */
+#include "hm_ctl.h"
+
+#include <json-c/json.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "hm_coord_json.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+static const char *const cmd_names[] = {"status", "jobs", "racks", "job"};
+
+hm_rc_t hm_ctl_parse_cmd(const char *word, hm_ctl_cmd_t *cmd, hm_err_t *err)
+{
+	for (int i = 0; i < 4; i++)
+		if (strcmp(word, cmd_names[i]) == 0) {
+			*cmd = (hm_ctl_cmd_t)i;
+			return HM_OK;
+		}
+	return hm_err_set(err, HM_ERR_INVAL,
+			  "unknown command '%s' (accepted: status, jobs, racks, job ID)", word);
+}
+
+void hm_ctl_request(hm_ctl_cmd_t cmd, uint32_t job_id, char *buf, size_t len)
+{
+	if (cmd == HM_CTL_JOB)
+		snprintf(buf, len, "{\"op\":\"job\",\"job_id\":%u}", job_id);
+	else
+		snprintf(buf, len, "{\"op\":\"%s\"}", cmd_names[cmd]);
+}
+
+static void fmt_time(double t_s, char *buf, size_t len)
+{
+	time_t t = (time_t)t_s;
+	struct tm tm;
+
+	if (t_s <= 0 || !gmtime_r(&t, &tm))
+		snprintf(buf, len, "-");
+	else
+		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void user_name(uint32_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[1024];
+
+	if (getpwuid_r((uid_t)uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
+		snprintf(buf, len, "%s", pw.pw_name);
+	else
+		snprintf(buf, len, "%u", uid);
+}
+
+static void print_status(json_object *r, const char *where, FILE *out)
+{
+	json_object *so = NULL;
+	hm_coord_stats_t s;
+	char since[32], last[32];
+
+	json_object_object_get_ex(r, "status", &so);
+	hm_json_stats_parse(so, &s);
+	fmt_time(s.started_s, since, sizeof(since));
+	fmt_time(s.last_decide_s, last, sizeof(last));
+	fprintf(out, "Coordinator  %s\n", where);
+	fprintf(out, "Policy       %s, epoch %gs (decision #%lu at %s, took %.2f ms)\n", s.policy,
+		s.epoch_s, s.epoch, last, s.last_decide_wall_s * 1e3);
+	fprintf(out, "Cluster      %d racks, %d hosts, %d GPUs\n", s.nracks, s.nhosts, s.ngpus);
+	fprintf(out, "Jobs         %d running, %d scheduled\n", s.njobs, s.nscheduled);
+	fprintf(out, "Requests     %lu served, %lu refused\n", s.requests, s.refused);
+	fprintf(out, "Up since     %s\n", since);
+}
+
+static void print_job_row(const hm_coord_job_view_t *v, FILE *out)
+{
+	char user[32], period[16] = "-", shift[16] = "-", prio[8] = "-";
+	const hm_assignment_t *a = &v->a;
+
+	user_name(v->uid, user, sizeof(user));
+	if (a->scheduled) {
+		snprintf(period, sizeof(period), "%.6g", a->period_us / 1e3);
+		snprintf(shift, sizeof(shift), "%.6g", a->shift_us / 1e3);
+		snprintf(prio, sizeof(prio), "%d", a->prio);
+	}
+	fprintf(out, "%-8u %-10.10s %-12.12s %-16.16s %4d %5d %-9.9s %9s %9s %4s %5lu %5d  %s\n",
+		v->job_id, user, v->name[0] ? v->name : "-", v->nodes, v->gpus, v->nracks, v->mode,
+		period, shift, prio, a->epoch, v->registered_steps,
+		a->scheduled ? "scheduled" : a->reason);
+}
+
+static void print_jobs(json_object *r, FILE *out)
+{
+	json_object *arr = NULL;
+	int n;
+
+	json_object_object_get_ex(r, "jobs", &arr);
+	n = arr && json_object_is_type(arr, json_type_array) ? (int)json_object_array_length(arr)
+							     : 0;
+	fprintf(out, "%-8s %-10s %-12s %-16s %4s %5s %-9s %9s %9s %4s %5s %5s  %s\n", "JOBID",
+		"USER", "NAME", "NODES", "GPUS", "RACKS", "MODE", "PERIOD_MS", "SHIFT_MS", "PRIO",
+		"EPOCH", "STEPS", "STATE");
+	for (int i = 0; i < n; i++) {
+		hm_coord_job_view_t v;
+
+		hm_json_job_view_parse(json_object_array_get_idx(arr, (size_t)i), &v);
+		print_job_row(&v, out);
+	}
+	if (n == 0)
+		fprintf(out, "(no running jobs)\n");
+}
+
+static void print_racks(json_object *r, FILE *out)
+{
+	json_object *arr = NULL;
+	int n;
+
+	json_object_object_get_ex(r, "racks", &arr);
+	n = arr && json_object_is_type(arr, json_type_array) ? (int)json_object_array_length(arr)
+							     : 0;
+	fprintf(out, "%-5s %-16s %5s %5s %5s %6s %6s\n", "RACK", "SWITCH", "HOSTS", "GPUS", "JOBS",
+		"CROSS", "LOAD");
+	for (int i = 0; i < n; i++) {
+		hm_coord_rack_view_t v;
+
+		hm_json_rack_view_parse(json_object_array_get_idx(arr, (size_t)i), &v);
+		fprintf(out, "%-5d %-16.16s %5d %5d %5d %6d %5.0f%%\n", v.rack, v.name, v.nhosts,
+			v.ngpus, v.njobs, v.ncross, v.load * 100);
+	}
+}
+
+static void print_job(json_object *r, FILE *out)
+{
+	json_object *jo = NULL;
+	hm_coord_job_view_t v;
+	const hm_assignment_t *a = &v.a;
+	char user[32], started[32], decided[32], valid[32];
+
+	json_object_object_get_ex(r, "job", &jo);
+	hm_json_job_view_parse(jo, &v);
+	user_name(v.uid, user, sizeof(user));
+	fmt_time(v.start_s, started, sizeof(started));
+	fmt_time(a->decided_us / 1e6, decided, sizeof(decided));
+	fmt_time(a->valid_until_us / 1e6, valid, sizeof(valid));
+	fprintf(out, "JobId        %u\nUser         %s (%u)\nName         %s\nNodes        %s\n",
+		v.job_id, user, v.uid, v.name, v.nodes);
+	fprintf(out, "GPUs         %d in %d rack(s)\nMode         %s\nProfile      %s%s\n", v.gpus,
+		v.nracks, v.mode, v.profile[0] ? v.profile : "-", v.measured ? " (measured)" : "");
+	fprintf(out, "Started      %s\nSteps        %d registered\n", started, v.registered_steps);
+	if (!a->scheduled) {
+		fprintf(out, "Scheduled    no: %s\n", a->reason);
+		return;
+	}
+	fprintf(out, "Scheduled    yes, by %s, epoch %lu at %s (valid until %s)\n", a->policy,
+		a->epoch, decided, valid);
+	if (a->period_us > 0)
+		fprintf(out,
+			"Slot         shift %.6g ms in a %.6g ms period, guard %.6g ms, origin "
+			"%lld us\n",
+			a->shift_us / 1e3, a->period_us / 1e3, a->guard_us / 1e3,
+			(long long)a->origin_us);
+	else
+		fprintf(out, "Slot         one-time delay %.6g ms\n", a->shift_us / 1e3);
+	fprintf(out, "Priority     class %d, path %d\n", a->prio, a->path);
+}
+
+hm_rc_t hm_ctl_print(hm_ctl_cmd_t cmd, const char *reply_json, bool json, const char *where,
+		     FILE *out, FILE *err_out)
+{
+	json_object *r = json_tokener_parse(reply_json);
+	hm_rc_t rc = HM_OK;
+
+	if (!r || !json_object_is_type(r, json_type_object)) {
+		fprintf(err_out, "harmonicsctl: coordinator %s sent a reply that is not JSON\n",
+			where);
+		rc = HM_ERR_PROTO;
+		goto out;
+	}
+	if (!hm_json_bool(r, "ok")) {
+		const char *code = hm_json_str(r, "code");
+
+		fprintf(err_out, "harmonicsctl: coordinator %s refused: %s\n", where,
+			hm_json_str(r, "error"));
+		rc = strcmp(code, "auth") == 0       ? HM_ERR_AUTH
+		     : strcmp(code, "notfound") == 0 ? HM_ERR_NOTFOUND
+						     : HM_ERR_PROTO;
+		goto out;
+	}
+	if (json) {
+		fprintf(out, "%s\n", json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY));
+		goto out;
+	}
+	switch (cmd) {
+	case HM_CTL_STATUS:
+		print_status(r, where, out);
+		break;
+	case HM_CTL_JOBS:
+		print_jobs(r, out);
+		break;
+	case HM_CTL_RACKS:
+		print_racks(r, out);
+		break;
+	case HM_CTL_JOB:
+		print_job(r, out);
+		break;
+	}
+out:
+	json_object_put(r);
+	return rc;
+}

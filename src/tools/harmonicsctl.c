@@ -1,0 +1,143 @@
+/* harmonicsctl: ask the Harmonics coordinator (inside slurmctld) what it decided. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hm_client.h"
+#include "hm_conf.h"
+#include "hm_ctl.h"
+#include "hm_parse.h"
+
+/* Exit codes (harmonicsctl(1)). */
+enum { EXIT_REFUSED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: harmonicsctl [OPTIONS] status|jobs|racks|job JOBID\n"
+		"Show what the Harmonics coordinator (sched/harmonics in slurmctld) decided.\n\n"
+		"  status        coordinator, policy, epoch, counters\n"
+		"  jobs          running jobs with their slot, priority class and epoch\n"
+		"  racks         racks with their jobs and link load\n"
+		"  job JOBID     one job in detail (owner, root or SlurmUser only)\n\n"
+		"Options:\n"
+		"  -j, --json          print the coordinator's JSON reply\n"
+		"  -H, --host HOST     coordinator host (default: CoordinatorHost or\n"
+		"                      ListenAddress from harmonics.conf)\n"
+		"  -p, --port PORT     coordinator port (default: ListenPort, %d)\n"
+		"  -c, --conf FILE     harmonics.conf (default: $HARMONICS_CONF, else beside\n"
+		"                      $SLURM_CONF, else /etc/slurm/harmonics.conf)\n"
+		"  -t, --timeout DUR   give up after DUR (default 5s)\n"
+		"  -h, --help          this help\n\n"
+		"Exit status: 0 ok, 1 refused by the coordinator (unknown job, not yours),\n"
+		"2 usage or configuration error, 3 coordinator unreachable or not answering.\n",
+		HM_CONF_DEFAULT_PORT);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+					     {"host", required_argument, NULL, 'H'},
+					     {"port", required_argument, NULL, 'p'},
+					     {"conf", required_argument, NULL, 'c'},
+					     {"timeout", required_argument, NULL, 't'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	const char *host = NULL, *conf_path = NULL;
+	char default_conf[HM_CONF_PATH_MAX], req[128], where[HM_CONF_HOST_MAX + 16];
+	long port = -1, job_id = 0;
+	double timeout_s = 5;
+	bool json = false;
+	hm_conf_t conf;
+	hm_ctl_cmd_t cmd;
+	hm_err_t err = {0};
+	char *reply = NULL;
+	int opt, ret = EXIT_USAGE;
+	hm_rc_t rc;
+
+	while ((opt = getopt_long(argc, argv, "jH:p:c:t:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json = true;
+			break;
+		case 'H':
+			host = optarg;
+			break;
+		case 'p':
+			if (hm_parse_long(optarg, 1, 65535, &port, "--port", &err) != HM_OK)
+				goto fail;
+			break;
+		case 'c':
+			conf_path = optarg;
+			break;
+		case 't':
+			if (hm_parse_duration_s(optarg, 0.01, 3600, &timeout_s, "--timeout",
+						&err) != HM_OK)
+				goto fail;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		hm_err_set(&err, HM_ERR_INVAL,
+			   "no command (accepted: status, jobs, racks, job ID)");
+		goto fail;
+	}
+	if (hm_ctl_parse_cmd(argv[optind], &cmd, &err) != HM_OK)
+		goto fail;
+	if (cmd == HM_CTL_JOB) {
+		if (optind + 1 >= argc) {
+			hm_err_set(&err, HM_ERR_INVAL, "'job' needs a job id");
+			goto fail;
+		}
+		if (hm_parse_long(argv[optind + 1], 1, 4294967295L, &job_id, "job id", &err) !=
+		    HM_OK)
+			goto fail;
+		optind++;
+	}
+	if (optind + 1 < argc) {
+		hm_err_set(&err, HM_ERR_INVAL, "unexpected argument '%s'", argv[optind + 1]);
+		goto fail;
+	}
+
+	/* harmonics.conf gives the defaults; a missing default file is fine, a named one
+	   or a broken one is not. */
+	hm_conf_defaults(&conf);
+	if (!conf_path) {
+		hm_conf_default_path(default_conf, sizeof(default_conf));
+		if (access(default_conf, F_OK) == 0)
+			conf_path = default_conf;
+	}
+	if (conf_path && hm_conf_load(conf_path, &conf, &err) != HM_OK)
+		goto fail;
+	if (!host)
+		host = hm_conf_client_host(&conf);
+	if (port < 0)
+		port = conf.listen_port;
+	snprintf(where, sizeof(where), "%s:%ld", host, port);
+
+	hm_ctl_request(cmd, (uint32_t)job_id, req, sizeof(req));
+	rc = hm_client_call(host, (int)port, req, (int)(timeout_s * 1000), &reply, &err);
+	if (rc != HM_OK) {
+		fprintf(stderr, "harmonicsctl: %s\n", err.msg);
+		ret = EXIT_UNREACHABLE;
+		goto out;
+	}
+	rc = hm_ctl_print(cmd, reply, json, where, stdout, stderr);
+	ret = rc == HM_OK ? 0 : rc == HM_ERR_PROTO ? EXIT_UNREACHABLE : EXIT_REFUSED;
+	goto out;
+fail:
+	fprintf(stderr, "harmonicsctl: %s\n", err.msg);
+	fprintf(stderr, "Try 'harmonicsctl --help'.\n");
+	ret = EXIT_USAGE;
+out:
+	free(reply);
+	return ret;
+}

@@ -1,0 +1,191 @@
+/* Unit tests for harmonics.conf: every key, defaults, and every kind of bad line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "hm_conf.h"
+#include "hm_policy.h"
+
+static void fixture_path(char *buf, size_t len, const char *name)
+{
+	const char *top = getenv("top_srcdir");
+
+	snprintf(buf, len, "%s/tests/fixtures/coord/%s", top ? top : ".", name);
+}
+
+static void test_defaults(void **state)
+{
+	hm_conf_t c;
+
+	hm_conf_defaults(&c);
+	assert_non_null(hm_policy_find(c.policy));
+	assert_string_equal(c.default_mode, "off");
+	assert_string_equal(c.listen_addr, "127.0.0.1");
+	assert_int_equal(c.listen_port, HM_CONF_DEFAULT_PORT);
+	assert_true(c.fail_open);
+	assert_int_equal(c.request_timeout_ms, 2000);
+	assert_int_equal(c.admin_comment_max_bytes, 512);
+	assert_string_equal(hm_conf_client_host(&c), "127.0.0.1");
+}
+
+static void test_full_file(void **state)
+{
+	char path[4096];
+	hm_conf_t c;
+	hm_err_t err = {0};
+
+	fixture_path(path, sizeof(path), "harmonics.conf");
+	assert_int_equal(hm_conf_load(path, &c, &err), HM_OK);
+	assert_string_equal(c.policy, "fair");
+	assert_string_equal(c.default_mode, "auto");
+	assert_string_equal(c.default_profile, "iter=250ms,comm=40%,bytes=1.2GB");
+	assert_float_equal(c.epoch_s, 30, 1e-9);
+	assert_int_equal(c.prio_levels, 4);
+	assert_int_equal(c.reserved_levels, 1);
+	assert_float_equal(c.decision_budget_s, 0.25, 1e-9);
+	assert_float_equal(c.guard_s, 0.002, 1e-12);
+	assert_float_equal(c.valid_s, 300, 1e-9);
+	assert_string_equal(c.topology, "/etc/slurm/topology.conf");
+	assert_int_equal(c.gpus_per_node, 4);
+	assert_float_equal(c.nic_bps, 200e9, 1);
+	assert_float_equal(c.uplink_bps, 800e9, 1);
+	assert_string_equal(c.listen_addr, "0.0.0.0");
+	assert_int_equal(c.listen_port, 7000);
+	assert_string_equal(c.coordinator_host, "ctl-1.example");
+	assert_string_equal(hm_conf_client_host(&c), "ctl-1.example");
+	assert_int_equal(c.request_timeout_ms, 1500);
+	assert_int_equal(c.conn_timeout_ms, 2000);
+	assert_int_equal(c.max_message_bytes, 128 * 1024);
+	assert_false(c.fail_open);
+	assert_int_equal(c.log_level, HM_LOG_VERBOSE);
+	assert_string_equal(c.state_file, "/var/spool/slurmctld/harmonics.state");
+	assert_int_equal(c.admin_comment_max_bytes, 256);
+	assert_string_equal(c.source, path);
+}
+
+/* Round trip: the formatted configuration loads back to the same values. */
+static void test_format_roundtrip(void **state)
+{
+	char path[4096], text[4096];
+	hm_conf_t a, b;
+	hm_err_t err = {0};
+
+	fixture_path(path, sizeof(path), "harmonics.conf");
+	assert_int_equal(hm_conf_load(path, &a, &err), HM_OK);
+	hm_conf_format(&a, text, sizeof(text));
+	assert_int_equal(hm_conf_load_string(text, "formatted", &b, &err), HM_OK);
+	assert_string_equal(a.policy, b.policy);
+	assert_float_equal(a.epoch_s, b.epoch_s, 1e-9);
+	assert_int_equal(a.request_timeout_ms, b.request_timeout_ms);
+	assert_int_equal(a.max_message_bytes, b.max_message_bytes);
+	assert_float_equal(a.nic_bps, b.nic_bps, 1);
+	assert_int_equal(a.fail_open, b.fail_open);
+	assert_string_equal(a.default_profile, b.default_profile);
+}
+
+/* Each bad line must be refused, naming file:line, the bad text and what is accepted. */
+static const struct {
+	const char *text;
+	int line;
+	const char *value;  /* must appear in the message */
+	const char *accept; /* must appear in the message */
+} bad[] = {
+    {"Policy=fair\nBogus=1\n", 2, "Bogus", "accepted"},
+    {"Policy=nonesuch\n", 1, "nonesuch", "fair"},
+    {"# c\n\nDefaultMode=sometimes\n", 3, "sometimes", "off,auto"},
+    {"DefaultProfile=gpt-17\n", 1, "gpt-17", "iter="},
+    {"DefaultProfile=iter=250ms,comm=40%\n", 1, "bytes=", "iter="},
+    {"DefaultProfile=iter=250ms,comm=140%,bytes=1GB\n", 1, "140%", "accepted"},
+    {"EpochLength=10 parsecs\n", 1, "parsecs", "accepted"},
+    {"EpochLength=ten\n", 1, "ten", "accepted"},
+    {"EpochLength=10ms\n", 1, "10ms", "100ms"},
+    {"PriorityLevels=0\n", 1, "0", "1"},
+    {"PriorityLevels=8x\n", 1, "8x", "[1, 64]"},
+    {"PriorityLevels=4\nReservedLevels=4\n", 2, "ReservedLevels=4", "accepted"},
+    {"DecisionBudget=-1s\n", 1, "-1s", "600"},
+    {"Guard=1h\n", 1, "1h", "60"},
+    {"GpusPerNode=17\n", 1, "17", "16"},
+    {"NicSpeed=fast\n", 1, "fast", "accepted"},
+    {"ListenAddress=localhost\n", 1, "localhost", "IPv4"},
+    {"ListenAddress=300.1.1.1\n", 1, "300.1.1.1", "a.b.c.d"},
+    {"ListenPort=65536\n", 1, "65536", "65535"},
+    {"ListenPort=http\n", 1, "http", "65535"},
+    {"CoordinatorHost=a/b\n", 1, "a/b", "accepted"},
+    {"RequestTimeout=0\n", 1, "0", "60"},
+    {"ConnectionTimeout=2days\n", 1, "2days", "accepted"},
+    {"MaxMessageSize=12\n", 1, "12", "1024"},
+    {"FailOpen=perhaps\n", 1, "perhaps", "accepted"},
+    {"LogLevel=loud\n", 1, "loud", "debug"},
+    {"StateFile=relative/path\n", 1, "relative/path", "absolute"},
+    {"AdminCommentMaxBytes=10\n", 1, "10", "64"},
+    {"ListenPort=7000\nlistenport=7001\n", 2, "ListenPort", "line 1"},
+    {"Policy\n", 1, "Policy", "Key=Value"},
+    {"=fair\n", 1, "=fair", "Key=Value"},
+};
+
+static void test_bad_values(void **state)
+{
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		hm_conf_t c;
+		hm_err_t err = {0};
+		char where[64];
+
+		hm_conf_defaults(&c);
+		c.listen_port = 4242; /* must be untouched on error */
+		snprintf(where, sizeof(where), "bad.conf:%d:", bad[i].line);
+		if (hm_conf_load_string(bad[i].text, "bad.conf", &c, &err) == HM_OK)
+			fail_msg("accepted bad config #%zu: %s", i, bad[i].text);
+		if (!strstr(err.msg, where) || !strstr(err.msg, bad[i].value) ||
+		    !strstr(err.msg, bad[i].accept))
+			fail_msg("config #%zu (%s): message '%s' lacks '%s', '%s' or '%s'", i,
+				 bad[i].text, err.msg, where, bad[i].value, bad[i].accept);
+		assert_int_equal(c.listen_port, 4242);
+	}
+}
+
+static void test_missing_file(void **state)
+{
+	hm_conf_t c;
+	hm_err_t err = {0};
+
+	assert_int_equal(hm_conf_load("/nonexistent/harmonics.conf", &c, &err), HM_ERR_IO);
+	assert_non_null(strstr(err.msg, "/nonexistent/harmonics.conf"));
+}
+
+static void test_paths(void **state)
+{
+	char buf[4096];
+	hm_conf_t c;
+
+	unsetenv("HARMONICS_CONF");
+	setenv("SLURM_CONF", "/tmp/cluster/etc/slurm.conf", 1);
+	hm_conf_default_path(buf, sizeof(buf));
+	assert_string_equal(buf, "/tmp/cluster/etc/harmonics.conf");
+	setenv("HARMONICS_CONF", "/x/h.conf", 1);
+	hm_conf_default_path(buf, sizeof(buf));
+	assert_string_equal(buf, "/x/h.conf");
+	unsetenv("HARMONICS_CONF");
+
+	hm_conf_defaults(&c);
+	snprintf(c.source, sizeof(c.source), "/srv/etc/harmonics.conf");
+	hm_conf_topology_path(&c, buf, sizeof(buf));
+	assert_string_equal(buf, "/srv/etc/topology.conf");
+	snprintf(c.topology, sizeof(c.topology), "/a/topo.conf");
+	hm_conf_topology_path(&c, buf, sizeof(buf));
+	assert_string_equal(buf, "/a/topo.conf");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_defaults),         cmocka_unit_test(test_full_file),
+	    cmocka_unit_test(test_format_roundtrip), cmocka_unit_test(test_bad_values),
+	    cmocka_unit_test(test_missing_file),     cmocka_unit_test(test_paths),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,493 @@
+/* Unit tests for the coordinator engine: decisions, AdminComment, state, reconfigure. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "coord_fixture.h"
+#include "hm_log.h"
+
+#define NOW 1.8e9 /* a fixed CLOCK_REALTIME second */
+
+static hm_coord_t *new_coord(hm_conf_t *conf)
+{
+	hm_coord_t *c = NULL;
+	hm_err_t err = {0};
+
+	if (hm_coord_create(conf, fixture_topo(), &c, &err) != HM_OK)
+		fail_msg("create: %s", err.msg);
+	if (hm_coord_set_policy_ops(c, &script_policy, &err) != HM_OK)
+		fail_msg("set policy: %s", err.msg);
+	script_step_ms = 100;
+	script_calls = 0;
+	return c;
+}
+
+static hm_rc_t add_job(hm_coord_t *c, uint32_t id, uint32_t uid, const char *nodes,
+		       const char *mode, const char *profile)
+{
+	hm_coord_job_info_t info = {.job_id = id,
+				    .uid = uid,
+				    .name = "train",
+				    .nodes = nodes,
+				    .mode = mode,
+				    .profile = profile,
+				    .start_s = NOW - 60};
+	hm_err_t err = {0};
+
+	return hm_coord_job_upsert(c, &info, &err);
+}
+
+static const char *prof = "iter=250ms,comm=40%,bytes=1.2GB";
+
+/* Six jobs: two schedulable, four that must stay unscheduled with the right reason. */
+static void test_decide(void **state)
+{
+	hm_conf_t conf;
+	hm_coord_t *c;
+	hm_assignment_t a;
+	hm_coord_job_view_t v;
+	bool changed = false;
+	hm_err_t err = {0};
+
+	fixture_conf(&conf);
+	c = new_coord(&conf);
+	assert_int_equal(add_job(c, 1, 1000, "n[1-2]", "auto", prof), HM_OK);
+	assert_int_equal(add_job(c, 2, 1001, "n[3-6]", "fair", "resnet50"), HM_OK);
+	assert_int_equal(add_job(c, 3, 1000, "n7", "off", prof), HM_OK);
+	assert_int_equal(add_job(c, 4, 1000, "n8", "auto", "iter=1s"), HM_ERR_INVAL);
+	assert_int_equal(add_job(c, 5, 1000, "x1", "auto", prof), HM_ERR_INVAL);
+	assert_int_equal(add_job(c, 6, 1000, "n8", "auto", NULL), HM_ERR_INVAL);
+	assert_int_equal(hm_coord_assignment(c, 1, &a), HM_ERR_NOTFOUND); /* not decided yet */
+
+	assert_int_equal(hm_coord_decide(c, NOW, &changed, &err), HM_OK);
+	assert_true(changed);
+	assert_int_equal(script_calls, 2); /* one arrival event per schedulable job */
+	assert_int_equal(script_last_event, HM_EV_ARRIVAL);
+	assert_int_equal(script_last_njobs, 2);
+
+	assert_int_equal(hm_coord_assignment(c, 1, &a), HM_OK);
+	assert_true(a.scheduled);
+	assert_string_equal(a.policy, "script");
+	assert_int_equal(a.period_us, 400000);
+	assert_int_equal(a.shift_us, 0);
+	assert_int_equal(a.origin_us, 1000000000);
+	assert_int_equal(a.guard_us, 2000);
+	assert_int_equal(a.epoch, 1);
+	assert_int_equal(a.decided_us, (int64_t)(NOW * 1e6));
+	assert_true(a.valid_until_us > a.decided_us);
+	assert_int_equal(hm_coord_assignment(c, 2, &a), HM_OK);
+	assert_int_equal(a.shift_us, 100000);
+	assert_int_equal(a.prio, 1);
+	assert_int_equal(hm_coord_job(c, 2, &v), HM_OK);
+	assert_int_equal(v.nracks, 2);
+	assert_int_equal(v.gpus, 32);
+
+	assert_int_equal(hm_coord_assignment(c, 3, &a), HM_OK);
+	assert_false(a.scheduled);
+	assert_string_equal(a.reason, "comm-sched off");
+	assert_int_equal(hm_coord_assignment(c, 4, &a), HM_OK);
+	assert_string_equal(a.reason, "bad profile");
+	assert_int_equal(hm_coord_assignment(c, 5, &a), HM_OK);
+	assert_non_null(strstr(a.reason, "x1"));
+	assert_int_equal(hm_coord_assignment(c, 6, &a), HM_OK);
+	assert_string_equal(a.reason, "no profile");
+
+	/* Nothing new and no epoch due: the policy does not run. */
+	assert_int_equal(hm_coord_decide(c, NOW + 1, &changed, &err), HM_OK);
+	assert_false(changed);
+	assert_int_equal(script_calls, 2);
+
+	/* Epoch due, same answer: runs, nothing changes, epoch number kept. */
+	assert_int_equal(hm_coord_decide(c, NOW + 10, &changed, &err), HM_OK);
+	assert_int_equal(script_calls, 3);
+	assert_int_equal(script_last_event, HM_EV_EPOCH);
+	assert_false(changed);
+	assert_int_equal(hm_coord_assignment(c, 2, &a), HM_OK);
+	assert_int_equal(a.epoch, 1);
+
+	/* Epoch with a different answer: job 2 changes, job 1 (shift 0) does not. */
+	script_step_ms = 150;
+	assert_int_equal(hm_coord_decide(c, NOW + 20, &changed, &err), HM_OK);
+	assert_true(changed);
+	assert_int_equal(hm_coord_assignment(c, 2, &a), HM_OK);
+	assert_int_equal(a.shift_us, 150000);
+	assert_int_equal(a.epoch, 2);
+	assert_int_equal(hm_coord_assignment(c, 1, &a), HM_OK);
+	assert_int_equal(a.epoch, 1);
+
+	/* Departure: job 2 becomes first, shift 0. */
+	assert_int_equal(hm_coord_job_remove(c, 1), HM_OK);
+	assert_int_equal(hm_coord_job_remove(c, 1), HM_ERR_NOTFOUND);
+	assert_int_equal(hm_coord_decide(c, NOW + 21, &changed, &err), HM_OK);
+	assert_int_equal(script_last_event, HM_EV_DEPARTURE);
+	assert_true(changed);
+	assert_int_equal(hm_coord_assignment(c, 2, &a), HM_OK);
+	assert_int_equal(a.shift_us, 0);
+	assert_int_equal(a.epoch, 3);
+
+	/* A measured profile makes job 6 schedulable. */
+	hm_coord_measure_t m = {.iter_s = 0.3, .compute_s = 0.2, .comm_s = 0.1, .bytes = 5e8};
+	assert_int_equal(hm_coord_job_measure(c, 6, &m, &err), HM_OK);
+	assert_int_equal(hm_coord_decide(c, NOW + 22, &changed, &err), HM_OK);
+	assert_int_equal(hm_coord_assignment(c, 6, &a), HM_OK);
+	assert_true(a.scheduled);
+	m.iter_s = -1;
+	assert_int_equal(hm_coord_job_measure(c, 6, &m, &err), HM_ERR_RANGE);
+	assert_int_equal(hm_coord_job_measure(c, 99, &(hm_coord_measure_t){0}, &err),
+			 HM_ERR_NOTFOUND);
+	hm_coord_destroy(c);
+}
+
+/* A changed node list re-decides; an unchanged upsert keeps everything. */
+static void test_upsert_change(void **state)
+{
+	hm_conf_t conf;
+	hm_coord_t *c;
+	hm_assignment_t a;
+	bool changed;
+	hm_err_t err = {0};
+
+	fixture_conf(&conf);
+	c = new_coord(&conf);
+	assert_int_equal(add_job(c, 7, 1, "n[1-2]", "auto", prof), HM_OK);
+	assert_int_equal(hm_coord_decide(c, NOW, &changed, &err), HM_OK);
+	assert_int_equal(add_job(c, 7, 1, "n[1-2]", "auto", prof), HM_OK);
+	assert_int_equal(hm_coord_decide(c, NOW + 1, &changed, &err), HM_OK);
+	assert_false(changed);
+	assert_int_equal(script_calls, 1);
+	assert_int_equal(add_job(c, 7, 1, "n[1-2]", "off", prof), HM_OK);
+	assert_int_equal(hm_coord_decide(c, NOW + 2, &changed, &err), HM_OK);
+	assert_true(changed);
+	assert_int_equal(hm_coord_assignment(c, 7, &a), HM_OK);
+	assert_false(a.scheduled);
+	hm_coord_destroy(c);
+}
+
+/* Each registered policy decides over a real job mix without error. */
+static void test_real_policies(void **state)
+{
+	for (int i = 0; i < hm_policy_count(); i++) {
+		const hm_policy_ops_t *p = hm_policy_at(i);
+		hm_conf_t conf;
+		hm_coord_t *c = NULL;
+		hm_assignment_t a;
+		bool changed;
+		hm_err_t err = {0};
+
+		fixture_conf(&conf);
+		snprintf(conf.policy, sizeof(conf.policy), "%s", p->name);
+		assert_int_equal(hm_coord_create(&conf, fixture_topo(), &c, &err), HM_OK);
+		assert_int_equal(add_job(c, 1, 1, "n[1-2]", "auto", prof), HM_OK);
+		assert_int_equal(
+		    add_job(c, 2, 1, "n[2-5]", "auto", "iter=400ms,comm=30%,bytes=2GB"), HM_OK);
+		assert_int_equal(add_job(c, 3, 1, "n[5-8]", "auto", "resnet50"), HM_OK);
+		if (hm_coord_decide(c, NOW, &changed, &err) != HM_OK)
+			fail_msg("policy %s: %s", p->name, err.msg);
+		assert_true(changed);
+		for (uint32_t id = 1; id <= 3; id++) {
+			assert_int_equal(hm_coord_assignment(c, id, &a), HM_OK);
+			assert_true(a.scheduled);
+			assert_string_equal(a.policy, p->name);
+			assert_true(a.prio >= 0 && a.prio < conf.prio_levels);
+			assert_true(a.shift_us >= 0);
+			assert_true(a.period_us == 0 || a.shift_us < a.period_us);
+		}
+		hm_coord_destroy(c);
+	}
+}
+
+static void test_admin_comment(void **state)
+{
+	hm_conf_t conf;
+	hm_coord_t *c;
+	char buf[1024], cur[1024];
+	bool changed;
+	hm_err_t err = {0};
+
+	fixture_conf(&conf);
+	conf.admin_comment_max_bytes = 200;
+	c = new_coord(&conf);
+	assert_int_equal(add_job(c, 1, 1, "n[1-2]", "auto", prof), HM_OK);
+	assert_int_equal(add_job(c, 2, 1, "n[3-4]", "auto", prof), HM_OK);
+	assert_int_equal(add_job(c, 3, 1, "n5", "off", prof), HM_OK);
+	assert_int_equal(add_job(c, 4, 1, "n6", "auto", NULL), HM_ERR_INVAL);
+	assert_false(hm_coord_admin_comment(c, 1, NULL, buf, sizeof(buf))); /* undecided */
+	assert_int_equal(hm_coord_decide(c, 1764693601.0, &changed, &err), HM_OK);
+
+	assert_true(hm_coord_admin_comment(c, 2, NULL, buf, sizeof(buf)));
+	assert_string_equal(buf,
+			    "harmonics:e1@2025-12-02T16:40:01Z p=script shift=100ms/400ms prio=1;");
+	/* Unchanged: nothing to write. */
+	assert_false(hm_coord_admin_comment(c, 2, buf, cur, sizeof(cur)));
+	/* A job that did not ask gets nothing; an unscheduled one that asked says why. */
+	assert_false(hm_coord_admin_comment(c, 3, NULL, buf, sizeof(buf)));
+	assert_true(hm_coord_admin_comment(c, 4, NULL, buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "off=no-profile;"));
+
+	/* Changes append after other text, which stays in front; the length stays bounded. */
+	snprintf(cur, sizeof(cur), "ticket 42;");
+	for (int step = 1; step <= 12; step++) {
+		script_step_ms = 100 + step;
+		assert_int_equal(hm_coord_decide(c, 1764693601.0 + 10 * step, &changed, &err),
+				 HM_OK);
+		assert_true(changed);
+		assert_true(hm_coord_admin_comment(c, 2, cur, buf, sizeof(buf)));
+		assert_true(strlen(buf) <= 200);
+		assert_memory_equal(buf, "ticket 42;", 10);
+		char want[64];
+		snprintf(want, sizeof(want), "shift=%dms/400ms prio=1;", 100 + step);
+		assert_non_null(strstr(buf, want));
+		assert_int_equal(strcmp(buf + strlen(buf) - strlen(want), want),
+				 0); /* newest last */
+		snprintf(cur, sizeof(cur), "%s", buf);
+	}
+	/* The oldest entries went first: the first decisions are gone, several stay. */
+	assert_null(strstr(cur, "shift=101ms"));
+	assert_non_null(strstr(cur, "shift=111ms"));
+	int n = 0;
+	for (const char *p = cur; (p = strstr(p, "harmonics:e")); p++)
+		n++;
+	assert_true(n >= 2);
+
+	/* The caller's buffer bounds it too. */
+	script_step_ms = 300;
+	assert_int_equal(hm_coord_decide(c, 1764693601.0 + 500, &changed, &err), HM_OK);
+	assert_true(hm_coord_admin_comment(c, 2, cur, buf, 90));
+	assert_true(strlen(buf) < 90);
+	assert_non_null(strstr(buf, "shift=300ms"));
+	/* Other text too long to leave room: refuse rather than cut the admin's text. */
+	memset(cur, 'x', 300);
+	cur[300] = '\0';
+	assert_false(hm_coord_admin_comment(c, 2, cur, buf, sizeof(buf)));
+	hm_coord_destroy(c);
+}
+
+static void test_admin_entry_forms(void **state)
+{
+	hm_assignment_t a = {.scheduled = true,
+			     .policy = "crux",
+			     .shift_us = 12500,
+			     .prio = 3,
+			     .epoch = 9,
+			     .decided_us = 0};
+	char buf[256];
+
+	hm_coord_admin_entry(&a, buf, sizeof(buf));
+	assert_string_equal(buf, "harmonics:e9@1970-01-01T00:00:00Z p=crux delay=12.5ms prio=3;");
+	a.period_us = 450000;
+	a.path = 2;
+	hm_coord_admin_entry(&a, buf, sizeof(buf));
+	assert_string_equal(
+	    buf, "harmonics:e9@1970-01-01T00:00:00Z p=crux shift=12.5ms/450ms prio=3 path=2;");
+	a.scheduled = false;
+	snprintf(a.reason, sizeof(a.reason), "node x; y");
+	hm_coord_admin_entry(&a, buf, sizeof(buf));
+	assert_string_equal(buf, "harmonics:e9@1970-01-01T00:00:00Z off=node-x,-y;");
+}
+
+static void test_state_roundtrip(void **state)
+{
+	hm_conf_t conf;
+	hm_coord_t *c, *d;
+	hm_assignment_t a1, a2;
+	char path[] = "/tmp/hm_state_XXXXXX", comment[512], buf[512];
+	bool changed;
+	hm_err_t err = {0};
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	fixture_conf(&conf);
+	c = new_coord(&conf);
+	assert_int_equal(add_job(c, 11, 500, "n[1-3]", "auto", prof), HM_OK);
+	assert_int_equal(add_job(c, 12, 501, "n[4-6]", "auto", prof), HM_OK);
+	assert_int_equal(add_job(c, 13, 502, "n7", "off", NULL), HM_OK);
+	assert_int_equal(hm_coord_decide(c, NOW, &changed, &err), HM_OK);
+	hm_coord_note_register(c, 12);
+	assert_true(hm_coord_admin_comment(c, 12, NULL, comment, sizeof(comment)));
+	assert_int_equal(hm_coord_state_save(c, path, &err), HM_OK);
+
+	/* A restarted slurmctld: fresh engine, load, the same jobs upserted again. */
+	fixture_conf(&conf);
+	d = new_coord(&conf);
+	assert_int_equal(hm_coord_state_load(d, path, &err), HM_OK);
+	for (uint32_t id = 11; id <= 13; id++) {
+		assert_int_equal(hm_coord_assignment(c, id, &a1), HM_OK);
+		assert_int_equal(hm_coord_assignment(d, id, &a2), HM_OK);
+		assert_int_equal(a1.scheduled, a2.scheduled);
+		assert_int_equal(a1.shift_us, a2.shift_us);
+		assert_int_equal(a1.period_us, a2.period_us);
+		assert_int_equal(a1.origin_us, a2.origin_us);
+		assert_int_equal(a1.prio, a2.prio);
+		assert_int_equal(a1.epoch, a2.epoch);
+		assert_string_equal(a1.policy, a2.policy);
+		assert_string_equal(a1.reason, a2.reason);
+	}
+	uint32_t uid;
+	assert_int_equal(hm_coord_job_uid(d, 12, &uid), HM_OK);
+	assert_int_equal(uid, 501);
+	hm_coord_job_view_t v;
+	assert_int_equal(hm_coord_job(d, 12, &v), HM_OK);
+	assert_int_equal(v.registered_steps, 1);
+	assert_int_equal(add_job(d, 11, 500, "n[1-3]", "auto", prof), HM_OK);
+	assert_int_equal(add_job(d, 12, 501, "n[4-6]", "auto", prof), HM_OK);
+	assert_int_equal(hm_coord_decide(d, NOW + 1, &changed, &err), HM_OK);
+	assert_false(changed);
+	assert_int_equal(script_calls, 0);
+	/* No duplicate AdminComment entry after the restart. */
+	assert_false(hm_coord_admin_comment(d, 12, comment, buf, sizeof(buf)));
+	hm_coord_destroy(d);
+	hm_coord_destroy(c);
+
+	/* Missing and corrupt files. */
+	fixture_conf(&conf);
+	d = new_coord(&conf);
+	unlink(path);
+	assert_int_equal(hm_coord_state_load(d, path, &err), HM_ERR_NOTFOUND);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"version\":1,\"jobs\":", f);
+	fclose(f);
+	assert_int_equal(hm_coord_state_load(d, path, &err), HM_ERR_PARSE);
+	assert_non_null(strstr(err.msg, path));
+	assert_int_equal(hm_coord_state_save(d, "/nonexistent/dir/state", &err), HM_ERR_IO);
+	assert_non_null(strstr(err.msg, "/nonexistent/dir/state"));
+	unlink(path);
+	hm_coord_destroy(d);
+}
+
+static void test_reconfigure_keeps(void **state)
+{
+	hm_conf_t conf;
+	hm_coord_t *c;
+	hm_assignment_t a1, a2;
+	bool changed;
+	hm_err_t err = {0};
+
+	fixture_conf(&conf);
+	c = new_coord(&conf);
+	assert_int_equal(add_job(c, 1, 1, "n[1-2]", "auto", prof), HM_OK);
+	assert_int_equal(add_job(c, 2, 1, "n[3-4]", "auto", prof), HM_OK);
+	assert_int_equal(hm_coord_decide(c, NOW, &changed, &err), HM_OK);
+	assert_int_equal(hm_coord_assignment(c, 2, &a1), HM_OK);
+	conf.epoch_s = 30;
+	assert_int_equal(hm_coord_reconfigure(c, &conf, NULL, &err), HM_OK);
+	assert_int_equal(hm_coord_assignment(c, 2, &a2), HM_OK);
+	assert_memory_equal(&a1, &a2, sizeof(a1));
+	hm_coord_stats_t st;
+	hm_coord_stats(c, &st);
+	assert_float_equal(st.epoch_s, 30, 1e-9);
+	assert_int_equal(st.njobs, 2);
+	snprintf(conf.policy, sizeof(conf.policy), "nonesuch");
+	assert_int_equal(hm_coord_reconfigure(c, &conf, NULL, &err), HM_ERR_NOTFOUND);
+	assert_non_null(strstr(err.msg, "nonesuch"));
+	hm_coord_destroy(c);
+}
+
+static void test_racks(void **state)
+{
+	hm_conf_t conf;
+	hm_coord_t *c;
+	hm_coord_rack_view_t *r = NULL;
+	int n = 0;
+	bool changed;
+	hm_err_t err = {0};
+
+	fixture_conf(&conf);
+	c = new_coord(&conf);
+	assert_int_equal(add_job(c, 1, 1, "n[1-2]", "auto", prof), HM_OK);
+	assert_int_equal(add_job(c, 2, 1, "n[4-5]", "auto", prof), HM_OK);
+	assert_int_equal(hm_coord_decide(c, NOW, &changed, &err), HM_OK);
+	assert_int_equal(hm_coord_racks(c, &r, &n), HM_OK);
+	assert_int_equal(n, 2);
+	assert_int_equal(r[0].nhosts, 4);
+	assert_int_equal(r[0].njobs, 2);
+	assert_int_equal(r[0].ncross, 1);
+	assert_int_equal(r[1].njobs, 1);
+	assert_true(r[0].load > 0);
+	free(r);
+	hm_coord_destroy(c);
+}
+
+static void test_spec(void **state)
+{
+	hm_profile_t p;
+	hm_err_t err = {0};
+
+	assert_int_equal(hm_coord_profile_parse("iter=250ms,comm=40%,bytes=1.2GB", &p, &err),
+			 HM_OK);
+	assert_float_equal(p.compute_s, 0.15, 1e-12);
+	assert_int_equal(p.nphases, 1);
+	assert_float_equal(p.phases[0].bytes, 1.2e9, 1);
+	assert_int_equal(hm_coord_profile_parse("resnet50", &p, &err), HM_OK);
+	assert_int_equal(hm_coord_profile_parse("model=resnet50", &p, &err), HM_OK);
+	assert_int_equal(hm_coord_profile_parse("iter=250ms,comm=40%,bytes=1.2GB,fast=1", &p, &err),
+			 HM_ERR_INVAL);
+	assert_non_null(strstr(err.msg, "fast"));
+	assert_int_equal(hm_coord_profile_parse("iter=250ms,comm=100%,bytes=1GB", &p, &err),
+			 HM_ERR_RANGE);
+	assert_int_equal(hm_coord_profile_parse("", &p, &err), HM_ERR_INVAL);
+	assert_int_equal(hm_coord_profile_parse("nonesuch-model", &p, &err), HM_ERR_INVAL);
+	assert_non_null(strstr(err.msg, "resnet50"));
+
+	assert_int_equal(hm_coord_mode_check("OFF", &err), HM_OK);
+	assert_int_equal(hm_coord_mode_check("auto", &err), HM_OK);
+	assert_int_equal(hm_coord_mode_check("fair", &err), HM_OK);
+	assert_int_equal(hm_coord_mode_check("sometimes", &err), HM_ERR_INVAL);
+	assert_non_null(strstr(err.msg, "'sometimes'"));
+	assert_non_null(strstr(err.msg, "off,auto,fair"));
+}
+
+/* A register for a job the sched thread has not seen wakes it and waits, bounded. */
+static hm_coord_t *waiter_coord;
+static hm_rc_t waiter_rc;
+
+static void *waiter(void *arg)
+{
+	waiter_rc = hm_coord_wait_job(waiter_coord, 42, 3000);
+	return NULL;
+}
+
+static void test_wait_job(void **state)
+{
+	hm_conf_t conf;
+	pthread_t th;
+	bool changed;
+	hm_err_t err = {0};
+
+	fixture_conf(&conf);
+	waiter_coord = new_coord(&conf);
+	assert_int_equal(hm_coord_wait_job(waiter_coord, 41, 50), HM_ERR_NOTFOUND);
+	(void)hm_coord_wait_work(waiter_coord, 0); /* clear the request that made */
+	assert_int_equal(pthread_create(&th, NULL, waiter, NULL), 0);
+	assert_true(hm_coord_wait_work(waiter_coord, 3000));
+	assert_int_equal(add_job(waiter_coord, 42, 1, "n1", "auto", prof), HM_OK);
+	assert_int_equal(hm_coord_decide(waiter_coord, NOW, &changed, &err), HM_OK);
+	pthread_join(th, NULL);
+	assert_int_equal(waiter_rc, HM_OK);
+	assert_false(hm_coord_wait_work(waiter_coord, 10));
+	hm_coord_destroy(waiter_coord);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_decide),
+	    cmocka_unit_test(test_upsert_change),
+	    cmocka_unit_test(test_real_policies),
+	    cmocka_unit_test(test_admin_comment),
+	    cmocka_unit_test(test_admin_entry_forms),
+	    cmocka_unit_test(test_state_roundtrip),
+	    cmocka_unit_test(test_reconfigure_keeps),
+	    cmocka_unit_test(test_racks),
+	    cmocka_unit_test(test_spec),
+	    cmocka_unit_test(test_wait_job),
+	};
+	hm_log_set_level(HM_LOG_ERROR);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
