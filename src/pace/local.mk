@@ -72,3 +72,17 @@ tests_pace_test_nccl_interposer_LDADD = tests/pace/libstandin_nccl_cuda.la \
 TESTS += tests/pace/nccl_preload.sh
 endif
 EXTRA_DIST += src/pace/nccl/libharmonics-nccl.sym tests/pace/nccl_preload.sh
+
+# ---- harmonics-emujob: the emulated training job ---------------------------------
+bin_PROGRAMS += src/tools/harmonics-emujob
+src_tools_harmonics_emujob_SOURCES = \
+	src/tools/harmonics-emujob.c \
+	src/pace/emujob/ej.h \
+	src/pace/emujob/ej_net.c \
+	src/pace/emujob/ej_opts.c \
+	src/pace/emujob/ej_run.c
+src_tools_harmonics_emujob_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
+	-I$(top_srcdir)/src/pace/emujob
+src_tools_harmonics_emujob_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+src_tools_harmonics_emujob_LDADD = src/pace/libharmonics-pace.la \
+	src/libharmonics/libharmonics.la $(JSONC_LIBS) -lm

@@ -1,0 +1,311 @@
+/* harmonics-emujob: the iteration loop, the results, and the --local launcher. */
+#define _GNU_SOURCE
+#include "ej.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hm_pace.h"
+#include "hm_pace_env.h"
+
+typedef struct {
+	double iter_ms, comm_ms, wait_ms;
+	int64_t slot;
+} ej_iter_t;
+
+static void compute(const ej_opts_t *o)
+{
+	int64_t until = hm_pace_now_us() + (int64_t)(o->compute_s * 1e6);
+
+	if (o->compute_mode == EJ_COMPUTE_SLEEP) {
+		struct timespec ts = {.tv_sec = until / 1000000, .tv_nsec = until % 1000000 * 1000};
+
+		while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		return;
+	}
+	while (hm_pace_now_us() < until)
+		; /* busy: a GPU-less stand-in for a saturated device */
+}
+
+static int64_t plan_cb(void *ctx, int64_t max_ready_us)
+{
+	return hm_pace_plan((hm_pace_t *)ctx, max_ready_us);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of sorted v[0..n). */
+static double pct(const double *v, int n, double q)
+{
+	int i = (int)ceil(q * n) - 1;
+
+	return v[i < 0 ? 0 : (i >= n ? n - 1 : i)];
+}
+
+typedef struct {
+	double mean, p50, p95, p99, max;
+} ej_dist_t;
+
+static ej_dist_t dist(const ej_iter_t *it, int n, size_t field)
+{
+	double *v = malloc(sizeof(double) * (size_t)n), sum = 0;
+	ej_dist_t d = {0};
+
+	if (!v || n == 0) {
+		free(v);
+		return d;
+	}
+	for (int i = 0; i < n; i++) {
+		v[i] = *(const double *)((const char *)&it[i] + field);
+		sum += v[i];
+	}
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	d.mean = sum / n;
+	d.p50 = pct(v, n, 0.50);
+	d.p95 = pct(v, n, 0.95);
+	d.p99 = pct(v, n, 0.99);
+	d.max = v[n - 1];
+	free(v);
+	return d;
+}
+
+static json_object *dist_json(ej_dist_t d)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "mean", json_object_new_double(d.mean));
+	json_object_object_add(j, "p50", json_object_new_double(d.p50));
+	json_object_object_add(j, "p95", json_object_new_double(d.p95));
+	json_object_object_add(j, "p99", json_object_new_double(d.p99));
+	json_object_object_add(j, "max", json_object_new_double(d.max));
+	return j;
+}
+
+static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, const hm_pace_stats_t *ps,
+			  bool active, FILE *out)
+{
+	ej_dist_t di = dist(it, n, offsetof(ej_iter_t, iter_ms));
+	ej_dist_t dc = dist(it, n, offsetof(ej_iter_t, comm_ms));
+	ej_dist_t dw = dist(it, n, offsetof(ej_iter_t, wait_ms));
+
+	if (o->json) {
+		json_object *j = json_object_new_object(), *arr = json_object_new_array();
+		json_object *pj = json_object_new_object();
+
+		json_object_object_add(j, "ranks", json_object_new_int(o->nranks));
+		json_object_object_add(j, "model", json_object_new_string(o->model));
+		json_object_object_add(j, "compute_s", json_object_new_double(o->compute_s));
+		json_object_object_add(j, "bytes", json_object_new_double(o->bytes));
+		json_object_object_add(j, "iterations", json_object_new_int(n));
+		json_object_object_add(j, "warmup", json_object_new_int(o->warmup));
+		json_object_object_add(j, "iter_ms", dist_json(di));
+		json_object_object_add(j, "comm_ms", dist_json(dc));
+		json_object_object_add(j, "wait_ms", dist_json(dw));
+		json_object_object_add(pj, "active", json_object_new_boolean(active));
+		json_object_object_add(pj, "paced", json_object_new_int64(ps->paced));
+		json_object_object_add(pj, "late", json_object_new_int64(ps->late));
+		json_object_object_add(pj, "skipped", json_object_new_int64(ps->skipped));
+		json_object_object_add(pj, "unpaced", json_object_new_int64(ps->unpaced));
+		json_object_object_add(pj, "period_us", json_object_new_double(ps->period_us));
+		json_object_object_add(pj, "burst_us", json_object_new_double(ps->burst_us));
+		json_object_object_add(pj, "slot_error_us",
+				       json_object_new_double(ps->slot_error_us));
+		json_object_object_add(j, "pace", pj);
+		for (int i = 0; i < n && !o->quiet; i++) {
+			json_object *e = json_object_new_object();
+
+			json_object_object_add(e, "iter_ms", json_object_new_double(it[i].iter_ms));
+			json_object_object_add(e, "comm_ms", json_object_new_double(it[i].comm_ms));
+			json_object_object_add(e, "wait_ms", json_object_new_double(it[i].wait_ms));
+			json_object_object_add(e, "slot",
+					       it[i].slot == HM_PACE_NO_SLOT
+						   ? json_object_new_null()
+						   : json_object_new_int64(it[i].slot));
+			json_object_array_add(arr, e);
+		}
+		if (!o->quiet)
+			json_object_object_add(j, "per_iteration", arr);
+		else
+			json_object_put(arr);
+		fprintf(out, "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY));
+		json_object_put(j);
+		return;
+	}
+	if (!o->quiet)
+		for (int i = 0; i < n; i++)
+			fprintf(out, "iter %d iter_ms=%.2f comm_ms=%.2f wait_ms=%.2f slot=%lld\n",
+				i, it[i].iter_ms, it[i].comm_ms, it[i].wait_ms,
+				it[i].slot == HM_PACE_NO_SLOT ? -1LL : (long long)it[i].slot);
+	fprintf(out,
+		"summary ranks=%d iterations=%d bytes=%.0f compute_ms=%.1f\n"
+		"summary iter_ms mean=%.2f p50=%.2f p95=%.2f p99=%.2f max=%.2f\n"
+		"summary comm_ms mean=%.2f p50=%.2f p99=%.2f\n"
+		"summary wait_ms mean=%.2f\n"
+		"summary pace active=%d paced=%lld late=%lld skipped=%lld unpaced=%lld "
+		"period_us=%.0f burst_us=%.0f slot_error_us=%.1f\n",
+		o->nranks, n, o->bytes, o->compute_s * 1e3, di.mean, di.p50, di.p95, di.p99, di.max,
+		dc.mean, dc.p50, dc.p99, dw.mean, active ? 1 : 0, (long long)ps->paced,
+		(long long)ps->late, (long long)ps->skipped, (long long)ps->unpaced, ps->period_us,
+		ps->burst_us, ps->slot_error_us);
+}
+
+/* Every element must be the sum of (rank + 1) over ranks: a real, checked reduction. */
+static hm_rc_t check_sum(const float *buf, size_t count, int nranks, hm_err_t *err)
+{
+	float want = (float)nranks * (float)(nranks + 1) / 2.0f;
+	size_t step = count / 97 + 1;
+
+	for (size_t i = 0; i < count; i += step)
+		if (buf[i] != want)
+			return hm_err_set(err, HM_ERR_PROTO,
+					  "all-reduce result %g at element %zu, expected %g",
+					  (double)buf[i], i, (double)want);
+	return buf[count - 1] == want ? HM_OK
+				      : hm_err_set(err, HM_ERR_PROTO, "all-reduce tail is wrong");
+}
+
+hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
+{
+	ej_net_t net = {.next_fd = -1, .prev_fd = -1, .up_fd = -1};
+	size_t count = (size_t)(o->bytes / sizeof(float));
+	int total = o->warmup + o->iterations;
+	ej_iter_t *it = calloc((size_t)o->iterations, sizeof(*it));
+	float *buf = malloc((count ? count : 1) * sizeof(float));
+	hm_pace_t *p = NULL;
+	hm_pace_stats_t ps;
+	bool active;
+	hm_rc_t rc;
+	char rank_s[16];
+
+	/* The report file's %r and the warnings name this rank. */
+	snprintf(rank_s, sizeof(rank_s), "%d", o->rank);
+	setenv(HM_PACE_ENV_RANK, rank_s, 1);
+	p = hm_pace_init();
+
+	if (count == 0)
+		count = 1;
+	if (!it || !buf || !p) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "rank %d: out of memory for %zu floats", o->rank,
+				count);
+		goto out;
+	}
+	if ((rc = ej_net_open(&net, o, err)))
+		goto out;
+	for (int i = 0; i < total; i++) {
+		int64_t t0 = hm_pace_now_us(), ready, start, end, slot = HM_PACE_NO_SLOT;
+
+		hm_pace_iter_begin(p);
+		compute(o);
+		for (size_t k = 0; k < count; k++)
+			buf[k] = (float)(o->rank + 1);
+		ready = hm_pace_now_us();
+		if ((rc = ej_net_barrier(&net, (uint32_t)i, ready, plan_cb, p, &slot, err)))
+			goto out;
+		hm_pace_comm_begin_slot(p, slot);
+		start = hm_pace_now_us();
+		if ((rc = ej_net_allreduce(&net, buf, count, err)))
+			goto out;
+		hm_pace_comm_end(p);
+		end = hm_pace_now_us();
+		if ((rc = check_sum(buf, count, o->nranks, err))) {
+			hm_err_prefix(err, "rank %d iteration %d", o->rank, i);
+			goto out;
+		}
+		if (i >= o->warmup) {
+			ej_iter_t *e = &it[i - o->warmup];
+
+			e->iter_ms = (double)(end - t0) / 1e3;
+			e->comm_ms = (double)(end - start) / 1e3;
+			e->wait_ms = (double)(start - ready) / 1e3;
+			e->slot = slot;
+		}
+	}
+	hm_pace_stats(p, &ps);
+	active = hm_pace_active(p);
+	if (o->rank == 0)
+		print_results(o, it, o->iterations, &ps, active, out);
+out:
+	ej_net_close(&net);
+	hm_pace_fini(p);
+	free(buf);
+	free(it);
+	return rc;
+}
+
+int ej_run_local(ej_opts_t *o, FILE *out)
+{
+	pid_t *pids = calloc((size_t)o->local, sizeof(pid_t));
+	hm_err_t err = {0};
+	int lfd = -1, port = 0, status = 0, rc = 0;
+
+	if (!pids) {
+		fprintf(stderr, "harmonics-emujob: out of memory\n");
+		return 1;
+	}
+	/* Rank 0's rendezvous socket exists before any child runs: no port race. */
+	if (ej_net_listen_any(0, &lfd, &port, &err) != HM_OK) {
+		fprintf(stderr, "harmonics-emujob: %s\n", err.msg);
+		free(pids);
+		return 1;
+	}
+	fflush(out);
+	for (int r = 0; r < o->local; r++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			fprintf(stderr, "harmonics-emujob: fork: %s\n", strerror(errno));
+			rc = 1;
+			break;
+		}
+		if (pid == 0) {
+			ej_opts_t c = *o;
+
+			c.rank = r;
+			c.local = 0;
+			c.rdv_port = port;
+			c.listen_fd = r == 0 ? lfd : -1;
+			if (r != 0)
+				close(lfd);
+			if (ej_run_rank(&c, out, &err) != HM_OK) {
+				fprintf(stderr, "harmonics-emujob: %s\n", err.msg);
+				fflush(out);
+				_exit(1);
+			}
+			fflush(out);
+			_exit(0);
+		}
+		pids[r] = pid;
+	}
+	close(lfd);
+	/* A failed rank makes its peers time out; stop them at once instead. */
+	for (int left = o->local; left > 0; left--) {
+		pid_t pid = wait(&status);
+
+		if (pid < 0)
+			break;
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			rc = 1;
+			for (int r = 0; r < o->local; r++)
+				if (pids[r] > 0 && pids[r] != pid)
+					kill(pids[r], SIGTERM);
+		}
+		for (int r = 0; r < o->local; r++)
+			if (pids[r] == pid)
+				pids[r] = 0;
+	}
+	free(pids);
+	return rc;
+}
