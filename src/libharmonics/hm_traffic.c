@@ -61,13 +61,15 @@ static hm_rc_t check_profile(const hm_profile_t *prof, hm_err_t *err)
 		const hm_phase_t *ph = &prof->phases[p];
 
 		if ((unsigned)ph->coll >= HM_COLL__COUNT)
-			return hm_err_set(err, HM_ERR_INVAL,
-					  "profile '%s' phase %d: unknown collective %d, accepted 0..%d",
-					  prof->model, p, (int)ph->coll, HM_COLL__COUNT - 1);
+			return hm_err_set(
+			    err, HM_ERR_INVAL,
+			    "profile '%s' phase %d: unknown collective %d, accepted 0..%d",
+			    prof->model, p, (int)ph->coll, HM_COLL__COUNT - 1);
 		if (!(ph->bytes >= 0) || !isfinite(ph->bytes))
-			return hm_err_set(err, HM_ERR_INVAL,
-					  "profile '%s' phase %d: bytes %g is not a finite number >= 0",
-					  prof->model, p, ph->bytes);
+			return hm_err_set(
+			    err, HM_ERR_INVAL,
+			    "profile '%s' phase %d: bytes %g is not a finite number >= 0",
+			    prof->model, p, ph->bytes);
 		if (!(ph->overlap >= 0 && ph->overlap <= 1))
 			return hm_err_set(err, HM_ERR_INVAL,
 					  "profile '%s' phase %d: overlap %g, accepted [0, 1]",
@@ -95,8 +97,8 @@ static int slot_nics(const hm_host_t *h, int gpus, int *nics)
 	return n;
 }
 
-static hm_rc_t check_placement(const hm_topo_t *t, const hm_placement_t *pl, int *ngpus,
-			       int *k, int (*nics)[HM_MAX_NICS_PER_HOST], hm_err_t *err)
+static hm_rc_t check_placement(const hm_topo_t *t, const hm_placement_t *pl, int *ngpus, int *k,
+			       int (*nics)[HM_MAX_NICS_PER_HOST], hm_err_t *err)
 {
 	long total = 0;
 
@@ -115,16 +117,17 @@ static hm_rc_t check_placement(const hm_topo_t *t, const hm_placement_t *pl, int
 		h = &t->hosts[sl->host];
 		if (sl->gpus < 1 || sl->gpus > h->gpus || sl->gpus > HM_MAX_GPUS_PER_HOST)
 			return hm_err_set(err, HM_ERR_INVAL,
-					  "placement slot %d: %d GPUs on host %s, accepted 1..%d", s,
-					  sl->gpus, h->name ? h->name : "?", h->gpus);
+					  "placement slot %d: %d GPUs on host %s, accepted 1..%d",
+					  s, sl->gpus, h->name ? h->name : "?", h->gpus);
 		if (h->nics < 1 || h->nics > HM_MAX_NICS_PER_HOST)
 			return hm_err_set(err, HM_ERR_INVAL, "host %s: %d NICs, accepted 1..%d",
 					  h->name ? h->name : "?", h->nics, HM_MAX_NICS_PER_HOST);
 		for (int o = 0; o < s; o++)
 			if (pl->slots[o].host == sl->host)
-				return hm_err_set(err, HM_ERR_INVAL,
-						  "placement: host %s appears twice (slots %d and %d)",
-						  h->name ? h->name : "?", o, s);
+				return hm_err_set(
+				    err, HM_ERR_INVAL,
+				    "placement: host %s appears twice (slots %d and %d)",
+				    h->name ? h->name : "?", o, s);
 		n = slot_nics(h, sl->gpus, nics[s]);
 		if (n < 1)
 			return hm_err_set(err, HM_ERR_INVAL,
@@ -151,10 +154,10 @@ static hm_rc_t add_route(const hm_topo_t *t, int a, int nic_a, int b, int nic_b,
 				  t->hosts[b].name ? t->hosts[b].name : "?");
 	for (int i = 0; i < n; i++) {
 		if (links[i] < 0 || links[i] >= t->nlinks)
-			return hm_err_set(err, HM_ERR_INVAL, "route %s -> %s: link id %d outside 0..%d",
-					  t->hosts[a].name ? t->hosts[a].name : "?",
-					  t->hosts[b].name ? t->hosts[b].name : "?", links[i],
-					  t->nlinks - 1);
+			return hm_err_set(
+			    err, HM_ERR_INVAL, "route %s -> %s: link id %d outside 0..%d",
+			    t->hosts[a].name ? t->hosts[a].name : "?",
+			    t->hosts[b].name ? t->hosts[b].name : "?", links[i], t->nlinks - 1);
 		count[links[i]] += w;
 	}
 	return HM_OK;
@@ -293,7 +296,7 @@ double hm_traffic_alone_iter_s(const hm_topo_t *t, const hm_profile_t *prof, con
 hm_rc_t hm_traffic_derive(const hm_topo_t *t, const hm_profile_t *prof, const hm_placement_t *pl,
 			  int path_idx, hm_traffic_t *out, hm_err_t *err)
 {
-	int (*nics)[HM_MAX_NICS_PER_HOST] = NULL; /* per slot: its distinct NICs */
+	int(*nics)[HM_MAX_NICS_PER_HOST] = NULL; /* per slot: its distinct NICs */
 	long long *count = NULL;
 	int ngpus = 0, k = 0;
 	hm_rc_t rc;
@@ -302,7 +305,8 @@ hm_rc_t hm_traffic_derive(const hm_topo_t *t, const hm_profile_t *prof, const hm
 		return hm_err_set(err, HM_ERR_INVAL, "hm_traffic_derive: NULL output");
 	memset(out, 0, sizeof(*out));
 	if (!t || !prof || !pl)
-		return hm_err_set(err, HM_ERR_INVAL, "hm_traffic_derive: NULL topology/profile/placement");
+		return hm_err_set(err, HM_ERR_INVAL,
+				  "hm_traffic_derive: NULL topology/profile/placement");
 	if (path_idx < 0)
 		return hm_err_set(err, HM_ERR_INVAL, "traffic: path index %d, accepted >= 0",
 				  path_idx);
