@@ -142,7 +142,7 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 			hm_burst_t a, b = hm_hjob_burst(&m->jobs[neigh[i]]);
 			probe.hold = false;
 			a = hm_hjob_burst(&probe);
-			free_cost += ex[i] * hm_burst_overlap_rate(&a, &b);
+			free_cost += HM_PAIR_LOSS * ex[i] * hm_burst_overlap_rate(&a, &b);
 		}
 		for (int pi = 0; pi < np; pi++) {
 			double P = periods[pi];
@@ -175,7 +175,8 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 				a = hm_hjob_burst(&probe);
 				for (int q = 0; q < nn; q++) {
 					hm_burst_t b = hm_hjob_burst(&m->jobs[neigh[q]]);
-					cost[i] += ex[q] * hm_burst_overlap_rate(&a, &b);
+					cost[i] +=
+					    HM_PAIR_LOSS * ex[q] * hm_burst_overlap_rate(&a, &b);
 				}
 			}
 			for (int i = 0; i < ns; i++) {
@@ -206,6 +207,9 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 		}
 		jx->decided = true;
 	}
+	/* Classes of cross-rack jobs, consistent in every rack they cross. */
+	memcpy(order, m->cross, sizeof(int) * (size_t)m->ncross);
+	hm_prio_layer(m, order, m->ncross);
 out:
 	free(order);
 	free(stamp);

@@ -103,7 +103,7 @@ double hm_stretch_cost(const hm_hjob_t *j, double P_s)
 static double pair_cost(const hm_hjob_t *a, const hm_hjob_t *b, double e)
 {
 	hm_burst_t x = hm_hjob_burst(a), y = hm_hjob_burst(b);
-	return e * hm_burst_overlap_rate(&x, &y);
+	return HM_PAIR_LOSS * e * hm_burst_overlap_rate(&x, &y);
 }
 
 double hm_local_report(const hm_hmodel_t *m, int r, int x, double P_s, const double *shifts, int n,
@@ -134,11 +134,11 @@ double hm_local_report(const hm_hmodel_t *m, int r, int x, double P_s, const dou
 				hm_burst_t bx;
 				probe.s_s = shifts[i];
 				bx = hm_hjob_burst(&probe);
-				cost[i] += e * hm_burst_overlap_rate(&bx, &y);
+				cost[i] += HM_PAIR_LOSS * e * hm_burst_overlap_rate(&bx, &y);
 			}
 		} else {
 			/* Local partners cannot stagger around a drifting job. */
-			free_pen += e * fmin(1, jx->pj->burst_s / jx->pj->T_s) *
+			free_pen += HM_PAIR_LOSS * e * fmin(1, jx->pj->burst_s / jx->pj->T_s) *
 				    fmin(1, jb->pj->burst_s / jb->pj->T_s);
 		}
 	}
@@ -347,7 +347,7 @@ hm_rc_t hm_local_solve(hm_local_t *ls, hm_hmodel_t *m, int r, hm_err_t *err)
 		ls->act[na++] = m->rjobs[k];
 	}
 	if (na == 0)
-		return HM_OK;
+		goto layer;
 	/* act_of: job index -> act entry, -1 otherwise (sparse map over this rack only). */
 	if (ls->cap_act_of < m->njobs) {
 		free(ls->act_of);
@@ -410,6 +410,18 @@ hm_rc_t hm_local_solve(hm_local_t *ls, hm_hmodel_t *m, int r, hm_err_t *err)
 		rc = solve_group(ls, m, members, nm, act_of);
 		if (rc != HM_OK)
 			goto out;
+	}
+layer:
+	/* Classes of the rack's own jobs around the cross-rack ones already set. */
+	{
+		int nl = 0, *loc = malloc(sizeof(int) * (size_t)n);
+		if (!loc)
+			goto nomem;
+		for (int k = lo; k < hi; k++)
+			if (m->jobs[m->rjobs[k]].rack == r)
+				loc[nl++] = m->rjobs[k];
+		hm_prio_layer(m, loc, nl);
+		free(loc);
 	}
 	goto out;
 nomem:

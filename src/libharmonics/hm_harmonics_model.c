@@ -1,4 +1,5 @@
 /* The problem shared by the two Harmonics tiers (see hm_harmonics_model.h). */
+#define _GNU_SOURCE /* qsort_r: racks sort in parallel threads */
 #include "hm_harmonics_model.h"
 
 #include <math.h>
@@ -8,7 +9,7 @@
 void hm_hcfg_from_policy(const hm_policy_cfg_t *pc, hm_hcfg_t *hc)
 {
 	memset(hc, 0, sizeof(*hc));
-	hc->z_sd = 2.0;
+	hc->z_sd = 1.0;
 	hc->max_stretch = 1.5;
 	hc->shift_grid = pc->shift_bins > 0 ? pc->shift_bins : 24;
 	hc->guard_s = pc->guard_s > 0 ? pc->guard_s : 0;
@@ -77,7 +78,7 @@ double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j)
 
 	if (m->cfg.guard_s > 0)
 		return m->cfg.guard_s;
-	/* Late bursts within ~4 sd (period margin 2 sd + guard 2 sd) keep their slot. */
+	/* Late bursts within ~3 sd (period margin 1 sd + guard 2 sd) keep their slot. */
 	g = 2.0 * j->pj->sd_s + 0.005 * j->P_s;
 	cap = 0.25 * (j->P_s - j->pj->burst_s);
 	if (cap > 0 && g > cap)
@@ -235,39 +236,48 @@ void hm_hmodel_free(hm_hmodel_t *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* Bucket of a burst length: factor 4 per class, shortest first. */
-static int burst_bucket(double b_s)
+static int key_cmp(const void *x, const void *y, void *arg)
 {
-	double x = b_s / 1e-3;
-	int k = 0;
+	const hm_hmodel_t *m = arg;
+	int a = *(const int *)x, b = *(const int *)y;
+	double ba = m->jobs[a].pj->burst_s, bb = m->jobs[b].pj->burst_s;
 
-	while (x >= 4.0 && k < 30) {
-		x /= 4.0;
-		k++;
-	}
-	return k;
+	if (ba != bb)
+		return ba < bb ? -1 : 1;
+	return (a > b) - (a < b);
 }
 
-void hm_hmodel_assign_prio(hm_hmodel_t *m)
+static bool key_less(const hm_hmodel_t *m, int a, int b)
+{
+	double ba = m->jobs[a].pj->burst_s, bb = m->jobs[b].pj->burst_s;
+	return ba < bb || (ba == bb && a < b);
+}
+
+void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n)
 {
 	int K = m->cfg.classes;
-	int h = K >= 2 ? (K + 1) / 2 : K; /* classes [0, h) for holding jobs */
 
-	for (int i = 0; i < m->njobs; i++) {
-		hm_hjob_t *j = &m->jobs[i];
-		int lo, n, b;
+	/* Total order (burst, index): deterministic whatever the caller's order. */
+	qsort_r(jobs, (size_t)n, sizeof(int), key_cmp, m);
+	for (int q = 0; q < n; q++) {
+		int x = jobs[q], lvl = 0;
+		hm_hjob_t *j = &m->jobs[x];
 
-		if (j->rack == HM_HJOB_NONET || K == 1) {
-			j->prio = 0;
-			continue;
+		for (int k = 0; k < j->pj->nlinks; k++) {
+			int l = j->pj->links[k];
+			int lo = m->view.lstart[l], hi = m->view.lstart[l + 1];
+			if (hi - lo > m->cfg.max_link_scan)
+				hi = lo + m->cfg.max_link_scan;
+			for (int p = lo; p < hi; p++) {
+				int y = m->view.ljobs[p];
+				const hm_hjob_t *o = &m->jobs[y];
+				if (y == x || !o->prio_set || !key_less(m, y, x))
+					continue;
+				if (o->prio + 1 > lvl && hm_pjob_excess(j->pj, o->pj) > 0)
+					lvl = o->prio + 1;
+			}
 		}
-		lo = j->hold ? 0 : h;
-		n = j->hold ? h : K - h;
-		if (n < 1) {
-			lo = 0;
-			n = K;
-		}
-		b = burst_bucket(j->pj->burst_s);
-		j->prio = lo + (b < n ? b : n - 1);
+		j->prio = lvl < K ? lvl : K - 1;
+		j->prio_set = true;
 	}
 }

@@ -23,6 +23,9 @@
 #include "hm_policy.h"
 
 #define HM_HJOB_NONET (-2) /* job without network traffic */
+/* Jobs that contend get different classes, so an overlap delays only the lower
+ * one: a pair's loss is the overlap itself. */
+#define HM_PAIR_LOSS  1.0
 #define HM_HJOB_CROSS (-1) /* job spanning racks: owned by the Global Coordinator */
 
 typedef struct {
@@ -52,6 +55,7 @@ typedef struct {
 	bool hold;    /* slot holding (else free running, period 0) */
 	double P_s, s_s, guard_s;
 	int prio;
+	bool prio_set;
 } hm_hjob_t;
 
 typedef struct {
@@ -83,7 +87,13 @@ double hm_hjob_excess_on(const hm_hmodel_t *m, const hm_hjob_t *a, const hm_hjob
 /* Guard for a holding job (cfg.guard_s or derived from its spread and period). */
 double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j);
 
-/* Priority classes: holding jobs above free ones, shorter bursts first. */
-void hm_hmodel_assign_prio(hm_hmodel_t *m);
+/*
+ * Priority classes by layering: jobs in order of (burst, id), each one class
+ * below the lowest class among the contending jobs already placed before it
+ * (shorter bursts first, as shortest-remaining-first), capped at the last
+ * class. jobs[0..n) are assigned; neighbours already assigned (prio_set) are
+ * respected. Linear in the links scanned.
+ */
+void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n);
 
 #endif

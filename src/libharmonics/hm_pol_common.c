@@ -90,7 +90,7 @@ static void job_params(const hm_sched_job_t *sj, const hm_traffic_t *tr, hm_pjob
 		pj->T_s = comp;
 	if (pj->T_s <= 0)
 		pj->T_s = 1e-6;
-	if (sj->meas_iter_sd_s > 0)
+	if (sj->meas_iter_s > 0) /* measured, zero spread included */
 		pj->sd_s = fmin(sj->meas_iter_sd_s, 0.25 * pj->T_s);
 	else
 		pj->sd_s = HM_POL_DEFAULT_CV * comp;

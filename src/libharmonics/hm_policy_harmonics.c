@@ -141,7 +141,6 @@ static hm_rc_t h_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 		rc = solve_racks(&m, s->cfg.threads, err);
 	if (rc != HM_OK)
 		goto out;
-	hm_hmodel_assign_prio(&m);
 	s->epoch++;
 	for (int i = 0; i < ctx->njobs; i++) {
 		const hm_hjob_t *j = &m.jobs[i];

@@ -21,3 +21,9 @@ TESTS += tests/unit/test_crux
 tests_unit_test_crux_SOURCES = tests/unit/test_crux.c
 tests_unit_test_crux_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_crux_LDADD = $(UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_harmonics
+TESTS += tests/unit/test_harmonics
+tests_unit_test_harmonics_SOURCES = tests/unit/test_harmonics.c tests/unit/policies_fixture.h
+tests_unit_test_harmonics_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_harmonics_LDADD = $(UNIT_LDADD)

@@ -1,0 +1,201 @@
+/*
+ * Unit tests for the two-tier Harmonics policy: the engines on hand-built
+ * contexts (known answers) and the simulator on the closed-form case of two
+ * complementary jobs sharing one uplink.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "hm_pol_common.h"
+#include "policies_fixture.h"
+
+extern const hm_policy_ops_t hm_policy_harmonics;
+
+static void decide(fx_ctx_t *f, int threads)
+{
+	hm_policy_cfg_t cfg;
+	void *st = NULL;
+	hm_err_t err = {0};
+
+	hm_policy_cfg_defaults(&cfg);
+	cfg.threads = threads;
+	assert_int_equal(hm_policy_harmonics.create(&cfg, &st, &err), HM_OK);
+	assert_int_equal(hm_policy_harmonics.decide(st, &f->ctx, &err), HM_OK);
+	hm_policy_harmonics.destroy(st);
+}
+
+static hm_burst_t burst_of(const fx_ctx_t *f, int i)
+{
+	hm_burst_t b = {f->sj[i].dec.period_s, f->sj[i].dec.shift_s, f->tr[i].alone_comm_s[0],
+			false};
+	return b;
+}
+
+/* Alone on its link: never held (period 0), so it never loses time. */
+static void test_alone_not_held(void **state)
+{
+	(void)state;
+	fx_ctx_t f;
+	int rack[1] = {0}, l0[1] = {0};
+
+	fx_ctx_init(&f, 1, rack, 1);
+	fx_ctx_job(&f, 0, 0.3, 0.1, l0, 1);
+	decide(&f, 1);
+	assert_true(f.sj[0].dec.period_s == 0);
+	assert_true(f.sj[0].dec.shift_s == 0);
+}
+
+/*
+ * Two complementary jobs (compute 0.3 s, burst 0.1 s, each saturating the
+ * link) in one rack, measured with a small spread: both held on the same
+ * period >= 0.4 s with bursts that never overlap (overlap rate 0 by the exact
+ * periodic computation), in different classes.
+ */
+static void test_local_stagger(void **state)
+{
+	(void)state;
+	fx_ctx_t f;
+	int rack[1] = {0}, l0[1] = {0};
+
+	fx_ctx_init(&f, 1, rack, 1);
+	fx_ctx_job(&f, 0, 0.3, 0.1, l0, 1);
+	fx_ctx_job(&f, 1, 0.3, 0.1, l0, 1);
+	fx_ctx_measured(&f, 0, 1e-3);
+	fx_ctx_measured(&f, 1, 1e-3);
+	decide(&f, 1);
+	for (int i = 0; i < 2; i++) {
+		assert_true(f.sj[i].dec.period_s >= 0.4 - 1e-12);
+		assert_true(f.sj[i].dec.period_s <= 0.4 * 1.2);
+		assert_true(f.sj[i].dec.guard_s > 0);
+	}
+	assert_float_equal(f.sj[0].dec.period_s, f.sj[1].dec.period_s, 1e-12);
+	hm_burst_t a = burst_of(&f, 0), b = burst_of(&f, 1);
+	assert_float_equal(hm_burst_overlap_rate(&a, &b), 0, 1e-12);
+	assert_int_not_equal(f.sj[0].dec.prio, f.sj[1].dec.prio);
+}
+
+/*
+ * A job across racks 0 and 1 (and a link above them) plus one local job in
+ * each rack on that rack's link: the Global Coordinator fixes the cross-rack
+ * job, each rack staggers its local job around it on a harmonic period.
+ * Threads must not change the answer.
+ */
+static void test_cross_rack(void **state)
+{
+	(void)state;
+	fx_ctx_t f, g;
+	int rack[3] = {0, 1, -1}, lx[3] = {0, 1, 2}, l0[1] = {0}, l1[1] = {1};
+
+	for (int pass = 0; pass < 2; pass++) {
+		fx_ctx_t *c = pass ? &g : &f;
+		fx_ctx_init(c, 3, rack, 2);
+		fx_ctx_job(c, 0, 0.3, 0.1, lx, 3);
+		fx_ctx_job(c, 1, 0.63, 0.15, l0, 1); /* R 0.81: on 2 x X period */
+		fx_ctx_job(c, 2, 0.09, 0.1, l1, 1);  /* R 0.191: half of X period */
+		for (int i = 0; i < 3; i++)
+			fx_ctx_measured(c, i, 1e-3);
+		decide(c, pass ? 2 : 1);
+	}
+	for (int i = 0; i < 3; i++) {
+		assert_memory_equal(&f.sj[i].dec, &g.sj[i].dec, sizeof(hm_decision_t));
+		assert_true(f.sj[i].dec.period_s > 0);
+	}
+	for (int i = 1; i < 3; i++) {
+		hm_burst_t x = burst_of(&f, 0), y = burst_of(&f, i);
+		double P = f.sj[i].dec.period_s, R = 0.3 + 0.1;
+		/* Period a harmonic of the cross-rack job's: ratio n or 1/n. */
+		double ratio =
+		    P > f.sj[0].dec.period_s ? P / f.sj[0].dec.period_s : f.sj[0].dec.period_s / P;
+		assert_float_equal(ratio, round(ratio), 1e-9);
+		assert_float_equal(hm_burst_overlap_rate(&x, &y), 0, 1e-12);
+		(void)R;
+	}
+	assert_true(f.sj[0].dec.period_s >= 0.4 - 1e-12);
+}
+
+/*
+ * Without a measured spread the assumed jitter makes holding cost more than the
+ * expected overlap of two light jobs: they run free, in different classes.
+ */
+static void test_free_with_classes(void **state)
+{
+	(void)state;
+	fx_ctx_t f;
+	int rack[1] = {0}, l0[1] = {0};
+
+	fx_ctx_init(&f, 1, rack, 1);
+	fx_ctx_job(&f, 0, 0.9, 0.1, l0, 1);
+	fx_ctx_job(&f, 1, 0.9, 0.1, l0, 1);
+	decide(&f, 1);
+	assert_true(f.sj[0].dec.period_s == 0 && f.sj[1].dec.period_s == 0);
+	assert_true(f.sj[0].dec.shift_s == 0 && f.sj[1].dec.shift_s == 0);
+	assert_int_not_equal(f.sj[0].dec.prio, f.sj[1].dec.prio);
+}
+
+/* Unchanged input: the same decision again (no churn at epoch boundaries). */
+static void test_stable(void **state)
+{
+	(void)state;
+	fx_ctx_t f;
+	int rack[1] = {0}, l0[1] = {0};
+	hm_decision_t d0, d1;
+
+	fx_ctx_init(&f, 1, rack, 1);
+	fx_ctx_job(&f, 0, 0.3, 0.1, l0, 1);
+	fx_ctx_job(&f, 1, 0.2, 0.1, l0, 1);
+	fx_ctx_measured(&f, 0, 1e-3);
+	fx_ctx_measured(&f, 1, 1e-3);
+	decide(&f, 1);
+	d0 = f.sj[0].dec;
+	d1 = f.sj[1].dec;
+	f.ctx.event = HM_EV_EPOCH;
+	decide(&f, 1);
+	assert_float_equal(f.sj[0].dec.shift_s, d0.shift_s, 1e-12);
+	assert_float_equal(f.sj[1].dec.shift_s, d1.shift_s, 1e-12);
+	assert_float_equal(f.sj[1].dec.period_s, d1.period_s, 1e-12);
+}
+
+/*
+ * Simulator, closed form: two identical jobs (C = 0.3 s, M = 0.1 s) share the
+ * ToR uplinks of a 2-rack cluster (oversubscription 2). Fair sharing: C + 2M =
+ * 0.5 s per iteration. Staggered: every burst alone (comm time M) and the
+ * iteration C + M = 0.4 s plus the slot margin.
+ */
+static void test_sim_stagger(void **state)
+{
+	(void)state;
+	hm_topo_t *t = fx_topo(2, 2, 1, 2);
+	hm_job_t j[2];
+	int ha[2] = {0, 2}, hb[2] = {1, 3};
+	hm_sim_result_t rf, rh;
+
+	fx_job(&j[0], 0, t, ha, 2, 0.3, 1.25e9, 300, 0);
+	fx_job(&j[1], 1, t, hb, 2, 0.3, 1.25e9, 300, 0);
+	assert_int_equal(fx_run(t, j, 2, &hm_policy_fair, 0, 1, 0, &rf), HM_OK);
+	assert_int_equal(fx_run(t, j, 2, &hm_policy_harmonics, 0, 1, 5, &rh), HM_OK);
+	assert_int_equal(rh.completed, 2);
+	assert_float_equal(rf.jobs[0].mean_iter_s, 0.5, 1e-6);
+	for (int i = 0; i < 2; i++) {
+		assert_true(rh.jobs[i].mean_comm_s <= 0.1 * 1.01);
+		assert_true(rh.jobs[i].mean_iter_s <= 0.4 * 1.1);
+	}
+	assert_true(rh.mean_jct_s < rf.mean_jct_s * 0.9);
+	hm_sim_result_free(&rf);
+	hm_sim_result_free(&rh);
+	fx_free_jobs(j, 2);
+	hm_topo_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_alone_not_held), cmocka_unit_test(test_local_stagger),
+	    cmocka_unit_test(test_cross_rack),     cmocka_unit_test(test_free_with_classes),
+	    cmocka_unit_test(test_stable),         cmocka_unit_test(test_sim_stagger),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
