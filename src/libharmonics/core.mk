@@ -5,7 +5,8 @@ src_libharmonics_libharmonics_la_SOURCES = \
 	src/libharmonics/hm_error.c \
 	src/libharmonics/hm_error.h \
 	src/libharmonics/hm_parse.c \
-	src/libharmonics/hm_parse.h
+	src/libharmonics/hm_parse.h \
+	src/libharmonics/hm_policy.c
 src_libharmonics_libharmonics_la_LIBADD = $(JSONC_LIBS) $(HWLOC_LIBS) -lm
 src_libharmonics_libharmonics_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS)
 

@@ -7,6 +7,7 @@
  * Policies of the two-tier issue are linked in when their files exist; weak
  * references keep the library linkable while they are being written.
  */
+extern const hm_policy_ops_t hm_policy_optimal __attribute__((weak));
 extern const hm_policy_ops_t hm_policy_cassini __attribute__((weak));
 extern const hm_policy_ops_t hm_policy_crux __attribute__((weak));
 extern const hm_policy_ops_t hm_policy_harmonics __attribute__((weak));
@@ -17,7 +18,7 @@ static const hm_policy_ops_t *registry(int i)
 	case 0:
 		return &hm_policy_fair;
 	case 1:
-		return &hm_policy_optimal;
+		return &hm_policy_optimal; /* NULL until linked */
 	case 2:
 		return &hm_policy_cassini;
 	case 3:
