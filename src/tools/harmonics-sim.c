@@ -20,7 +20,7 @@
 
 /* The built-in default scenario: a 24-host testbed in 3 racks with 2:1 uplinks. */
 #define DEFAULT_TOPO_GEN "racks=3,hosts=8,gpus=4,nics=1,nic=100G,oversub=2"
-#define DEFAULT_WORKLOAD_GEN "jobs=12,arrival=poisson:20s,gpus=4-16,models=all,iters=1500"
+#define DEFAULT_WORKLOAD_GEN "jobs=12,arrival=poisson:20s,gpus=4/8/16,models=all,iters=1500"
 
 enum { FMT_TABLE, FMT_JSON, FMT_CSV };
 
