@@ -99,6 +99,7 @@ typedef struct {
 	double iters_lo, iters_hi; /* 0 when duration is used */
 	double duration_s;
 	double overlap;
+	double compute_scale; /* multiplies catalogue compute times (faster GPUs: < 1) */
 } gen_spec_t;
 
 static hm_rc_t parse_arrival(char *v, gen_spec_t *g, hm_err_t *err)
@@ -221,9 +222,9 @@ static hm_rc_t parse_iters(char *v, gen_spec_t *g, hm_err_t *err)
 
 static hm_rc_t parse_spec(const char *spec, gen_spec_t *g, hm_err_t *err)
 {
-	static const char *const keys[] = {"jobs",  "arrival",  "gpus",   "models",
-					   "iters", "duration", "overlap"};
-	bool seen[7] = {false};
+	static const char *const keys[] = {"jobs",  "arrival",  "gpus",    "models",
+					   "iters", "duration", "overlap", "compute_scale"};
+	bool seen[8] = {false};
 	char *copy = strdup(spec ? spec : ""), *save = NULL, q[80];
 	hm_rc_t rc = HM_OK;
 
@@ -235,6 +236,7 @@ static hm_rc_t parse_spec(const char *spec, gen_spec_t *g, hm_err_t *err)
 	g->gap_s = 30;
 	g->size = SIZE_MIX;
 	g->iters_lo = g->iters_hi = 1000;
+	g->compute_scale = 1;
 	for (const hm_model_t *m = hm_catalogue(); m->name && g->nmodels < GEN_MAX_LIST; m++)
 		g->models[g->nmodels++] = m;
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -250,7 +252,7 @@ static hm_rc_t parse_spec(const char *spec, gen_spec_t *g, hm_err_t *err)
 			    hm_job_quote(tok, q, sizeof(q)));
 			goto out;
 		}
-		for (int i = 0; i < 7; i++)
+		for (int i = 0; i < 8; i++)
 			if (strcasecmp(key, keys[i]) == 0)
 				k = i;
 		if (k < 0) {
@@ -284,8 +286,12 @@ static hm_rc_t parse_spec(const char *spec, gen_spec_t *g, hm_err_t *err)
 		case 5:
 			rc = hm_parse_duration_s(val, 1e-6, 1e9, &g->duration_s, "duration", err);
 			break;
-		default:
+		case 6:
 			rc = hm_parse_fraction(val, &g->overlap, "overlap", err);
+			break;
+		default:
+			rc = hm_parse_double(val, 1e-3, 1e3, &g->compute_scale, "compute_scale",
+					     err);
 			break;
 		}
 		if (rc != HM_OK) {
@@ -370,6 +376,7 @@ hm_rc_t hm_workload_generate(const char *spec, const hm_topo_t *t, unsigned long
 		rc = hm_profile_from_model(m->name, &job.profile, err);
 		if (rc != HM_OK)
 			break;
+		job.profile.compute_s *= g.compute_scale;
 		for (int p = 0; p < job.profile.nphases; p++)
 			job.profile.phases[p].overlap = g.overlap;
 		snprintf(job.name, sizeof(job.name), "job%ld-%s", i, m->name);

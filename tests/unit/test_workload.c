@@ -315,7 +315,8 @@ static void test_gen_mix(void **state)
 	hm_workload_free(&w);
 
 	assert_int_equal(hm_workload_generate("jobs=300,gpus=8/16,models=bert-large/GPT2-M,"
-					      "arrival=fixed:1min,duration=2h,overlap=25%",
+					      "arrival=fixed:1min,duration=2h,overlap=25%,"
+					      "compute_scale=0.5",
 					      t, 3, &w, &err),
 			 HM_OK);
 	for (int i = 0; i < w.njobs; i++) {
@@ -326,6 +327,9 @@ static void test_gen_mix(void **state)
 		assert_float_equal(w.jobs[i].duration_s, 7200, 1e-9);
 		assert_true(w.jobs[i].iterations == 0);
 		assert_float_equal(w.jobs[i].profile.phases[0].overlap, 0.25, 1e-12);
+		assert_float_equal(w.jobs[i].profile.compute_s,
+				   hm_catalogue_find(w.jobs[i].profile.model)->compute_s / 2,
+				   1e-12);
 	}
 	hm_workload_free(&w);
 
@@ -371,6 +375,7 @@ static void test_gen_bad(void **state)
 	gen_bad("jobs=1,jobs=2", "twice", NULL);
 	gen_bad("jobs", "not key=value", NULL);
 	gen_bad("overlap=2", "overlap", NULL);
+	gen_bad("compute_scale=0", "compute_scale", NULL);
 }
 
 int main(void)
