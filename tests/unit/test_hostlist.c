@@ -93,13 +93,46 @@ static void test_errors(void **state)
 	expect_error("n[1-9999999999]", HM_ERR_PARSE, "too large");
 }
 
+/* Random expressions over the syntax characters: a result or a clean error, never a crash. */
+static void test_random(void **state)
+{
+	const char alphabet[] = "n[]-,0123456789x \t";
+	unsigned seed = 4242;
+	char expr[24];
+	int ok = 0;
+
+	for (int it = 0; it < 50000; it++) {
+		size_t len = (size_t)(rand_r(&seed) % (sizeof(expr) - 1));
+		char **names = NULL;
+		int n = 0;
+		hm_err_t err = {0};
+		hm_rc_t rc;
+
+		for (size_t i = 0; i < len; i++)
+			expr[i] = alphabet[rand_r(&seed) % (sizeof(alphabet) - 1)];
+		expr[len] = '\0';
+		rc = hm_hostlist_expand(expr, &names, &n, &err);
+		if (rc == HM_OK) {
+			assert_true(n >= 1);
+			for (int i = 0; i < n; i++)
+				assert_true(names[i][0] != '\0');
+			ok++;
+		} else {
+			assert_true(rc == HM_ERR_PARSE || rc == HM_ERR_RANGE);
+			assert_true(err.msg[0] != '\0');
+			assert_null(names);
+		}
+		hm_hostlist_free(names, n);
+	}
+	assert_true(ok > 100); /* the generator does reach valid expressions */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_simple),
-	    cmocka_unit_test(test_cartesian),
-	    cmocka_unit_test(test_large),
-	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_simple), cmocka_unit_test(test_cartesian),
+	    cmocka_unit_test(test_large),  cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
