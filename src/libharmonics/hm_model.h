@@ -93,7 +93,8 @@ bool hm_cm_contended(const hm_cm_t *m, int j);
  * priority class prio[i] (0 = highest; prio may be NULL = all class 0).
  * Writes iter_s[i] when iter_s is not NULL. Returns the mean estimated
  * slowdown, mean over i of iter_s[i] / alone_iter_s(idx[i]) (>= 1 when nothing
- * is measured). n == 0 returns 0. Never fails (bad indexes are skipped).
+ * is measured). n == 0 returns 0. Bad indexes are skipped; returns HUGE_VAL only
+ * when scratch memory cannot be allocated. Cost: O(n * bins + shared links * bins * n).
  */
 double hm_cm_eval(const hm_cm_t *m, const int *idx, int n, const double *shift_s, const int *prio,
 		  double *iter_s);

@@ -7,7 +7,10 @@ src_libharmonics_libharmonics_la_SOURCES += \
 	src/libharmonics/hm_sim_net.c \
 	src/libharmonics/hm_sim_sched.c \
 	src/libharmonics/hm_sim_out.c \
-	src/libharmonics/hm_policy_fair.c
+	src/libharmonics/hm_model.h \
+	src/libharmonics/hm_model.c \
+	src/libharmonics/hm_policy_fair.c \
+	src/libharmonics/hm_policy_optimal.c
 
 check_PROGRAMS += tests/unit/test_maxmin
 TESTS += tests/unit/test_maxmin
@@ -20,3 +23,9 @@ TESTS += tests/unit/test_sim
 tests_unit_test_sim_SOURCES = tests/unit/test_sim.c
 tests_unit_test_sim_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_sim_LDADD = $(UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_optimal
+TESTS += tests/unit/test_optimal
+tests_unit_test_optimal_SOURCES = tests/unit/test_optimal.c
+tests_unit_test_optimal_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_optimal_LDADD = $(UNIT_LDADD)

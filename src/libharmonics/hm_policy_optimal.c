@@ -1,0 +1,339 @@
+/*
+ * optimal: exact joint search over discretised shifts and priority classes,
+ * minimising the mean estimated slowdown (estimated iteration time over the
+ * contention-free one) from the contention model (hm_model.h), with slot
+ * holding: each decided job gets period = its model period, its shift on that
+ * grid and a guard.
+ *
+ * Jobs are split into components of jobs that share links (independent
+ * subproblems: costs add up, so solving each exactly is exact overall). Jobs
+ * alone on their links get no decision effort (fair defaults). In a component,
+ * jobs are sorted by load (heaviest first) and searched depth-first, each
+ * choosing a class in 0..K-1 (K = min(jobs, prio_levels - reserved_levels);
+ * the reserved classes are the lowest ones) and a shift bin in
+ * 0..shift_bins-1; the first job's shift is fixed at 0 (only relative shifts
+ * matter). Bound: the sum of the estimated slowdowns of the jobs assigned so
+ * far, evaluated alone among themselves, plus 1 for every unassigned job; adding
+ * a job never shortens another's estimate, so the bound is valid. A greedy
+ * pass gives the first incumbent. Only assignments whose classes are dense
+ * (0..u-1 all used) are leaves, so equivalent relabellings are not repeated.
+ *
+ * Budget: cfg->budget_s of wall clock per decide(); when it runs out the best
+ * assignment found so far is used and ctx->budget_exhausted is set.
+ * A component whose membership is unchanged since its last decision (its
+ * signature is kept in dec.epoch) keeps its decision, so arrivals elsewhere do
+ * not perturb running slots.
+ */
+#include "hm_model.h"
+#include "hm_policy.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define OPT_DEFAULT_BINS 24
+#define OPT_GUARD_FRAC   0.05 /* default guard: 5% of the period */
+#define OPT_EPS          1e-9
+
+typedef struct {
+	hm_policy_cfg_t cfg;
+} opt_state_t;
+
+typedef struct {
+	const hm_cm_t *m;
+	int n;    /* jobs in the component */
+	int *job; /* model indexes, heaviest first */
+	int bins, K;
+	double deadline, best;
+	bool out_of_time;
+	long nodes;
+	int *cls, *bin, *best_cls, *best_bin;
+	double *shift;
+} search_t;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static hm_rc_t opt_create(const hm_policy_cfg_t *cfg, void **state, hm_err_t *err)
+{
+	opt_state_t *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return hm_err_set(err, HM_ERR_NOMEM, "optimal: out of memory");
+	if (cfg)
+		s->cfg = *cfg;
+	else
+		hm_policy_cfg_defaults(&s->cfg);
+	if (s->cfg.shift_bins <= 0)
+		s->cfg.shift_bins = OPT_DEFAULT_BINS;
+	if (s->cfg.shift_bins > 100000 || s->cfg.budget_s < 0 || !isfinite(s->cfg.budget_s) ||
+	    s->cfg.guard_s < 0 || !isfinite(s->cfg.guard_s)) {
+		hm_err_set(err, HM_ERR_INVAL,
+			   "optimal: shift_bins %d, budget %g s, guard %g s (accepted: bins "
+			   "1..100000, budget and guard finite >= 0)",
+			   s->cfg.shift_bins, s->cfg.budget_s, s->cfg.guard_s);
+		free(s);
+		return HM_ERR_INVAL;
+	}
+	*state = s;
+	return HM_OK;
+}
+
+static void opt_destroy(void *state)
+{
+	free(state);
+}
+
+/* Sum of estimated slowdowns of the first d jobs, evaluated among themselves. */
+static double partial(search_t *s, int d)
+{
+	for (int i = 0; i < d; i++)
+		s->shift[i] = s->bin[i] * hm_cm_period_s(s->m, s->job[i]) / s->bins;
+	return d * hm_cm_eval(s->m, s->job, d, s->shift, s->cls, NULL);
+}
+
+static bool dense(const search_t *s)
+{
+	unsigned used = 0;
+	int top = -1;
+
+	for (int i = 0; i < s->n; i++) {
+		used |= 1u << (s->cls[i] < 31 ? s->cls[i] : 31);
+		if (s->cls[i] > top)
+			top = s->cls[i];
+	}
+	return top < 31 && used == (top >= 0 ? (1u << (top + 1)) - 1 : 0);
+}
+
+static void save(search_t *s, double cost)
+{
+	s->best = cost;
+	memcpy(s->best_cls, s->cls, (size_t)s->n * sizeof(int));
+	memcpy(s->best_bin, s->bin, (size_t)s->n * sizeof(int));
+}
+
+static void dfs(search_t *s, int d)
+{
+	int nb = d == 0 ? 1 : s->bins;
+
+	for (int c = 0; c < s->K && !s->out_of_time; c++) {
+		for (int k = 0; k < nb && !s->out_of_time; k++) {
+			if ((++s->nodes & 63) == 0 && now_s() > s->deadline) {
+				s->out_of_time = true;
+				break;
+			}
+			s->cls[d] = c;
+			s->bin[d] = k;
+			double cost = partial(s, d + 1);
+			if (cost + (s->n - d - 1) >= s->best - OPT_EPS)
+				continue;
+			if (d + 1 == s->n) {
+				if (dense(s))
+					save(s, cost);
+			} else {
+				dfs(s, d + 1);
+			}
+		}
+	}
+}
+
+/* Greedy first incumbent: each job in turn takes its best (class, shift). */
+static void greedy(search_t *s)
+{
+	for (int d = 0; d < s->n; d++) {
+		double best = HUGE_VAL;
+		int bc = 0, bk = 0, nb = d == 0 ? 1 : s->bins;
+		/* Classes grow by at most one per job so the result stays dense. */
+		int maxc = 0;
+		for (int i = 0; i < d; i++)
+			maxc = s->cls[i] + 1 > maxc ? s->cls[i] + 1 : maxc;
+		for (int c = 0; c <= maxc && c < s->K; c++)
+			for (int k = 0; k < nb; k++) {
+				s->cls[d] = c;
+				s->bin[d] = k;
+				double cost = partial(s, d + 1);
+				if (cost < best - OPT_EPS) {
+					best = cost;
+					bc = c;
+					bk = k;
+				}
+			}
+		s->cls[d] = bc;
+		s->bin[d] = bk;
+	}
+	if (dense(s))
+		save(s, partial(s, s->n));
+}
+
+/* Heaviest first (ties by index): insertion sort, components are small. */
+static void sort_by_load(const hm_cm_t *m, int *member, int n)
+{
+	for (int i = 1; i < n; i++) {
+		int v = member[i], j = i - 1;
+		double lv = hm_cm_load_bps(m, v);
+		while (j >= 0 && (hm_cm_load_bps(m, member[j]) < lv ||
+				  (hm_cm_load_bps(m, member[j]) == lv && member[j] > v))) {
+			member[j + 1] = member[j];
+			j--;
+		}
+		member[j + 1] = v;
+	}
+}
+
+static int find(int *par, int x)
+{
+	while (par[x] != x)
+		x = par[x] = par[par[x]];
+	return x;
+}
+
+/* FNV-1a over the sorted job ids of a component: its membership signature. */
+static unsigned long signature(const hm_sched_ctx_t *ctx, const int *member, int n, int *tmp)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (int i = 0; i < n; i++)
+		tmp[i] = ctx->jobs[member[i]].id;
+	for (int i = 1; i < n; i++) /* insertion sort: components are small */
+		for (int j = i; j > 0 && tmp[j - 1] > tmp[j]; j--) {
+			int t = tmp[j];
+			tmp[j] = tmp[j - 1];
+			tmp[j - 1] = t;
+		}
+	for (int i = 0; i < n; i++) {
+		h ^= (uint64_t)(unsigned)tmp[i];
+		h *= 1099511628211ULL;
+	}
+	return (unsigned long)(h | 1); /* never 0, the "no decision" epoch */
+}
+
+static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, const hm_cm_t *m, int *member,
+		     int n, double deadline, hm_err_t *err)
+{
+	search_t s;
+	hm_rc_t rc = HM_OK;
+	int levels = st->cfg.prio_levels - st->cfg.reserved_levels;
+
+	memset(&s, 0, sizeof(s));
+	s.m = m;
+	s.n = n;
+	s.job = member;
+	s.bins = st->cfg.shift_bins;
+	s.K = levels < 1 ? 1 : levels;
+	if (s.K > n)
+		s.K = n;
+	if (s.K > 31)
+		s.K = 31;
+	s.deadline = deadline;
+	s.best = HUGE_VAL;
+	s.cls = calloc((size_t)n, sizeof(int));
+	s.bin = calloc((size_t)n, sizeof(int));
+	s.best_cls = calloc((size_t)n, sizeof(int));
+	s.best_bin = calloc((size_t)n, sizeof(int));
+	s.shift = calloc((size_t)n, sizeof(double));
+	if (!s.cls || !s.bin || !s.best_cls || !s.best_bin || !s.shift) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "optimal: out of memory for %d jobs", n);
+		goto out;
+	}
+	sort_by_load(m, member, n);
+	greedy(&s);
+	if (s.best > n + OPT_EPS) /* zero contention already found: nothing can beat it */
+		dfs(&s, 0);
+	if (s.out_of_time)
+		ctx->budget_exhausted = true;
+	for (int i = 0; i < n; i++) {
+		hm_decision_t *d = &ctx->jobs[member[i]].dec;
+		double P = hm_cm_period_s(m, member[i]);
+		d->period_s = P;
+		d->shift_s = s.best_bin[i] * P / s.bins;
+		d->origin_s = hm_cm_origin_s(m);
+		d->guard_s = st->cfg.guard_s > 0 ? st->cfg.guard_s : OPT_GUARD_FRAC * P;
+		d->prio = s.best_cls[i];
+	}
+	snprintf(ctx->note, sizeof(ctx->note), "optimal: %d jobs, cost %.4f, %ld nodes%s", n,
+		 s.best / n, s.nodes, s.out_of_time ? ", budget exhausted" : "");
+out:
+	free(s.cls);
+	free(s.bin);
+	free(s.best_cls);
+	free(s.best_bin);
+	free(s.shift);
+	return rc;
+}
+
+static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
+{
+	const opt_state_t *st = state;
+	hm_cm_t *m = NULL;
+	int n = ctx->njobs, *par = NULL, *member = NULL, *tmp = NULL;
+	double deadline = now_s() + st->cfg.budget_s;
+	hm_rc_t rc;
+
+	rc = hm_cm_build(ctx, NULL, &m, err);
+	if (rc != HM_OK)
+		goto out;
+	par = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+	member = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+	tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+	if (!par || !member || !tmp) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "optimal: out of memory for %d jobs", n);
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		par[i] = i;
+	for (int a = 0; a < n; a++)
+		for (int b = a + 1; b < n; b++)
+			if (hm_cm_shares_link(m, a, b))
+				par[find(par, a)] = find(par, b);
+	for (int r = 0; r < n; r++) {
+		if (find(par, r) != r)
+			continue;
+		int cnt = 0;
+		for (int i = 0; i < n; i++)
+			if (find(par, i) == r)
+				member[cnt++] = i;
+		if (cnt == 1) { /* alone on its links: fair defaults, no effort */
+			hm_decision_t *d = &ctx->jobs[r].dec;
+			int path = d->path;
+			memset(d, 0, sizeof(*d));
+			d->path = path;
+			continue;
+		}
+		unsigned long sig = signature(ctx, member, cnt, tmp);
+		bool same = true;
+		for (int i = 0; i < cnt && same; i++)
+			same = ctx->jobs[member[i]].dec.epoch == sig &&
+			       ctx->jobs[member[i]].dec.period_s > 0;
+		if (same)
+			continue;
+		rc = solve(st, ctx, m, member, cnt, deadline, err);
+		if (rc != HM_OK)
+			goto out;
+		for (int i = 0; i < cnt; i++)
+			ctx->jobs[member[i]].dec.epoch = sig;
+	}
+out:
+	hm_cm_free(m);
+	free(par);
+	free(member);
+	free(tmp);
+	return rc;
+}
+
+const hm_policy_ops_t hm_policy_optimal = {
+    .name = "optimal",
+    .description = "exact branch-and-bound over shifts and priority classes (time budget)",
+    .create = opt_create,
+    .decide = opt_decide,
+    .destroy = opt_destroy,
+    .place = NULL,
+    .uses_epochs = false,
+};
