@@ -312,13 +312,48 @@ static void test_robustness(void **state)
 	}
 }
 
+/* 16,384 hosts (131,072 GPUs) in 512 racks under 16 aggregation switches. */
+static void test_large_conf(void **state)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *text = malloc(cap);
+	hm_topo_t *t = NULL;
+	hm_err_t err = {0};
+	FILE *f;
+
+	for (int r = 0; r < 512; r++)
+		len += (size_t)snprintf(text + len, cap - len,
+					"SwitchName=tor%03d Nodes=n[%05d-%05d] LinkSpeed=400\n",
+					r + 1, r * 32 + 1, r * 32 + 32);
+	for (int p = 0; p < 16; p++)
+		len += (size_t)snprintf(text + len, cap - len,
+					"SwitchName=agg%02d Switches=tor[%03d-%03d]\n", p + 1,
+					p * 32 + 1, p * 32 + 32);
+	len += (size_t)snprintf(text + len, cap - len, "SwitchName=top Switches=agg[01-16]\n");
+	assert_true(len < cap);
+	f = fmemopen(text, len, "r");
+	assert_int_equal(hm_topo_load_slurm(f, NULL, NULL, &t, &err), HM_OK);
+	fclose(f);
+	assert_int_equal(t->nhosts, 16384);
+	assert_int_equal(hm_topo_gpus(t), 131072);
+	assert_int_equal(t->nracks, 512);
+	assert_int_equal(t->nlevels, 3);
+	assert_int_equal(hm_topo_host_index(t, "n16384"), 16383);
+	assert_int_equal(t->hosts[16383].rack, 511);
+	int l[HM_MAX_ROUTE_LINKS];
+	assert_int_equal(hm_topo_route(t, 0, 0, 16383, 0, 0, l), 6);
+	assert_int_equal(hm_topo_route(t, 0, 0, 40, 0, 0, l), 4);
+	hm_topo_free(t);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_slurm_tree),   cmocka_unit_test(test_slurm_flat),
 	    cmocka_unit_test(test_slurm_errors), cmocka_unit_test(test_csv),
 	    cmocka_unit_test(test_csv_columns),  cmocka_unit_test(test_csv_errors),
-	    cmocka_unit_test(test_robustness),
+	    cmocka_unit_test(test_robustness),   cmocka_unit_test(test_large_conf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
