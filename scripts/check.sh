@@ -4,6 +4,7 @@
 #   cli       harmonics-sim and friends end to end (tests/cli/run.sh)
 #   sanitize  the unit tests again under ASan/UBSan (separate build dir)
 #   distcheck make distcheck (the release tarball builds and passes its tests)
+#   fuzz      every parser under libFuzzer with ASan/UBSan for a bounded time (scripts/fuzz.sh)
 #   pace      pacing runtime tiers that need root (tests/pace/run.sh, tests/emulation/run.sh)
 #   slurm     a real one-machine Slurm cluster (tests/slurm/run.sh)
 # Usage: scripts/check.sh [TIER ...]   (default: all tiers)
@@ -12,7 +13,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-all=(unit cli sanitize distcheck pace slurm)
+all=(unit cli sanitize fuzz distcheck pace slurm)
 tiers=("$@")
 ((${#tiers[@]})) || tiers=("${all[@]}")
 
@@ -100,6 +101,7 @@ for t in "${tiers[@]}"; do
 	cli) run_tier cli tier_cli ;;
 	sanitize) run_tier sanitize tier_sanitize ;;
 	distcheck) run_tier distcheck tier_distcheck ;;
+	fuzz) run_tier fuzz scripts/fuzz.sh "${HM_FUZZ_SECONDS:-60}" ;;
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
 	slurm) run_tier slurm tier_scripts tests/slurm/run.sh ;;
 	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;

@@ -21,6 +21,8 @@ pkgs=(
 	hwloc
 	# JSON checks in the CLI tests
 	jq
+	# the parser fuzzer (libFuzzer)
+	clang
 )
 
 missing=()

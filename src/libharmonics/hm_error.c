@@ -1,6 +1,8 @@
 #include "hm_error.h"
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
 
 #include <stdarg.h>
 #include <stdio.h>
