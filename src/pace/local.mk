@@ -86,3 +86,9 @@ src_tools_harmonics_emujob_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
 src_tools_harmonics_emujob_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_tools_harmonics_emujob_LDADD = src/pace/libharmonics-pace.la \
 	src/libharmonics/libharmonics.la $(JSONC_LIBS) -lm
+dist_man_MANS += docs/man/harmonics-emujob.1
+
+# Root-only network-namespace test and the GPU check: the lead's scripts/check.sh
+# runs tests/emulation/netns_stagger.sh BUILDDIR; tests/gpu/check_nccl_gpu.sh on a GPU.
+EXTRA_DIST += tests/emulation/netns_stagger.sh tests/gpu/check_nccl_gpu.sh \
+	tests/gpu/nccl_paced.c tests/pace/standin.h

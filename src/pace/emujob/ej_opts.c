@@ -32,6 +32,8 @@ void ej_usage(FILE *f)
 	      "  --scale F              multiply the model's bytes and compute by F (default 1)\n"
 	      "  --compute DURATION     compute per iteration, e.g. 200ms (default 100ms)\n"
 	      "  --compute-mode MODE    sleep (default) or busy\n"
+	      "  --compute-jitter CV    per-iteration compute variation, coefficient of variation\n"
+	      "                         (uniform), e.g. 0.05 or 5% (default 0)\n"
 	      "  --bytes SIZE           all-reduce buffer, e.g. 4.75MB (default 4MB)\n"
 	      "  --iterations N         measured iterations (default 20)\n"
 	      "  --warmup N             iterations before them, not measured (default 2)\n"
@@ -53,6 +55,7 @@ enum {
 	OPT_SCALE,
 	OPT_COMPUTE,
 	OPT_COMPUTE_MODE,
+	OPT_JITTER,
 	OPT_BYTES,
 	OPT_ITERS,
 	OPT_WARMUP,
@@ -72,6 +75,7 @@ static const struct option long_opts[] = {
     {"scale", required_argument, NULL, OPT_SCALE},
     {"compute", required_argument, NULL, OPT_COMPUTE},
     {"compute-mode", required_argument, NULL, OPT_COMPUTE_MODE},
+    {"compute-jitter", required_argument, NULL, OPT_JITTER},
     {"bytes", required_argument, NULL, OPT_BYTES},
     {"iterations", required_argument, NULL, OPT_ITERS},
     {"warmup", required_argument, NULL, OPT_WARMUP},
@@ -216,6 +220,14 @@ hm_rc_t ej_opts_parse(int argc, char **argv, ej_opts_t *o, bool *help, hm_err_t 
 						"--compute-mode: '%s' is not a mode; accepted: "
 						"sleep, busy",
 						optarg);
+			break;
+		case OPT_JITTER:
+			rc = hm_parse_fraction(optarg, &o->jitter, "--compute-jitter", err);
+			if (rc == HM_OK && o->jitter > 0.5)
+				rc = hm_err_set(
+				    err, HM_ERR_RANGE,
+				    "--compute-jitter: %g is above 0.5; accepted: [0, 0.5]",
+				    o->jitter);
 			break;
 		case OPT_BYTES:
 			rc = hm_parse_bytes(optarg, 4, EJ_MAX_BYTES, &o->bytes, "--bytes", err);
