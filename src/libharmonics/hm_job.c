@@ -54,8 +54,8 @@ const char *hm_job_quote(const char *s, char *buf, size_t len)
 {
 	size_t o = 0;
 
-	if (!buf || len == 0)
-		return "";
+	if (!buf || len < 8)
+		return buf && len ? (*buf = '\0', buf) : "";
 	if (!s)
 		s = "(null)";
 	for (; *s; s++) {

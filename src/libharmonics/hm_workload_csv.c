@@ -267,6 +267,9 @@ static hm_rc_t parse_profile(const csv_t *c, char **fields, hm_job_t *job, hm_er
 				  model);
 	if (*ovl && (rc = hm_parse_fraction(ovl, &overlap, "overlap", err)) != HM_OK)
 		return rc;
+	if (!*model && c->field_of_col[C_COMPUTE] < 0)
+		return hm_err_set(err, HM_ERR_PARSE, "model: empty; accepted: %s",
+				  hm_catalogue_names());
 	if (*model) {
 		rc = hm_profile_from_model(model, p, err);
 		if (rc != HM_OK)

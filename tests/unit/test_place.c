@@ -140,6 +140,15 @@ static void test_best_fit_rack(void **state)
 	assert_int_equal(hm_place_default(&cs, &j12, &p, &err), HM_OK);
 	expect_slots(&p, (hm_slot_t[]){{0, 4}, {1, 8}}, 2);
 	hm_placement_free(&p);
+	/* Rack 0: 4 free on each host (3 hosts for 12), rack 1 whole (2 hosts): fewer
+	 * hosts wins over the tighter rack. */
+	for (int h = 0; h < 4; h++)
+		cs.free_gpus[h] = 4;
+	for (int h = 4; h < 8; h++)
+		cs.free_gpus[h] = 8;
+	assert_int_equal(hm_place_default(&cs, &j12, &p, &err), HM_OK);
+	expect_slots(&p, (hm_slot_t[]){{4, 8}, {5, 4}}, 2);
+	hm_placement_free(&p);
 	hm_cluster_state_free(&cs);
 	hm_topo_free(t);
 }

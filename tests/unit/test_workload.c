@@ -178,6 +178,8 @@ static void test_csv_bad(void **state)
 		   "both model", NULL);
 	expect_bad("arrival_s,gpus,model,compute_s,comm_bytes,iterations\n0,1,,1s,,5\n",
 		   "'comm_bytes' is empty", NULL);
+	expect_bad("arrival_s,gpus,model,iterations\n0,1,,5\n", "t.csv:2: model: empty",
+		   "accepted: resnet50");
 	expect_bad("arrival_s,gpus,model,iterations,overlap\n0,1,resnet50,5,120%\n", "overlap",
 		   NULL);
 	expect_bad("arrival_s,gpus,model,iterations\n0,1,resnet50,0\n", "iterations", NULL);
