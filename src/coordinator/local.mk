@@ -72,3 +72,5 @@ tests_unit_test_server_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
 tests_unit_test_server_CFLAGS = $(COORD_TEST_CFLAGS)
 tests_unit_test_server_LDADD = $(COORD_TEST_LDADD)
 EXTRA_DIST += tests/fixtures/coord
+
+dist_man_MANS += docs/man/harmonics.conf.5 docs/man/harmonics.8 docs/man/harmonicsctl.1
