@@ -110,8 +110,9 @@ static int backfill_start(void)
 	     d = strtok_r(NULL, ":", &save)) {
 		char path[PATH_MAX];
 		snprintf(path, sizeof(path), "%s/sched_backfill.so", d);
-		if (access(path, R_OK) == 0)
-			g.bf_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (access(path, R_OK) == 0 &&
+		    !(g.bf_handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL)))
+			error(LOG_PREFIX "%s: %s", path, dlerror());
 	}
 	if (!g.bf_handle) {
 		error(LOG_PREFIX

@@ -114,8 +114,9 @@ static int load_cons_tres(void)
 	     d = strtok_r(NULL, ":", &save)) {
 		char path[PATH_MAX];
 		snprintf(path, sizeof(path), "%s/select_cons_tres.so", d);
-		if (access(path, R_OK) == 0)
-			ct.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		/* Lazy, like Slurm's loader: clients lack slurmctld's functions. */
+		if (access(path, R_OK) == 0 && !(ct.handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL)))
+			error("select/harmonics_cons_tres: %s: %s", path, dlerror());
 	}
 	xfree(dirs);
 	if (!ct.handle) {

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The Slurm part of the demo: brings up the one-machine cluster with the Harmonics
+# plugins (tests/slurm/cluster.sh), submits a small mixed workload with and without
+# --comm-sched, shows harmonicsctl, scontrol and sacct output, and tears down.
+#
+# Usage: scripts/demo-slurm.sh [BUILD_DIR]   (default: ./build; root needed)
+# Exit 77 when not root (nothing started).
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$top/build}" 2>/dev/null && pwd) || { echo "demo-slurm: no build dir ${1:-$top/build}" >&2; exit 1; }
+if ((EUID != 0)); then
+	echo "demo-slurm: SKIP: needs root (Slurm daemons, munge, a private MariaDB)" >&2
+	exit 77
+fi
+# shellcheck source=tests/slurm/cluster.sh
+. "$top/tests/slurm/cluster.sh"
+trap 'hm_cluster_down' EXIT
+trap 'exit 130' INT TERM
+
+say() { printf '\n\033[1m## %s\033[0m\n' "$*"; }
+run() { printf '$ %s\n' "$*"; "$@"; }
+
+say "Bringing up 8 slurmd in 2 racks, slurmctld with sched/harmonics, slurmdbd"
+hm_cluster_up "$build" || { HM_KEEP=1; exit 1; }
+run scontrol show topology
+run sinfo
+
+say "A bad option is refused at submission"
+run sbatch --comm-sched=fastest --wrap true
+run sbatch --comm-sched=auto --comm-profile=iter=fast,comm=40%,bytes=1GB --wrap true
+
+say "A mixed workload: three jobs with --comm-sched, two without"
+ids=()
+submit() { local id; id=$(sbatch --parsable -o /dev/null "$@") && ids+=("$id") && echo "submitted $id: sbatch $*"; }
+submit -J gpt-a -N2 --comm-sched=harmonics --comm-profile=iter=250ms,comm=40%,bytes=1.2GB --wrap "sleep 25"
+submit -J bert-b -N2 --comm-sched=harmonics --comm-profile=iter=120ms,comm=30%,bytes=700MB --wrap "sleep 25"
+submit -J resnet-c -N1 --comm-sched=auto --comm-profile=iter=80ms,comm=20%,bytes=100MB --wrap "sleep 25"
+submit -J plain-d -N2 --wrap "sleep 15"
+submit -J plain-e -N1 --no-comm-sched --wrap "sleep 15"
+for _ in $(seq 100); do
+	n=$(scontrol -o show jobs | grep -c 'AdminComment=harmonics:e')
+	((n >= 3)) && break
+	sleep 0.2
+done
+run squeue -o "%.6i %.10j %.8T %.6D %N"
+
+say "What the tasks of a --comm-sched step see"
+run srun -N1 --comm-sched=harmonics --comm-profile=iter=250ms,comm=40%,bytes=1.2GB \
+	bash -c 'env | grep "^HARMONICS_" | sort'
+
+say "harmonicsctl (the coordinator inside slurmctld, over its munge-authenticated socket)"
+if [[ -n $HM_CTL ]]; then
+	run "$HM_CTL" status
+	run "$HM_CTL" jobs
+	run "$HM_CTL" racks
+else
+	echo "(harmonicsctl not built in $build)"
+fi
+
+say "Decisions in scontrol while the jobs run"
+for id in "${ids[@]}"; do
+	scontrol show job "$id" | grep -E "JobId=|NodeList=|AdminComment=" | grep -v ReqNodeList | sed 's/^ */  /'
+done
+
+say "Waiting for the jobs to end, then sacct"
+for _ in $(seq 200); do
+	[[ -z $(squeue -h -o %i) ]] && break
+	sleep 0.5
+done
+sleep 1
+run sacct -X -j "$(IFS=,; echo "${ids[*]}")" --format=JobID,JobName%10,State,NodeList%10,AdminComment%100
+
+say "Tearing down (by PID)"

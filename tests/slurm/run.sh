@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# Slurm test tier: a real one-machine cluster (tests/slurm/cluster.sh) with the
+# Harmonics plugins; real sbatch/srun jobs with and without --comm-sched.
+#
+# Usage: tests/slurm/run.sh [BUILD_DIR]   (default: ./build)
+# Exit: 0 all passed, 1 a check failed, 77 skipped (not root).
+# HM_KEEP=1 keeps the private cluster directory for inspection.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+build=$(cd "${1:-$top/build}" 2>/dev/null && pwd) || { echo "slurm: no build dir ${1:-$top/build}" >&2; exit 1; }
+
+if ((EUID != 0)); then
+	echo "slurm: SKIP: the Slurm tier needs root (daemons, munge, private MariaDB)" >&2
+	exit 77
+fi
+
+# shellcheck source=tests/slurm/cluster.sh
+. "$here/cluster.sh"
+
+t_start=$(date +%s.%N)
+npass=0 nfail=0
+failed=()
+trap 'hm_cluster_down' EXIT
+trap 'exit 130' INT TERM
+
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+pass() { npass=$((npass + 1)); echo "PASS: $1"; }
+fail() {
+	nfail=$((nfail + 1)); failed+=("$1")
+	echo "FAIL: $1${2:+: $2}"
+}
+# check NAME COMMAND...: pass when the command succeeds.
+check() {
+	local name=$1
+	shift
+	if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+# Wait for a job state (scontrol), up to $3 seconds.
+job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+wait_state() { # job state secs
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		[[ $(job_state "$1") == "$2" ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+admin_comment() { scontrol show job "$1" 2>/dev/null | sed -n 's/^ *AdminComment=//p'; }
+wait_comment() { # job secs
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[[ $(admin_comment "$1") == *harmonics:e* ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+sacct_comment() { sacct -n -X -P -j "$1" --format=AdminComment 2>/dev/null | head -1; }
+# Jobs slurmctld knows (MinJobAge keeps finished ones): a rejected submission adds none.
+njobs() { scontrol -o show jobs 2>/dev/null | grep -c '^JobId='; }
+# All nodes of a job inside one rack (n1-n4 or n5-n8)?
+one_rack() {
+	local hosts
+	hosts=$(scontrol show hostnames "$(squeue -h -j "$1" -o %N)" | sed 's/^n//')
+	[[ -n $hosts ]] || return 1
+	! grep -qv '^[1-4]$' <<<"$hosts" || ! grep -qv '^[5-8]$' <<<"$hosts"
+}
+export -f one_rack
+PROFILE="iter=250ms,comm=40%,bytes=1.2GB"
+
+echo "=== bring-up"
+if ! hm_cluster_up "$build"; then
+	fail "cluster up"
+	HM_KEEP=1
+	exit 1
+fi
+pass "cluster up: 8 slurmd idle, slurmdbd, coordinator on :$HM_PORT (${HM_UP_S}s)"
+out=$HM_DIR/out
+
+echo "=== plugins load, log their versions"
+check "sched/harmonics logs its and Slurm's version" \
+	grep -q "sched/harmonics: harmonics .*built for Slurm $(slurmctld -V | awk '{print $2}')" "$HM_DIR/log/slurmctld.log"
+check "backfill kept" grep -q "sched/harmonics: backfill kept" "$HM_DIR/log/slurmctld.log"
+check "topology/tree: rack1, rack2, spine" \
+	bash -c '[[ $(scontrol show topology | grep -c "SwitchName=\(rack1\|rack2\|spine\)") == 3 ]]'
+check "select wrapper is the select plugin" \
+	bash -c 'scontrol show config | grep -q "SelectType *= select/harmonics_cons_tres"'
+
+echo "=== options in --help"
+for c in sbatch salloc srun; do
+	check "$c --help lists --comm-sched, --no-comm-sched, --comm-profile" \
+		bash -c "$c --help 2>&1 | grep -q -- '--comm-sched=MODE' && $c --help 2>&1 | grep -q -- '--no-comm-sched' && $c --help 2>&1 | grep -q -- '--comm-profile'"
+done
+check "--comm-sched=help prints the help page and submits nothing" \
+	bash -c 'n=$(scontrol -o show jobs | grep -c ^JobId=); sbatch --comm-sched=help --wrap true >'"$out"'/help.txt 2>&1 &&
+		grep -q "harmonics  two-tier" '"$out"'/help.txt && [[ $(scontrol -o show jobs | grep -c ^JobId=) == $n ]]'
+
+echo "=== bad options are rejected at submission (nothing submitted)"
+bad_case() { # name expect-substring command...
+	local name=$1 want=$2 before after rc msg
+	shift 2
+	before=$(njobs)
+	msg=$("$@" 2>&1)
+	rc=$?
+	after=$(njobs)
+	echo "    \$ ${*:1:3} ...  ->  rc=$rc: $(grep -m1 harmonics <<<"$msg")"
+	if ((rc != 0)) && [[ $msg == *"$want"* && $msg == *accepted* ]] && ((before == after)); then
+		pass "$name"
+	else
+		fail "$name" "rc=$rc jobs $before->$after: $msg"
+	fi
+}
+bad_case "sbatch --comm-sched=bogus" "'bogus'" sbatch --comm-sched=bogus --wrap true
+bad_case "srun --comm-sched=bogus" "'bogus'" srun --comm-sched=bogus true
+bad_case "salloc --comm-sched=fastest" "'fastest'" salloc --comm-sched=fastest true
+bad_case "sbatch --comm-profile=iter=abc,..." "abc" sbatch --comm-sched=auto --comm-profile=iter=abc,comm=40%,bytes=1GB --wrap true
+bad_case "sbatch --comm-profile=no-such-model" "no-such-model" sbatch --comm-profile=no-such-model --wrap true
+bad_case "env HARMONICS_COMM_SCHED=nope sbatch" "HARMONICS_COMM_SCHED" env HARMONICS_COMM_SCHED=nope sbatch --wrap true
+bad_case "#SBATCH --comm-sched=wrong in a script" "'wrong'" sbatch "$here/jobs/bad_directive.sh"
+
+echo "=== options reach the tasks"
+srun -N2 --comm-sched=harmonics --comm-profile="$PROFILE" -o "$out/step-%t.env" env
+check "srun --comm-sched: both tasks see HARMONICS_COMM_SCHED=harmonics" \
+	bash -c "grep -qx HARMONICS_COMM_SCHED=harmonics $out/step-0.env && grep -qx HARMONICS_COMM_SCHED=harmonics $out/step-1.env"
+check "srun --comm-sched: assignment exported (HARMONICS_PERIOD_US, SHIFT_US, ORIGIN_US, PRIO, EPOCH)" \
+	bash -c "for v in PERIOD_US SHIFT_US ORIGIN_US PRIO EPOCH VALID_UNTIL_US; do grep -q \"^HARMONICS_\$v=[0-9]\" $out/step-0.env || exit 1; done;
+		grep -q '^HARMONICS_MODE=[a-z]' $out/step-0.env && ! grep -qx HARMONICS_MODE=off $out/step-0.env"
+check "srun --comm-sched: the profile reaches the tasks" grep -qx "HARMONICS_COMM_PROFILE=$PROFILE" "$out/step-0.env"
+srun -N1 -o "$out/plain.env" env
+check "srun without --comm-sched: no assignment, HARMONICS_MODE=off" \
+	bash -c "! grep -q '^HARMONICS_PERIOD_US=' $out/plain.env && grep -qx HARMONICS_MODE=off $out/plain.env"
+HARMONICS_COMM_SCHED=fair srun -N1 --comm-sched=cassini -o "$out/prec1.env" env
+HARMONICS_COMM_SCHED=fair srun -N1 -o "$out/prec2.env" env
+HARMONICS_COMM_SCHED=fair srun -N1 --no-comm-sched -o "$out/prec3.env" env
+check "precedence: command line over environment" grep -qx HARMONICS_COMM_SCHED=cassini "$out/prec1.env"
+check "precedence: environment when no option" grep -qx HARMONICS_COMM_SCHED=fair "$out/prec2.env"
+check "precedence: --no-comm-sched over environment" grep -qx HARMONICS_COMM_SCHED=off "$out/prec3.env"
+
+echo "=== batch jobs: decisions in scontrol while running, in sacct after"
+# A job on n1 leaves rack1 with 3 free nodes, rack2 with 4: cons_tres' best fit
+# would take rack1, the wrapper puts a --comm-sched job in the emptier rack2.
+jblock=$(sbatch --parsable -w n1 --exclusive -o /dev/null --wrap "sleep 40")
+wait_state "$jblock" RUNNING 20
+jid=$(sbatch --parsable -N2 -o "$out/batch-%j.out" "$here/jobs/batch_env.sh")
+jplain=$(sbatch --parsable -N1 -o "$out/plain-%j.out" --wrap "sleep 3")
+if [[ -n $jid ]] && wait_state "$jid" RUNNING 20 && wait_comment "$jid" 15; then
+	pass "sbatch #SBATCH --comm-sched: AdminComment while running: $(admin_comment "$jid")"
+else
+	fail "AdminComment while running" "job $jid state $(job_state "$jid") comment '$(admin_comment "$jid")'"
+fi
+nl=$(squeue -h -j "$jid" -o %N)
+check "the 2-node --comm-sched job was placed inside the emptier rack (select wrapper): $nl" \
+	bash -c "one_rack $jid && [[ \$(scontrol show hostnames $nl | head -1) =~ ^n[5-8]\$ ]]"
+scancel "$jblock"
+wait_state "$jid" COMPLETED 60
+check "batch job COMPLETED" bash -c "[[ \$(sacct -n -X -j $jid -o State | tr -d ' ') == COMPLETED ]]"
+check "batch step and its srun saw the assignment" \
+	bash -c "grep -q '^batch HARMONICS_PERIOD_US=[0-9]' $out/batch-$jid.out && grep -q '^step HARMONICS_PERIOD_US=[0-9]' $out/batch-$jid.out"
+sc=""
+for _ in $(seq 50); do sc=$(sacct_comment "$jid"); [[ $sc == *harmonics:e* ]] && break; sleep 0.2; done
+if [[ $sc == *harmonics:e* ]]; then pass "sacct AdminComment after the job: $sc"; else fail "sacct AdminComment" "'$sc'"; fi
+wait_state "$jplain" COMPLETED 30
+check "job without --comm-sched: no harmonics AdminComment" bash -c "[[ \$(sacct -n -X -P -j $jplain -o AdminComment) != *harmonics* ]]"
+echo "    sacct --format=JobID,JobName,State,AdminComment:"
+sacct -X -j "$jid,$jplain" --format=JobID,JobName%12,State,AdminComment%90 | sed 's/^/    /'
+
+echo "=== the coordinator's socket refuses forged and foreign requests"
+jrun=$(sbatch --parsable -N1 --comm-sched=auto --comm-profile="$PROFILE" -o /dev/null --wrap "sleep 60")
+wait_state "$jrun" RUNNING 20 && wait_comment "$jrun" 15
+req="{\"op\":\"register\",\"job_id\":$jrun,\"step_id\":0,\"node\":\"n1\"}"
+r_owner=$(printf '%s' "$req" | "$HM_PROBE" send 127.0.0.1 "$HM_PORT" --munge)
+check "owner's (root's) request answered: $r_owner" bash -c "[[ '$r_owner' == *'\"ok\":true'* ]]"
+r_garbage=$(printf '%s' "$req" | "$HM_PROBE" send 127.0.0.1 "$HM_PORT" --garbage)
+check "plain JSON without a credential refused: $r_garbage" bash -c "[[ '$r_garbage' != *'\"ok\":true'* && '$r_garbage' != *assignment* ]]"
+r_forged=$(printf '%s' "$req" | "$HM_PROBE" send 127.0.0.1 "$HM_PORT" --tamper)
+check "forged (tampered) credential refused: $r_forged" bash -c "[[ '$r_forged' != *'\"ok\":true'* && '$r_forged' != *assignment* ]]"
+r_foreign=$(printf '%s' "$req" | runuser -u nobody -- "$HM_PROBE" send 127.0.0.1 "$HM_PORT" --munge)
+check "foreign uid (nobody) refused for root's job: $r_foreign" bash -c "[[ '$r_foreign' == *'\"ok\":false'* ]]"
+r_status=$(printf '{"op":"status"}' | runuser -u nobody -- "$HM_PROBE" send 127.0.0.1 "$HM_PORT" --munge)
+check "status open to any authenticated uid" bash -c "[[ '$r_status' == *'\"ok\":true'* ]]"
+sleep 0.5
+check "refusals are logged by slurmctld" bash -c "grep -c 'sched/harmonics: .*refus' $HM_DIR/log/slurmctld.log | awk '\$1 >= 3 {ok=1} END {exit !ok}'"
+
+echo "=== unreachable coordinator: the step runs unscheduled within the bound"
+mute_port=$((HM_PORT + 12))
+"$HM_PROBE" mute "$mute_port" 30 >"$out/mute.out" 2>&1 &
+mute_pid=$!
+hm_wait_for 5 grep -q ready "$out/mute.out"
+hm_write_plugstack "port=$mute_port timeout_ms=1500"
+t0=$(date +%s.%N)
+srun -N1 --comm-sched=auto -o "$out/mute-step.out" -e "$out/mute-step.err" bash -c 'echo HARMONICS_MODE=$HARMONICS_MODE'
+rc=$?
+dt=$(elapsed "$t0")
+hm_write_plugstack ""
+kill "$mute_pid" 2>/dev/null; wait "$mute_pid" 2>/dev/null
+echo "    srun took ${dt}s with timeout_ms=1500; job output says: $(cat "$out/mute-step.err")"
+check "step ran (rc 0) unscheduled (HARMONICS_MODE=off)" bash -c "((rc == 0)) && grep -qx HARMONICS_MODE=off $out/mute-step.out" 
+check "within the bound (< 1.5 s + 4 s launch slack)" awk -v d="$dt" 'BEGIN { exit !(d < 5.5) }'
+check "said so exactly once in the job's output" bash -c "[[ \$(grep -c 'running unscheduled' $out/mute-step.err) == 1 ]]"
+
+echo "=== scontrol reconfigure keeps decisions"
+c_before=$(admin_comment "$jrun")
+scontrol reconfigure
+hm_wait_for 10 grep -q "sched/harmonics: reconfigured" "$HM_DIR/log/slurmctld.log"
+check "reconfigure logged" grep -q "sched/harmonics: reconfigured" "$HM_DIR/log/slurmctld.log"
+sleep 2
+check "AdminComment unchanged after reconfigure" bash -c "[[ '$(admin_comment "$jrun")' == '$c_before' ]]"
+
+echo "=== slurmctld restart mid-job loses no job and no decision"
+# What a new step of the job would get: the coordinator's answer to "register".
+assign_of() { printf '{"op":"register","job_id":%s,"step_id":1,"node":"n1"}' "$1" |
+	"$HM_PROBE" send 127.0.0.1 "$HM_PORT" --munge | grep -o '"epoch":[0-9]*,\|"shift_us":[0-9]*\|"period_us":[0-9]*' | tr -d ',' | sort | tr '\n' ' '; }
+a_before=$(assign_of "$jrun")
+c_before=$(admin_comment "$jrun")
+hm_ctld_stop
+check "state file written" test -s "$HM_DIR/state/harmonics.state"
+t0=$(date +%s.%N)
+hm_ctld_start
+echo "    slurmctld back in $(elapsed "$t0")s"
+check "job still RUNNING after restart" wait_state "$jrun" RUNNING 20
+check "decisions recovered from the state file" grep -q "sched/harmonics: decisions recovered" "$HM_DIR/log/slurmctld.log"
+sleep 2
+check "AdminComment unchanged after restart" bash -c "[[ '$(admin_comment "$jrun")' == '$c_before' ]]"
+a_after=$(assign_of "$jrun")
+check "a new step gets the same decision after the restart ($a_after)" \
+	bash -c "[[ '$a_before' == *epoch* && '$a_before' == '$a_after' ]]"
+scancel "$jrun"
+
+if [[ -n $HM_CTL ]]; then
+	echo "=== harmonicsctl through the same socket"
+	check "harmonicsctl status" "$HM_CTL" --host 127.0.0.1 --port "$HM_PORT" status
+fi
+
+echo "=== slurm tier: $npass passed, $nfail failed in $(elapsed "$t_start")s"
+((nfail == 0)) || { printf '  failed: %s\n' "${failed[@]}"; HM_KEEP=1; tail -n 30 "$HM_DIR/log/slurmctld.log"; exit 1; }
+exit 0
