@@ -372,7 +372,7 @@ hm_rc_t hm_local_solve(hm_local_t *ls, hm_hmodel_t *m, int r, hm_err_t *err)
 			double e;
 			if (b == ls->act[i])
 				continue;
-			e = hm_pjob_excess(a->pj, m->jobs[b].pj);
+			e = hm_pjob_excess(a->pj, m->jobs[b].pj, m->view.lload);
 			if (e <= 0)
 				continue;
 			if (ensure(ls, n + 1, ne + 1, 0) != HM_OK)

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE /* qsort_r: racks sort in parallel threads */
 #include "hm_harmonics_model.h"
 
+#include "hm_crux.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +63,10 @@ double hm_hjob_excess_on(const hm_hmodel_t *m, const hm_hjob_t *a, const hm_hjob
 			k++;
 		} else {
 			if (m->topo->links[x->links[i]].rack == r) {
-				double e = x->demand[i] + y->demand[k] - 1.0;
+				double bg = m->view.lload[x->links[i]] -
+					    x->demand[i] * fmin(1, x->burst_s / x->T_s) -
+					    y->demand[k] * fmin(1, y->burst_s / y->T_s);
+				double e = x->demand[i] + y->demand[k] - 1.0 + (bg > 0 ? bg : 0);
 				if (e > best)
 					best = e;
 			}
@@ -187,7 +192,9 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 		for (int k = 0; k < j->pj->nlinks && !j->partnered; k++) {
 			int l = j->pj->links[k];
 			double other = who1[l] == i ? max2[l] : max1[l];
-			if (other > 0 && j->pj->demand[k] + other > 1.0 + 1e-9)
+			double bg = m->view.lload[l] -
+				    j->pj->demand[k] * fmin(1, j->pj->burst_s / j->pj->T_s);
+			if (other > 0 && j->pj->demand[k] + (other > bg ? other : bg) > 1.0 + 1e-9)
 				j->partnered = true;
 		}
 		for (int k = 0; k < j->nracks; k++)
@@ -236,11 +243,21 @@ void hm_hmodel_free(hm_hmodel_t *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/*
+ * Class order: shortest communication relative to compute first (the job that
+ * loses the most GPU time per second it waits; for equal compute, the shortest
+ * burst: shortest-remaining-first).
+ */
+static double prio_key(const hm_hjob_t *j)
+{
+	return j->pj->burst_s / (j->pj->comp_s + 1e-9);
+}
+
 static int key_cmp(const void *x, const void *y, void *arg)
 {
 	const hm_hmodel_t *m = arg;
 	int a = *(const int *)x, b = *(const int *)y;
-	double ba = m->jobs[a].pj->burst_s, bb = m->jobs[b].pj->burst_s;
+	double ba = prio_key(&m->jobs[a]), bb = prio_key(&m->jobs[b]);
 
 	if (ba != bb)
 		return ba < bb ? -1 : 1;
@@ -249,18 +266,101 @@ static int key_cmp(const void *x, const void *y, void *arg)
 
 static bool key_less(const hm_hmodel_t *m, int a, int b)
 {
-	double ba = m->jobs[a].pj->burst_s, bb = m->jobs[b].pj->burst_s;
+	double ba = prio_key(&m->jobs[a]), bb = prio_key(&m->jobs[b]);
 	return ba < bb || (ba == bb && a < b);
+}
+
+/*
+ * Exact-ish classes for a small group: Crux's DAG compression over the group's
+ * contention edges (weight: expected overlap the separation avoids), order by
+ * key. Returns false when it cannot (too big, no memory): the caller layers.
+ */
+#define HM_COMPRESS_MAX 256
+static bool prio_compress(hm_hmodel_t *m, const int *jobs, int n)
+{
+	int *ea = NULL, *eb = NULL, *lvl = NULL, ne = 0, cap = 0;
+	double *w = NULL, *pr = NULL;
+	bool ok = false;
+
+	if (n > HM_COMPRESS_MAX)
+		return false;
+	pr = malloc(sizeof(double) * (size_t)(n + 1));
+	lvl = malloc(sizeof(int) * (size_t)(n + 1));
+	if (!pr || !lvl)
+		goto out;
+	for (int q = 0; q < n; q++) {
+		const hm_hjob_t *j = &m->jobs[jobs[q]];
+		pr[q] = -(double)q; /* jobs[] is sorted by key: earlier = higher */
+		for (int k = 0; k < j->pj->nlinks; k++) {
+			int l = j->pj->links[k];
+			int lo = m->view.lstart[l], hi = m->view.lstart[l + 1];
+			if (hi - lo > m->cfg.max_link_scan)
+				hi = lo + m->cfg.max_link_scan;
+			for (int p = lo; p < hi; p++) {
+				int y = m->view.ljobs[p], qy = -1;
+				const hm_hjob_t *o = &m->jobs[y];
+				double e;
+				if (y == jobs[q] || !o->grp)
+					continue;
+				for (int r = q + 1; r < n; r++)
+					if (jobs[r] == y) {
+						qy = r;
+						break;
+					}
+				if (qy <= q)
+					continue; /* each pair once, from its earlier member */
+				e = hm_pjob_excess(j->pj, o->pj, m->view.lload);
+				if (e <= 0)
+					continue;
+				if (ne == cap) {
+					int nc = cap ? 2 * cap : 64;
+					int *na = realloc(ea, sizeof(int) * (size_t)nc);
+					int *nb = na ? realloc(eb, sizeof(int) * (size_t)nc) : NULL;
+					double *nw =
+					    nb ? realloc(w, sizeof(double) * (size_t)nc) : NULL;
+					if (na)
+						ea = na;
+					if (nb)
+						eb = nb;
+					if (!nw)
+						goto out;
+					w = nw;
+					cap = nc;
+				}
+				ea[ne] = q;
+				eb[ne] = qy;
+				w[ne] = e * fmin(1, j->pj->burst_s / j->pj->T_s) *
+					fmin(1, o->pj->burst_s / o->pj->T_s);
+				ne++;
+			}
+		}
+	}
+	/* A pair sharing several links appears once per link: harmless extra weight. */
+	if (hm_crux_compress(n, pr, ne, ea, eb, w, m->cfg.classes, 10, 7, 0, lvl, NULL) < 0)
+		goto out;
+	for (int q = 0; q < n; q++)
+		m->jobs[jobs[q]].prio = lvl[q];
+	ok = true;
+out:
+	free(ea);
+	free(eb);
+	free(w);
+	free(pr);
+	free(lvl);
+	return ok;
 }
 
 void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n)
 {
 	int K = m->cfg.classes;
 
-	/* Total order (burst, index): deterministic whatever the caller's order. */
+	/* Total order (key, index): deterministic whatever the caller's order. */
 	qsort_r(jobs, (size_t)n, sizeof(int), key_cmp, m);
+	for (int q = 0; q < n; q++)
+		m->jobs[jobs[q]].grp = true;
+	bool compressed = prio_compress(m, jobs, n);
 	for (int q = 0; q < n; q++) {
-		int x = jobs[q], lvl = 0;
+		int x = jobs[q], lvl = compressed ? m->jobs[x].prio : 0;
 		hm_hjob_t *j = &m->jobs[x];
 
 		for (int k = 0; k < j->pj->nlinks; k++) {
@@ -273,11 +373,16 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n)
 				const hm_hjob_t *o = &m->jobs[y];
 				if (y == x || !o->prio_set || !key_less(m, y, x))
 					continue;
-				if (o->prio + 1 > lvl && hm_pjob_excess(j->pj, o->pj) > 0)
+				if (compressed && o->grp)
+					continue; /* the group's own order is the compressed one */
+				if (o->prio + 1 > lvl &&
+				    hm_pjob_excess(j->pj, o->pj, m->view.lload) > 0)
 					lvl = o->prio + 1;
 			}
 		}
 		j->prio = lvl < K ? lvl : K - 1;
 		j->prio_set = true;
 	}
+	for (int q = 0; q < n; q++)
+		m->jobs[jobs[q]].grp = false;
 }

@@ -56,6 +56,7 @@ typedef struct {
 	double P_s, s_s, guard_s;
 	int prio;
 	bool prio_set;
+	bool grp; /* scratch: member of the group being assigned classes */
 } hm_hjob_t;
 
 typedef struct {
@@ -88,11 +89,13 @@ double hm_hjob_excess_on(const hm_hmodel_t *m, const hm_hjob_t *a, const hm_hjob
 double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j);
 
 /*
- * Priority classes by layering: jobs in order of (burst, id), each one class
- * below the lowest class among the contending jobs already placed before it
- * (shorter bursts first, as shortest-remaining-first), capped at the last
- * class. jobs[0..n) are assigned; neighbours already assigned (prio_set) are
- * respected. Linear in the links scanned.
+ * Priority classes for jobs[0..n): order by (burst / compute, index), i.e. the
+ * job that loses the most GPU time per second of waiting first. A group of up
+ * to 256 jobs is compressed to the classes with Crux's DAG compression over
+ * its contention edges (weight: expected overlap the separation avoids);
+ * larger groups are layered (each job one class below the lowest contending
+ * job before it). Neighbours outside the group that already have a class
+ * (prio_set, e.g. cross-rack jobs in a rack's call) push a job down below them.
  */
 void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n);
 

@@ -69,6 +69,11 @@ int hm_pol_traffic_links(const hm_traffic_t *tr, int *links, double *bits, int c
 	return out;
 }
 
+static double duty(const hm_pjob_t *p)
+{
+	return p->T_s > 0 ? fmin(1, p->burst_s / p->T_s) : 0;
+}
+
 static void job_params(const hm_sched_job_t *sj, const hm_traffic_t *tr, hm_pjob_t *pj)
 {
 	double declared = sj->job ? sj->job->profile.compute_s : 0;
@@ -162,7 +167,8 @@ hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs
 	for (int l = 0; l < v->nlinks; l++)
 		v->lstart[l + 1] = v->lstart[l] + cnt[l];
 	v->ljobs = malloc(sizeof(int) * (size_t)(used + 1));
-	if (!v->ljobs) {
+	v->lload = calloc((size_t)v->nlinks + 1, sizeof(double));
+	if (!v->ljobs || !v->lload) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "policy view: out of memory");
 		goto out;
 	}
@@ -172,6 +178,7 @@ hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs
 		for (int m = 0; m < pj->nlinks; m++) {
 			int l = pj->links[m];
 			v->ljobs[v->lstart[l] + cnt[l]++] = i;
+			v->lload[l] += pj->demand[m] * duty(pj);
 		}
 	}
 out:
@@ -188,6 +195,7 @@ void hm_pview_free(hm_pview_t *v)
 	free(v->jobs);
 	free(v->lstart);
 	free(v->ljobs);
+	free(v->lload);
 	free(v->link_pool);
 	free(v->dbl_pool);
 	memset(v, 0, sizeof(*v));
@@ -295,7 +303,7 @@ double hm_burst_overlap_rate(const hm_burst_t *a, const hm_burst_t *b)
 	return sum / (p * a->P_s);
 }
 
-double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b)
+double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lload)
 {
 	double best = 0;
 	int i = 0, j = 0;
@@ -307,6 +315,11 @@ double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b)
 			j++;
 		} else {
 			double e = a->demand[i] + b->demand[j] - 1.0;
+			if (lload) {
+				double bg = lload[a->links[i]] - a->demand[i] * duty(a) -
+					    b->demand[j] * duty(b);
+				e += bg > 0 ? bg : 0;
+			}
 			if (e > best)
 				best = e;
 			i++;

@@ -40,6 +40,7 @@ typedef struct {
 	int nlinks;       /* topology links */
 	int *lstart;      /* CSR: jobs loading link l are ljobs[lstart[l] .. lstart[l+1]) */
 	int *ljobs;       /* indexes into jobs[] */
+	double *lload;    /* per link: mean demand, sum of demand x burst / period */
 	int *link_pool;   /* owned storage behind jobs[].links */
 	double *dbl_pool; /* owned storage behind jobs[].demand and .lbits */
 } hm_pview_t;
@@ -87,9 +88,14 @@ typedef struct {
 
 double hm_burst_overlap_rate(const hm_burst_t *a, const hm_burst_t *b);
 
-/* Excess demand of two jobs on the links they share: max over shared links of
- * max(0, d_a + d_b - 1), in [0, 1]; 0 when they share nothing. */
-double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b);
+/*
+ * Excess demand of two jobs on the links they share: max over shared links of
+ * d_a + d_b + (mean load of the other jobs on the link) - 1, clamped to
+ * [0, 1]; 0 when they share nothing. lload (hm_pview_t.lload) may be NULL:
+ * the pair alone. The background term catches links that many light jobs
+ * congest together although no two of them would.
+ */
+double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lload);
 
 double hm_pol_now_s(void);     /* monotonic wall clock */
 double hm_pol_cpu_now_s(void); /* thread CPU time */

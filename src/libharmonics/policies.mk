@@ -27,3 +27,4 @@ TESTS += tests/unit/test_harmonics
 tests_unit_test_harmonics_SOURCES = tests/unit/test_harmonics.c tests/unit/policies_fixture.h
 tests_unit_test_harmonics_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_harmonics_LDADD = $(UNIT_LDADD)
+
