@@ -74,3 +74,12 @@ tests_unit_test_server_LDADD = $(COORD_TEST_LDADD)
 EXTRA_DIST += tests/fixtures/coord
 
 dist_man_MANS += docs/man/harmonics.conf.5 docs/man/harmonics.8 docs/man/harmonicsctl.1
+
+# harmonicsctl end to end against a coordinator outside Slurm.
+check_PROGRAMS += tests/unit/coord_serve
+tests_unit_coord_serve_SOURCES = tests/unit/coord_serve.c tests/unit/coord_fixture.h
+tests_unit_coord_serve_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
+tests_unit_coord_serve_CFLAGS = $(COORD_TEST_CFLAGS)
+tests_unit_coord_serve_LDADD = $(HMCOORD_LIBS)
+TESTS += tests/unit/harmonicsctl_e2e.sh
+EXTRA_DIST += tests/unit/harmonicsctl_e2e.sh
