@@ -265,6 +265,36 @@ static void test_paths(void **state)
 	hm_topo_free(t);
 }
 
+/* Three tiers: a ring across pods climbs ToR -> agg -> core and back down. */
+static void test_clos_across_pods(void **state)
+{
+	hm_topo_t *t = fixture_topo("racks=4,hosts=1,gpus=2,racks_per_pod=2,aggs=2,cores=2");
+	hm_slot_t slots[] = {{0, 2}, {3, 2}};
+	hm_placement_t pl = {2, slots};
+	hm_profile_t p = profile(0.1, HM_COLL_ALLREDUCE_RING, 1e9, 0);
+	hm_traffic_t tr;
+	hm_err_t err = {0};
+	int per_level[3] = {0};
+
+	(void)state;
+	assert_int_not_equal(t->hosts[0].rack, t->hosts[3].rack);
+	assert_int_equal(hm_traffic_derive(t, &p, &pl, 5, &tr, &err), HM_OK);
+	/* Per direction: NIC up, ToR->agg, agg->core, core->agg, agg->ToR, NIC down. */
+	assert_int_equal(tr.phases[0].nlinks, 12);
+	for (int i = 0; i < tr.phases[0].nlinks; i++) {
+		const hm_link_t *l = &t->links[tr.phases[0].links[i]];
+
+		assert_int_equal(tr.phases[0].flows[i], 1);
+		assert_true(l->level >= 0 && l->level < 3);
+		per_level[l->level]++;
+	}
+	assert_int_equal(per_level[0], 4);
+	assert_int_equal(per_level[1], 4);
+	assert_int_equal(per_level[2], 4);
+	hm_traffic_free(&tr);
+	hm_topo_free(t);
+}
+
 static void test_errors(void **state)
 {
 	hm_topo_t *t = fixture_topo("racks=1,hosts=2,gpus=4");
@@ -307,7 +337,8 @@ int main(void)
 	    cmocka_unit_test(test_two_racks),    cmocka_unit_test(test_single_host),
 	    cmocka_unit_test(test_ring_in_rack), cmocka_unit_test(test_multi_nic),
 	    cmocka_unit_test(test_alltoall),     cmocka_unit_test(test_overlap),
-	    cmocka_unit_test(test_paths),        cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_paths),        cmocka_unit_test(test_clos_across_pods),
+	    cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
