@@ -178,7 +178,9 @@ void hm_coord_wake(hm_coord_t *c); /* e.g. from fini or reconfigure */
  * writes current + a new entry into buf and returns true; otherwise returns false
  * and leaves buf alone. Text not written by harmonics is kept in front; the
  * result is at most min(len - 1, conf admin_comment_max_bytes) bytes: the oldest
- * harmonics entries are dropped first. Entry format (see harmonics(8)):
+ * harmonics entries are dropped first; when text of others leaves no room for one
+ * entry, nothing is written (returns false, logged). buf must not overlap current.
+ * Jobs in mode "off" never get an entry. Entry format (see harmonics(8)):
  *   "harmonics:e<epoch>@<UTC ISO-8601> p=<policy> shift=<ms>ms/<period ms>ms prio=<n>;"
  *   "harmonics:e<epoch>@<time> off=<reason>;"   (unscheduled)
  */

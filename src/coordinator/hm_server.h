@@ -16,8 +16,9 @@
  * credential that fails to decode (garbage, expired, replayed, another realm) is
  * refused; job-scoped ops (register, report, job) need the job's owner, root or
  * SlurmUser; status/jobs/racks are open to any authenticated uid. Every refusal
- * is logged with peer address, uid and reason, and answered with an (unsealed
- * if decoding failed) error reply.
+ * is logged with peer address, uid and reason, and answered with an error reply.
+ * Replies are sealed too: restricted to the requester's uid when it is known, open
+ * when the request's credential could not be decoded.
  * Bounds: one connection at a time, conf conn_timeout_ms per connection for
  * reading and writing, conf max_message_bytes per message, a "register" for a job
  * the sched thread has not seen yet waits at most conn_timeout_ms / 2.
