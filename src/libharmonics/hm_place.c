@@ -229,11 +229,12 @@ static hm_rc_t place_multi(hm_cluster_state_t *cs, const hm_job_t *job, int *can
 {
 	const hm_topo_t *t = cs->topo;
 	int best_rack = -1, best_hosts = 0, best_free = 0, ncand, nracks = 0, need = job->gpus;
+	int nr = t->nracks > 0 ? t->nracks : 1; /* no switches: one rack of every host */
 	int *racks = NULL;
 	char lbl[80];
 	hm_rc_t rc = HM_OK;
 
-	for (int r = 0; r < t->nracks; r++) {
+	for (int r = 0; r < nr; r++) {
 		int n;
 
 		ncand = 0;
@@ -260,12 +261,12 @@ static hm_rc_t place_multi(hm_cluster_state_t *cs, const hm_job_t *job, int *can
 		return take_hosts(cs, cand, best_hosts, need, out, err);
 	}
 	/* Fewest racks: most free first. */
-	racks = malloc((size_t)t->nracks * sizeof(*racks));
+	racks = malloc((size_t)nr * sizeof(*racks));
 	if (!racks)
 		return hm_err_set(err, HM_ERR_NOMEM, "placement: out of memory");
-	for (int r = 0; r < t->nracks; r++)
+	for (int r = 0; r < nr; r++)
 		racks[r] = r;
-	nracks = hosts_needed(rack_free, racks, t->nracks, need);
+	nracks = hosts_needed(rack_free, racks, nr, need);
 	if (!nracks) {
 		rc = hm_err_set(err, HM_ERR_PLACE, "job %s: %d GPUs requested, not enough free now",
 				job_label(job, lbl, sizeof(lbl)), need);

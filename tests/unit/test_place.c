@@ -241,6 +241,38 @@ static void test_fixed_nodes(void **state)
 	hm_topo_free(t);
 }
 
+/* A hand-built topology without switches (nracks 0): hosts still pack. */
+static void test_no_racks(void **state)
+{
+	hm_host_t hosts[3];
+	hm_topo_t t;
+	hm_cluster_state_t cs;
+	hm_placement_t p;
+	hm_job_t j = job_of(12, NULL);
+	hm_err_t err = {0};
+
+	(void)state;
+	memset(hosts, 0, sizeof(hosts));
+	memset(&t, 0, sizeof(t));
+	for (int h = 0; h < 3; h++) {
+		hosts[h].gpus = 8;
+		hosts[h].nics = 1;
+		hosts[h].rack = -1;
+	}
+	t.nhosts = 3;
+	t.hosts = hosts;
+	assert_int_equal(hm_cluster_state_init(&cs, &t), HM_OK);
+	cs.free_gpus[0] = 2;
+	assert_int_equal(hm_place_default(&cs, &j, &p, &err), HM_OK);
+	expect_slots(&p, (hm_slot_t[]){{1, 8}, {2, 4}}, 2);
+	hm_placement_free(&p);
+	j.gpus = 20;
+	assert_int_equal(hm_place_default(&cs, &j, &p, &err), HM_ERR_PLACE);
+	j.gpus = 25;
+	assert_int_equal(hm_place_default(&cs, &j, &p, &err), HM_ERR_INVAL);
+	hm_cluster_state_free(&cs);
+}
+
 /* Placements feed hm_traffic_derive: a job spanning racks crosses ToR uplinks. */
 static void test_place_then_traffic(void **state)
 {
@@ -275,7 +307,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_single_host_first_fit), cmocka_unit_test(test_rack_packing),
 	    cmocka_unit_test(test_best_fit_rack),         cmocka_unit_test(test_queue_and_never),
-	    cmocka_unit_test(test_fixed_nodes),           cmocka_unit_test(test_place_then_traffic),
+	    cmocka_unit_test(test_fixed_nodes),           cmocka_unit_test(test_no_racks),
+	    cmocka_unit_test(test_place_then_traffic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
