@@ -86,6 +86,9 @@ src_tools_harmonics_emujob_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
 src_tools_harmonics_emujob_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_tools_harmonics_emujob_LDADD = src/pace/libharmonics-pace.la \
 	src/libharmonics/libharmonics.la $(JSONC_LIBS) -lm
+# Loopback end-to-end: checked all-reduce, JSON, paced slots, reports, strict options.
+TESTS += tests/pace/emujob_local.sh
+EXTRA_DIST += tests/pace/emujob_local.sh
 dist_man_MANS += docs/man/harmonics-emujob.1
 
 # Root-only network-namespace test and the GPU check: the lead's scripts/check.sh

@@ -26,7 +26,7 @@ void ej_usage(FILE *f)
 	      "  --rank R               this rank (default: SLURM_PROCID, else 0)\n"
 	      "  --rendezvous HOST:PORT rank 0 listens there, the others connect (default under\n"
 	      "                         Slurm: first node of SLURM_STEP_NODELIST, port 20000 +\n"
-	      "                         SLURM_JOB_ID % 20000)\n"
+	      "                         (16 * SLURM_JOB_ID + SLURM_STEP_ID) % 20000)\n"
 	      "Work:\n"
 	      "  --model NAME           compute time and gradient bytes of a catalogue model\n"
 	      "  --scale F              multiply the model's bytes and compute by F (default 1)\n"
@@ -115,8 +115,9 @@ static hm_rc_t slurm_defaults(ej_opts_t *o, hm_err_t *err)
 {
 	const char *ntasks = getenv("SLURM_NTASKS"), *procid = getenv("SLURM_PROCID");
 	const char *nodes = getenv("SLURM_STEP_NODELIST"), *jobid = getenv("SLURM_JOB_ID");
+	const char *stepid = getenv("SLURM_STEP_ID");
 	char **names = NULL;
-	int n = 0, job = 0;
+	int n = 0, job = 0, step = 0;
 	hm_rc_t rc = HM_OK;
 
 	if (!nodes)
@@ -129,6 +130,8 @@ static hm_rc_t slurm_defaults(ej_opts_t *o, hm_err_t *err)
 		return HM_OK;
 	if ((rc = parse_int(jobid, 0, 2147483647L, &job, "SLURM_JOB_ID", err)))
 		return rc;
+	if (stepid && parse_int(stepid, 0, 2147483647L, &step, "SLURM_STEP_ID", NULL) != HM_OK)
+		step = 0; /* batch/extern steps have symbolic ids: they do not run emujob */
 	rc = hm_hostlist_expand(nodes, &names, &n, err);
 	if (rc != HM_OK) {
 		hm_err_prefix(err, "SLURM_STEP_NODELIST/SLURM_JOB_NODELIST");
@@ -136,7 +139,8 @@ static hm_rc_t slurm_defaults(ej_opts_t *o, hm_err_t *err)
 	}
 	if (n > 0) {
 		snprintf(o->rdv_host, sizeof(o->rdv_host), "%s", names[0]);
-		o->rdv_port = EJ_SLURM_PORT_BASE + job % 20000;
+		/* Distinct per job and step, so concurrent steps do not collide. */
+		o->rdv_port = EJ_SLURM_PORT_BASE + (int)(((long)job * 16 + step) % 20000);
 	}
 	hm_hostlist_free(names, n);
 	return HM_OK;

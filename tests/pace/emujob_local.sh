@@ -1,0 +1,62 @@
+#!/bin/sh
+# harmonics-emujob on loopback (make check): 3 ranks unpaced with a checked
+# all-reduce and valid JSON; 2 ranks paced, every burst on a slot of the
+# assignment (the barrier hands all ranks rank 0's slot) and a report per rank;
+# bad options exit 2 with a message naming the value. Bounded by timeout.
+set -u
+b=${top_builddir:-.}
+ej="$b/src/tools/harmonics-emujob"
+tmp=$(mktemp -d /tmp/emujob_local.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+unset HARMONICS_MODE HARMONICS_PERIOD_US HARMONICS_SHIFT_US HARMONICS_ORIGIN_US \
+	HARMONICS_GUARD_US HARMONICS_ASSIGN_FILE HARMONICS_REPORT_FILE HARMONICS_VALID_UNTIL_US \
+	SLURM_NTASKS SLURM_PROCID SLURM_JOB_ID SLURM_STEP_NODELIST SLURM_JOB_NODELIST
+
+# 1. Unpaced, 3 ranks, JSON.
+timeout 60 "$ej" --local 3 --compute 5ms --bytes 300KB --iterations 5 --warmup 1 --json \
+	>"$tmp/out.json" || fail "unpaced --local 3 run failed"
+grep -q '"ranks":3' "$tmp/out.json" || fail "no ranks in JSON: $(cat "$tmp/out.json")"
+grep -q '"active":false' "$tmp/out.json" || fail "pacing active without an assignment"
+[ "$(grep -c '"iter_ms":[0-9]' "$tmp/out.json")" = 5 ] || fail "expected 5 per-iteration entries"
+if command -v python3 >/dev/null; then
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["iter_ms"]["mean"] > 4' \
+		"$tmp/out.json" || fail "JSON does not parse or iter_ms.mean is wrong"
+fi
+
+# 2. Paced, 2 ranks: period 60 ms, shift 20 ms; every burst starts on a slot.
+origin=$(date +%s%6N)
+HARMONICS_MODE=harmonics HARMONICS_PERIOD_US=60000 HARMONICS_SHIFT_US=20000 \
+	HARMONICS_ORIGIN_US="$origin" HARMONICS_GUARD_US=5000 HARMONICS_REPORT_FILE="$tmp/rep.%r" \
+	timeout 60 "$ej" --local 2 --compute 15ms --bytes 200KB --iterations 10 --warmup 1 \
+	>"$tmp/paced.txt" || fail "paced run failed"
+cat "$tmp/paced.txt"
+grep -q '^summary pace active=1 paced=11 ' "$tmp/paced.txt" || fail "not every burst was paced"
+# Consecutive slots differ by >= 1; iteration time is a whole number of periods (+-10 ms).
+awk '/^iter / { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+	if (v["slot"] < 0) { print "no slot"; exit 1 }
+	if (NR > 1 && v["slot"] <= last) { print "slot did not advance"; exit 1 }
+	last = v["slot"]; r = v["iter_ms"] % 60; if (r > 10 && r < 50) { print "iter_ms " v["iter_ms"] " not a multiple of the 60 ms period"; exit 1 } }' \
+	"$tmp/paced.txt" || fail "paced iterations are not aligned to the slots"
+for r in 0 1; do
+	grep -q '^PACED=11$' "$tmp/rep.$r" || fail "report of rank $r: $(cat "$tmp/rep.$r" 2>&1)"
+done
+
+# 3. Strict options.
+for bad in "--bytes 3parsecs" "--ranks 0" "--compute-mode lazy" "--model nosuch" "--frob" \
+	"--ranks 2 --rank 2 --rendezvous 127.0.0.1:1" "--local 2 --rendezvous 127.0.0.1:1"; do
+	# shellcheck disable=SC2086
+	"$ej" $bad >/dev/null 2>"$tmp/err"
+	rc=$?
+	[ $rc = 2 ] || fail "'$bad' exited $rc, expected 2"
+	grep -q "harmonics-emujob: " "$tmp/err" || fail "'$bad' gave no message"
+	echo "ok: '$bad' -> $(cat "$tmp/err")"
+done
+"$ej" --help | grep -q -- '--rendezvous' || fail "--help lacks --rendezvous"
+
+# 4. A rank whose peers never come fails within its timeout instead of hanging.
+timeout 20 "$ej" --ranks 2 --rank 1 --rendezvous 127.0.0.1:9 --timeout 1s >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] || fail "missing peer: exit $rc, expected 1"
+grep -q "cannot connect" "$tmp/err" || fail "missing peer message: $(cat "$tmp/err")"
+echo "PASS"
