@@ -557,8 +557,12 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 	for (int k = 0; k < n && rc == HM_OK; k++) {
 		if (!c->jobs[map[k]].arrived)
 			continue;
-		rc = run_policy(c, sj, map, n, HM_EV_ARRIVAL, k, now_s, err);
 		c->jobs[map[k]].arrived = false;
+		/* Bound the whole run (the server waits on the mutex): once the budget is
+		   spent, later arrivals count as placed by the calls already made. */
+		if (ran && mono_s() - t0 >= c->conf.decision_budget_s)
+			continue;
+		rc = run_policy(c, sj, map, n, HM_EV_ARRIVAL, k, now_s, err);
 		ran = true;
 	}
 	if (rc == HM_OK && n > 0 && !ran)

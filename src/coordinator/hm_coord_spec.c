@@ -10,6 +10,16 @@
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
+/*
+ * Programs link libharmonics as a static archive, and hm_policy.c's weak
+ * references pull no archive member in: without these strong references
+ * harmonicsctl (and the tests) would know only "fair" and refuse Policy=harmonics.
+ */
+extern const hm_policy_ops_t hm_policy_cassini, hm_policy_crux, hm_policy_harmonics;
+const hm_policy_ops_t *const hm_coord_linked_policies[] = {
+    &hm_policy_fair, &hm_policy_optimal, &hm_policy_cassini, &hm_policy_crux, &hm_policy_harmonics,
+};
+
 const char *hm_coord_mode_names(void)
 {
 	static char buf[256];

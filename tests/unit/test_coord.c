@@ -171,6 +171,12 @@ static void test_upsert_change(void **state)
 /* Each registered policy decides over a real job mix without error. */
 static void test_real_policies(void **state)
 {
+	/* Every policy of the design must be linked in, not only the first. */
+	const char *const names[] = {"fair", "optimal", "cassini", "crux", "harmonics"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!hm_policy_find(names[i]))
+			fail_msg("policy %s is not linked in", names[i]);
+	assert_int_equal(hm_policy_count(), 5);
 	for (int i = 0; i < hm_policy_count(); i++) {
 		const hm_policy_ops_t *p = hm_policy_at(i);
 		hm_conf_t conf;
