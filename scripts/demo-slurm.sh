@@ -30,13 +30,19 @@ say "A bad option is refused at submission"
 run sbatch --comm-sched=fastest --wrap true
 run sbatch --comm-sched=auto --comm-profile=iter=fast,comm=40%,bytes=1GB --wrap true
 
-say "A mixed workload: three jobs with --comm-sched, two without"
+say "What the tasks of a --comm-sched step see"
+run srun -N1 --comm-sched=harmonics --comm-profile=iter=250ms,comm=40%,bytes=1.2GB \
+	bash -c 'env | grep "^HARMONICS_" | sort'
+
+say "A mixed workload: three jobs with --comm-sched, two without (whole nodes)"
 ids=()
-submit() { local id; id=$(sbatch --parsable -o /dev/null "$@") && ids+=("$id") && echo "submitted $id: sbatch $*"; }
-submit -J gpt-a -N2 --comm-sched=harmonics --comm-profile=iter=250ms,comm=40%,bytes=1.2GB --wrap "sleep 25"
-submit -J bert-b -N2 --comm-sched=harmonics --comm-profile=iter=120ms,comm=30%,bytes=700MB --wrap "sleep 25"
-submit -J resnet-c -N1 --comm-sched=auto --comm-profile=iter=80ms,comm=20%,bytes=100MB --wrap "sleep 25"
-submit -J plain-d -N2 --wrap "sleep 15"
+submit() { local id; id=$(sbatch --parsable --exclusive -o /dev/null "$@") && ids+=("$id") && echo "submitted $id: sbatch $*"; }
+# Two jobs pinned across the racks share both racks' uplinks: the policy staggers them.
+submit -J gpt-a -w n1,n5 --comm-sched=harmonics --comm-profile=iter=250ms,comm=40%,bytes=1.2GB --wrap "sleep 25"
+submit -J bert-b -w n2,n6 --comm-sched=harmonics --comm-profile=iter=250ms,comm=30%,bytes=700MB --wrap "sleep 25"
+# Free placement: the select wrapper keeps a --comm-sched job inside one rack.
+submit -J resnet-c -N2 --comm-sched=auto --comm-profile=resnet50 --wrap "sleep 25"
+submit -J plain-d -N1 --wrap "sleep 15"
 submit -J plain-e -N1 --no-comm-sched --wrap "sleep 15"
 for _ in $(seq 100); do
 	n=$(scontrol -o show jobs | grep -c 'AdminComment=harmonics:e')
@@ -44,10 +50,6 @@ for _ in $(seq 100); do
 	sleep 0.2
 done
 run squeue -o "%.6i %.10j %.8T %.6D %N"
-
-say "What the tasks of a --comm-sched step see"
-run srun -N1 --comm-sched=harmonics --comm-profile=iter=250ms,comm=40%,bytes=1.2GB \
-	bash -c 'env | grep "^HARMONICS_" | sort'
 
 say "harmonicsctl (the coordinator inside slurmctld, over its munge-authenticated socket)"
 if [[ -n $HM_CTL ]]; then
