@@ -44,6 +44,9 @@ hm_wait_for() {
 	return 1
 }
 
+# Seconds from $1 to $2 (default now), one decimal.
+hm_since() { awk -v a="$1" -v b="${2:-$(date +%s.%N)}" 'BEGIN { printf "%.1f", b - a }'; }
+
 hm_alive() { kill -0 "$1" 2>/dev/null; }
 
 # Start "$@" in the background, logging to $HM_DIR/log/<name>.out; record its PID.
@@ -101,7 +104,7 @@ hm_write_conf() {
 		SlurmdPidFile=$pd/run/slurmd-%n.pid
 		SlurmctldLogFile=$pd/log/slurmctld.log
 		SlurmdLogFile=$pd/log/slurmd-%n.log
-		SlurmctldDebug=info
+		SlurmctldDebug=verbose
 		SlurmdDebug=info
 		PluginDir=$HM_PLUGINS:$HM_SYS_PLUGINDIR
 		PlugStackConfig=$pd/etc/plugstack.conf
@@ -221,7 +224,7 @@ hm_nodes_idle() {
 
 # hm_cluster_up BUILD_DIR [--no-db]
 hm_cluster_up() {
-	local build=$1 nodb=${2:-} base i t0 scripts_dir
+	local build=$1 nodb=${2:-} base i t0 t_db t_ctld t_nodes scripts_dir
 	t0=$(date +%s.%N)
 	command -v slurmctld >/dev/null || { hm_log "slurmctld not installed (scripts/deps.sh)"; return 1; }
 	scripts_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../scripts" && pwd)
@@ -238,18 +241,23 @@ hm_cluster_up() {
 	export SLURM_CONF=$HM_DIR/etc/slurm.conf HARMONICS_CONF=$HM_DIR/etc/harmonics.conf
 	export HM_DIR HM_PORT HM_PLUGINS HM_PROBE HM_CTL
 	hm_write_conf "$base"
+	t_db=$(date +%s.%N)
 	if [[ $nodb == --no-db ]]; then
 		sed -i 's|^AccountingStorageType=.*|AccountingStorageType=accounting_storage/none|' "$SLURM_CONF"
 	else
 		hm_db_up || return 1
 	fi
+	t_ctld=$(date +%s.%N)
 	hm_ctld_start || return 1
+	t_nodes=$(date +%s.%N)
 	for ((i = 1; i <= HM_NODES; i++)); do
 		hm_spawn "slurmd-n$i" slurmd -D -N "n$i" -f "$SLURM_CONF"
 	done
 	hm_wait_for 60 hm_nodes_idle || { hm_log "nodes not idle:"; sinfo >&2; return 1; }
-	HM_UP_S=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-	hm_log "up in ${HM_UP_S}s: $HM_DIR (slurmctld :$HM_CTLD_PORT, coordinator :$HM_PORT)"
+	HM_UP_S=$(hm_since "$t0")
+	hm_log "up in ${HM_UP_S}s (MariaDB+slurmdbd $(hm_since "$t_db" "$t_ctld")s, slurmctld" \
+		"$(hm_since "$t_ctld" "$t_nodes")s, 8 slurmd idle $(hm_since "$t_nodes")s): $HM_DIR" \
+		"(slurmctld :$HM_CTLD_PORT, coordinator :$HM_PORT)"
 }
 
 # Stop everything this shell started, newest first. Safe to call twice.

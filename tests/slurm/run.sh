@@ -82,6 +82,8 @@ out=$HM_DIR/out
 echo "=== plugins load, log their versions"
 check "sched/harmonics logs its and Slurm's version" \
 	grep -q "sched/harmonics: harmonics .*built for Slurm $(slurmctld -V | awk '{print $2}')" "$HM_DIR/log/slurmctld.log"
+check "select wrapper logs its and Slurm's version (verbose)" \
+	grep -q "select/harmonics_cons_tres: harmonics .* built for Slurm" "$HM_DIR/log/slurmctld.log"
 check "backfill kept" grep -q "sched/harmonics: backfill kept" "$HM_DIR/log/slurmctld.log"
 check "topology/tree: rack1, rack2, spine" \
 	bash -c '[[ $(scontrol show topology | grep -c "SwitchName=\(rack1\|rack2\|spine\)") == 3 ]]'
@@ -128,6 +130,8 @@ check "srun --comm-sched: assignment exported (HARMONICS_PERIOD_US, SHIFT_US, OR
 	bash -c "for v in PERIOD_US SHIFT_US ORIGIN_US PRIO EPOCH VALID_UNTIL_US; do grep -q \"^HARMONICS_\$v=[0-9]\" $out/step-0.env || exit 1; done;
 		grep -q '^HARMONICS_MODE=[a-z]' $out/step-0.env && ! grep -qx HARMONICS_MODE=off $out/step-0.env"
 check "srun --comm-sched: the profile reaches the tasks" grep -qx "HARMONICS_COMM_PROFILE=$PROFILE" "$out/step-0.env"
+check "SPANK plugin logs its and Slurm's version in slurmd's log" \
+	bash -c "cat $HM_DIR/log/slurmd-n*.log | grep -q 'harmonics: SPANK plugin .* built for Slurm'"
 srun -N1 -o "$out/plain.env" env
 check "srun without --comm-sched: no assignment, HARMONICS_MODE=off" \
 	bash -c "! grep -q '^HARMONICS_PERIOD_US=' $out/plain.env && grep -qx HARMONICS_MODE=off $out/plain.env"
@@ -153,6 +157,7 @@ fi
 nl=$(squeue -h -j "$jid" -o %N)
 check "the 2-node --comm-sched job was placed inside the emptier rack (select wrapper): $nl" \
 	bash -c "one_rack $jid && [[ \$(scontrol show hostnames $nl | head -1) =~ ^n[5-8]\$ ]]"
+check "select wrapper logged the rack it chose" grep -q "JobId=$jid placed inside rack rack2" "$HM_DIR/log/slurmctld.log"
 scancel "$jblock"
 wait_state "$jid" COMPLETED 60
 check "batch job COMPLETED" bash -c "[[ \$(sacct -n -X -j $jid -o State | tr -d ' ') == COMPLETED ]]"
@@ -228,9 +233,23 @@ check "a new step gets the same decision after the restart ($a_after)" \
 	bash -c "[[ '$a_before' == *epoch* && '$a_before' == '$a_after' ]]"
 scancel "$jrun"
 
-if [[ -n $HM_CTL ]]; then
-	echo "=== harmonicsctl through the same socket"
-	check "harmonicsctl status" "$HM_CTL" --host 127.0.0.1 --port "$HM_PORT" status
+echo "=== harmonicsctl through the same socket"
+if [[ -z $HM_CTL ]]; then
+	fail "harmonicsctl built" "no $build/src/tools/harmonicsctl"
+else
+	jctl=$(sbatch --parsable -N1 --comm-sched=harmonics --comm-profile="$PROFILE" -o /dev/null --wrap "sleep 30")
+	wait_state "$jctl" RUNNING 20 && wait_comment "$jctl" 15
+	"$HM_CTL" status >"$out/ctl-status.txt" 2>&1
+	check "harmonicsctl status" test $? -eq 0
+	sed 's/^/    /' "$out/ctl-status.txt"
+	"$HM_CTL" jobs >"$out/ctl-jobs.txt" 2>&1
+	check "harmonicsctl jobs lists job $jctl" grep -qw "$jctl" "$out/ctl-jobs.txt"
+	sed 's/^/    /' "$out/ctl-jobs.txt"
+	check "harmonicsctl --json job $jctl (owner)" bash -c "'$HM_CTL' --json job $jctl | grep -q '\"ok\":true'"
+	runuser -u nobody -- "$HM_CTL" job "$jctl" >"$out/ctl-foreign.txt" 2>&1
+	rc=$?
+	check "harmonicsctl job $jctl as nobody refused (exit 1): $(head -1 "$out/ctl-foreign.txt")" test "$rc" -eq 1
+	scancel "$jctl"
 fi
 
 echo "=== slurm tier: $npass passed, $nfail failed in $(elapsed "$t_start")s"
