@@ -36,7 +36,7 @@ static void add_period(double *ps, int *n, double v, double lo, double hi)
 
 /* Decided cross-rack jobs sharing links above the racks with x (bounded scan per link). */
 static int global_neighbours(const hm_hmodel_t *m, int x, int *neigh, double *ex, int *stamp,
-			     int tag)
+			     int tag, double *undecided_pen)
 {
 	const hm_hjob_t *jx = &m->jobs[x];
 	int n = 0;
@@ -51,12 +51,19 @@ static int global_neighbours(const hm_hmodel_t *m, int x, int *neigh, double *ex
 		for (int q = lo; q < hi && n < MAX_NEIGH; q++) {
 			int y = m->view.ljobs[q];
 			double e;
-			if (y == x || stamp[y] == tag || !m->jobs[y].decided)
+			if (y == x || stamp[y] == tag)
 				continue;
 			stamp[y] = tag;
 			e = hm_hjob_excess_on(m, jx, &m->jobs[y], -1);
 			if (e <= 0)
 				continue;
+			if (!m->jobs[y].decided) {
+				/* Decided later, around x: counts only if x runs free. */
+				*undecided_pen +=
+				    HM_PAIR_LOSS * e * fmin(1, jx->pj->burst_s / jx->pj->T_s) *
+				    fmin(1, m->jobs[y].pj->burst_s / m->jobs[y].pj->T_s);
+				continue;
+			}
 			neigh[n] = y;
 			ex[n] = e;
 			n++;
@@ -111,8 +118,9 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 	for (int oi = 0; oi < m->ncross; oi++) {
 		int x = order[oi], nn, np = 0;
 		hm_hjob_t *jx = &m->jobs[x];
-		double periods[MAX_PERIODS], best = INFINITY, best_P = 0, best_s = 0;
-		double free_cost = 0;
+		double periods[MAX_PERIODS], best = INFINITY, best_P = 0, best_s = 0, best_ov = 0;
+		double free_cost = 0, local_pen = 0;
+		bool closed = true;
 		hm_hjob_t probe = *jx;
 
 		if (!jx->partnered) {
@@ -121,7 +129,7 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 			jx->decided = true;
 			continue;
 		}
-		nn = global_neighbours(m, x, neigh, ex, stamp, oi + 1);
+		nn = global_neighbours(m, x, neigh, ex, stamp, oi + 1, &free_cost);
 		/* Period candidates: current, robust, harmonics of decided partners. */
 		if (jx->prev_P_s >= jx->R_s * (1 - 1e-12))
 			add_period(periods, &np, jx->prev_P_s, jx->R_s,
@@ -164,9 +172,11 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 			for (int i = 0; i < ns; i++)
 				cost[i] = hm_stretch_cost(jx, P);
 			/* The racks' reports, then the links above the racks. */
-			for (int k = 0; k < jx->nracks; k++)
+			for (int k = 0; k < jx->nracks; k++) {
+				double und = 0; /* free-running only: counted below */
 				free_pen +=
-				    hm_local_report(m, jx->racks[k], x, P, shifts, ns, cost);
+				    hm_local_report(m, jx->racks[k], x, P, shifts, ns, cost, &und);
+			}
 			probe.hold = true;
 			probe.P_s = P;
 			for (int i = 0; i < ns; i++) {
@@ -185,6 +195,7 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 					best = c;
 					best_P = P;
 					best_s = shifts[i];
+					best_ov = cost[i] - hm_stretch_cost(jx, P);
 				}
 			}
 			(void)free_pen; /* same for every period: taken once below */
@@ -192,11 +203,21 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 		/* Free running in the racks: overlap with their cross-rack jobs, plus the
 		 * local partners that cannot stagger around a drifting job. */
 		for (int k = 0; k < jx->nracks; k++) {
-			double s0 = 0, c0 = 0;
-			free_cost += hm_local_report(m, jx->racks[k], x, 0, &s0, 1, &c0);
-			free_cost += c0;
+			double s0 = 0, c0 = 0, und = 0;
+			double pen = hm_local_report(m, jx->racks[k], x, 0, &s0, 1, &c0, &und);
+			free_cost += pen + c0 + und;
+			local_pen += pen;
 		}
-		if (np > 0 && best < free_cost * (1 - m->cfg.hold_min_gain)) {
+		/* Hold only a burst that keeps its slot (a slowed burst misses it and
+		 * loses a whole period), in a closed group: every decided partner
+		 * held, no local partner left to drift into the slots. */
+		for (int i = 0; i < nn; i++)
+			if (!m->jobs[neigh[i]].hold)
+				closed = false;
+		if (local_pen > 0)
+			closed = false;
+		if (np > 0 && closed && best_ov <= HM_HOLD_MAX_OVERLAP &&
+		    best < free_cost * (1 - m->cfg.hold_min_gain)) {
 			jx->hold = true;
 			jx->P_s = best_P;
 			jx->s_s = best_s;

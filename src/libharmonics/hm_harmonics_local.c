@@ -107,7 +107,7 @@ static double pair_cost(const hm_hjob_t *a, const hm_hjob_t *b, double e)
 }
 
 double hm_local_report(const hm_hmodel_t *m, int r, int x, double P_s, const double *shifts, int n,
-		       double *cost)
+		       double *cost, double *undecided_pen)
 {
 	const hm_hjob_t *jx = &m->jobs[x];
 	hm_hjob_t probe = *jx;
@@ -123,12 +123,10 @@ double hm_local_report(const hm_hmodel_t *m, int r, int x, double P_s, const dou
 
 		if (b == x)
 			continue;
-		if (jb->rack == HM_HJOB_CROSS && !jb->decided)
-			continue;
 		e = hm_hjob_excess_on(m, jx, jb, r);
 		if (e <= 0)
 			continue;
-		if (jb->rack == HM_HJOB_CROSS) {
+		if (jb->rack == HM_HJOB_CROSS && jb->decided) {
 			hm_burst_t y = hm_hjob_burst(jb);
 			for (int i = 0; i < n; i++) {
 				hm_burst_t bx;
@@ -137,9 +135,13 @@ double hm_local_report(const hm_hmodel_t *m, int r, int x, double P_s, const dou
 				cost[i] += HM_PAIR_LOSS * e * hm_burst_overlap_rate(&bx, &y);
 			}
 		} else {
-			/* Local partners cannot stagger around a drifting job. */
-			free_pen += HM_PAIR_LOSS * e * fmin(1, jx->pj->burst_s / jx->pj->T_s) *
-				    fmin(1, jb->pj->burst_s / jb->pj->T_s);
+			/* Partners decided later cannot stagger around a drifting job. */
+			double pen = HM_PAIR_LOSS * e * fmin(1, jx->pj->burst_s / jx->pj->T_s) *
+				     fmin(1, jb->pj->burst_s / jb->pj->T_s);
+			if (jb->rack == HM_HJOB_CROSS)
+				*undecided_pen += pen;
+			else
+				free_pen += pen;
 		}
 	}
 	return free_pen;
@@ -304,7 +306,21 @@ static hm_rc_t solve_group(hm_local_t *ls, hm_hmodel_t *m, const int *members, i
 		m->jobs[ls->act[members[i]]].hold = false;
 	free_cost = group_cost(ls, m, members, nm, act_of);
 	if (best_b >= 0 && best < free_cost * (1 - m->cfg.hold_min_gain)) {
-		try_base(ls, m, members, nm, act_of, bases[best_b]);
+		double ov = try_base(ls, m, members, nm, act_of, bases[best_b]);
+		for (int i = 0; i < nm; i++) {
+			const hm_hjob_t *a = &m->jobs[ls->act[members[i]]];
+			ov -= hm_stretch_cost(a, a->P_s);
+		}
+		/* Hold only bursts that keep their slots (see HM_HOLD_MAX_OVERLAP),
+		 * and only closed groups: a free-running partner drifts into slots. */
+		if (ov > HM_HOLD_MAX_OVERLAP * nm)
+			best_b = -1;
+		for (int i = 0; i < nm && best_b >= 0; i++)
+			for (int k = ls->estart[members[i]]; k < ls->estart[members[i] + 1]; k++)
+				if (act_of[ls->edges[k].b] < 0 && !m->jobs[ls->edges[k].b].hold)
+					best_b = -1;
+	}
+	if (best_b >= 0 && best < free_cost * (1 - m->cfg.hold_min_gain)) {
 		for (int i = 0; i < nm; i++) {
 			hm_hjob_t *a = &m->jobs[ls->act[members[i]]];
 			a->guard_s = hm_hjob_guard(m, a);

@@ -33,12 +33,13 @@ hm_rc_t hm_local_solve(hm_local_t *ls, hm_hmodel_t *m, int r, hm_err_t *err);
 
 /*
  * Rack r's report for cross-rack job x: adds to cost[i] the overlap cost of x
- * with period P_s and shift shifts[i] against the cross-rack jobs of rack r
- * decided so far; returns the expected cost to x's local partners in r if x
- * runs free (they cannot stagger around a drifting job).
+ * with period P_s (0: running free) and shift shifts[i] against the rack's
+ * cross-rack jobs decided so far; adds to *undecided_pen what x running free
+ * costs the rack's cross-rack jobs not decided yet (they could stagger around
+ * a held x); returns what x running free costs its local partners in r.
  */
 double hm_local_report(const hm_hmodel_t *m, int r, int x, double P_s, const double *shifts, int n,
-		       double *cost);
+		       double *cost, double *undecided_pen);
 
 /* Cost-model helpers shared with the Global Coordinator. */
 double hm_stretch_cost(const hm_hjob_t *j, double P_s);

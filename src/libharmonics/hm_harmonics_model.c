@@ -19,7 +19,7 @@ void hm_hcfg_from_policy(const hm_policy_cfg_t *pc, hm_hcfg_t *hc)
 	if (hc->classes < 1)
 		hc->classes = 1;
 	hc->max_link_scan = 64;
-	hc->hold_min_gain = 0.02;
+	hc->hold_min_gain = 0.5;
 }
 
 double hm_harmonic_period(double base_s, double R_s)
@@ -184,6 +184,7 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 				j->prev_s_s += sj->dec.period_s;
 		}
 		j->prio = 0;
+		j->prev_prio = sj->dec.prio;
 	}
 	for (int i = 0; i < m->njobs; i++) {
 		hm_hjob_t *j = &m->jobs[i];
@@ -245,29 +246,40 @@ void hm_hmodel_free(hm_hmodel_t *m)
 
 /*
  * Class order: shortest communication relative to compute first (the job that
- * loses the most GPU time per second it waits; for equal compute, the shortest
- * burst: shortest-remaining-first).
+ * loses the most GPU time per second it waits, as Crux's intensity), weighted
+ * by sqrt(period) so shorter iterations go first among equals (Crux's k
+ * correction favours them too; sqrt measured best of T^0, T^0.5, T^1 on the
+ * testbed scenario, docs/algorithms.md).
  */
 static double prio_key(const hm_hjob_t *j)
 {
-	return j->pj->burst_s / (j->pj->comp_s + 1e-9);
+	return j->pj->burst_s / (j->pj->comp_s + 1e-9) * sqrt(j->pj->T_s);
+}
+
+/* Keys within 2% are a tie (measurements wobble): the current class, then the
+ * index decide, so classes do not flip between epochs. */
+static int key_order(const hm_hmodel_t *m, int a, int b)
+{
+	double ka = prio_key(&m->jobs[a]), kb = prio_key(&m->jobs[b]);
+
+	/* Held jobs first: their bursts must not be slowed by free-running ones. */
+	if (m->jobs[a].hold != m->jobs[b].hold)
+		return m->jobs[a].hold ? -1 : 1;
+	if (fabs(ka - kb) > 0.02 * fmax(ka, kb))
+		return ka < kb ? -1 : 1;
+	if (m->jobs[a].prev_prio != m->jobs[b].prev_prio)
+		return m->jobs[a].prev_prio < m->jobs[b].prev_prio ? -1 : 1;
+	return (a > b) - (a < b);
 }
 
 static int key_cmp(const void *x, const void *y, void *arg)
 {
-	const hm_hmodel_t *m = arg;
-	int a = *(const int *)x, b = *(const int *)y;
-	double ba = prio_key(&m->jobs[a]), bb = prio_key(&m->jobs[b]);
-
-	if (ba != bb)
-		return ba < bb ? -1 : 1;
-	return (a > b) - (a < b);
+	return key_order(arg, *(const int *)x, *(const int *)y);
 }
 
 static bool key_less(const hm_hmodel_t *m, int a, int b)
 {
-	double ba = prio_key(&m->jobs[a]), bb = prio_key(&m->jobs[b]);
-	return ba < bb || (ba == bb && a < b);
+	return key_order(m, a, b) < 0;
 }
 
 /*
@@ -331,6 +343,8 @@ static bool prio_compress(hm_hmodel_t *m, const int *jobs, int n)
 				eb[ne] = qy;
 				w[ne] = e * fmin(1, j->pj->burst_s / j->pj->T_s) *
 					fmin(1, o->pj->burst_s / o->pj->T_s);
+				if (j->hold != o->hold)
+					w[ne] += 1.0; /* always separate held from free */
 				ne++;
 			}
 		}

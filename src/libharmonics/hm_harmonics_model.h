@@ -25,8 +25,10 @@
 #define HM_HJOB_NONET (-2) /* job without network traffic */
 /* Jobs that contend get different classes, so an overlap delays only the lower
  * one: a pair's loss is the overlap itself. */
-#define HM_PAIR_LOSS  1.0
-#define HM_HJOB_CROSS (-1) /* job spanning racks: owned by the Global Coordinator */
+#define HM_PAIR_LOSS 1.0
+/* Largest modelled overlap (fraction of time) a held job may keep. */
+#define HM_HOLD_MAX_OVERLAP 0.005
+#define HM_HJOB_CROSS       (-1) /* job spanning racks: owned by the Global Coordinator */
 
 typedef struct {
 	double z_sd;          /* slot period margin in iteration standard deviations (2) */
@@ -50,6 +52,7 @@ typedef struct {
 	bool partnered;  /* shares a link with another job where their demands exceed it */
 	double prev_P_s; /* current decision (0 = none / no holding) */
 	double prev_s_s;
+	int prev_prio; /* current class: keeps near-ties stable across epochs */
 	/* Decision. */
 	bool decided; /* written by its tier */
 	bool hold;    /* slot holding (else free running, period 0) */

@@ -77,7 +77,18 @@ static double duty(const hm_pjob_t *p)
 static void job_params(const hm_sched_job_t *sj, const hm_traffic_t *tr, hm_pjob_t *pj)
 {
 	double declared = sj->job ? sj->job->profile.compute_s : 0;
-	double comp = sj->meas_compute_s > 0 ? sj->meas_compute_s : declared;
+	double comp = declared;
+
+	/*
+	 * Measured compute: per-epoch means carry a boundary bias of one
+	 * iteration in n (and jitter), so small differences are noise: keep the
+	 * declared value; a clear change (> 15%) is a new pattern and wins.
+	 */
+	if (sj->meas_compute_s > 0) {
+		double m = sj->meas_compute_s;
+		if (declared <= 0 || fabs(m - declared) > 0.15 * declared)
+			comp = m;
+	}
 	double burst = 0;
 
 	if (tr)
@@ -95,8 +106,18 @@ static void job_params(const hm_sched_job_t *sj, const hm_traffic_t *tr, hm_pjob
 		pj->T_s = comp;
 	if (pj->T_s <= 0)
 		pj->T_s = 1e-6;
-	if (sj->meas_iter_s > 0) /* measured, zero spread included */
-		pj->sd_s = fmin(sj->meas_iter_sd_s, 0.25 * pj->T_s);
+	/*
+	 * Spread: a job keeping its slots (iterations within 10% of the period)
+	 * shows slot waits, not compute jitter: keep the assumed jitter, which
+	 * also keeps its period (and the group's stagger) stable across epochs.
+	 * Otherwise the measured spread, capped at twice the assumed jitter (it
+	 * includes contention), or the assumed jitter before any measurement.
+	 */
+	if (sj->dec.period_s > 0 && sj->meas_iter_s > 0 &&
+	    sj->meas_iter_s <= 1.1 * sj->dec.period_s)
+		pj->sd_s = HM_POL_DEFAULT_CV * comp;
+	else if (sj->meas_iter_s > 0) /* measured, zero spread included */
+		pj->sd_s = fmin(sj->meas_iter_sd_s, 2 * HM_POL_DEFAULT_CV * comp);
 	else
 		pj->sd_s = HM_POL_DEFAULT_CV * comp;
 }

@@ -79,42 +79,60 @@ static void test_local_stagger(void **state)
 }
 
 /*
- * A job across racks 0 and 1 (and a link above them) plus one local job in
- * each rack on that rack's link: the Global Coordinator fixes the cross-rack
- * job, each rack staggers its local job around it on a harmonic period.
- * Threads must not change the answer.
+ * Two jobs across racks 0 and 1 share the link above the racks (and each
+ * rack's uplink); rack 0 also holds a pair of local jobs on its own NIC link.
+ * The Global Coordinator staggers the cross-rack pair on one period; rack 0's
+ * Local Scheduler staggers its pair. Threads must not change the answer.
  */
 static void test_cross_rack(void **state)
 {
 	(void)state;
 	fx_ctx_t f, g;
-	int rack[3] = {0, 1, -1}, lx[3] = {0, 1, 2}, l0[1] = {0}, l1[1] = {1};
+	int rack[4] = {0, 1, -1, 0}, lx[3] = {0, 1, 2}, l3[1] = {3};
 
 	for (int pass = 0; pass < 2; pass++) {
 		fx_ctx_t *c = pass ? &g : &f;
-		fx_ctx_init(c, 3, rack, 2);
+		fx_ctx_init(c, 4, rack, 2);
 		fx_ctx_job(c, 0, 0.3, 0.1, lx, 3);
-		fx_ctx_job(c, 1, 0.63, 0.15, l0, 1); /* R 0.81: on 2 x X period */
-		fx_ctx_job(c, 2, 0.09, 0.1, l1, 1);  /* R 0.191: half of X period */
-		for (int i = 0; i < 3; i++)
+		fx_ctx_job(c, 1, 0.25, 0.15, lx, 3);
+		fx_ctx_job(c, 2, 0.6, 0.2, l3, 1);
+		fx_ctx_job(c, 3, 0.6, 0.2, l3, 1);
+		for (int i = 0; i < 4; i++)
 			fx_ctx_measured(c, i, 1e-3);
 		decide(c, pass ? 2 : 1);
 	}
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		assert_memory_equal(&f.sj[i].dec, &g.sj[i].dec, sizeof(hm_decision_t));
 		assert_true(f.sj[i].dec.period_s > 0);
 	}
-	for (int i = 1; i < 3; i++) {
-		hm_burst_t x = burst_of(&f, 0), y = burst_of(&f, i);
-		double P = f.sj[i].dec.period_s, R = 0.3 + 0.1;
-		/* Period a harmonic of the cross-rack job's: ratio n or 1/n. */
-		double ratio =
-		    P > f.sj[0].dec.period_s ? P / f.sj[0].dec.period_s : f.sj[0].dec.period_s / P;
-		assert_float_equal(ratio, round(ratio), 1e-9);
-		assert_float_equal(hm_burst_overlap_rate(&x, &y), 0, 1e-12);
-		(void)R;
-	}
-	assert_true(f.sj[0].dec.period_s >= 0.4 - 1e-12);
+	/* The cross-rack pair: one period (both T = 0.4 s), no overlap. */
+	assert_float_equal(f.sj[0].dec.period_s, f.sj[1].dec.period_s, 1e-12);
+	hm_burst_t a = burst_of(&f, 0), b = burst_of(&f, 1);
+	assert_float_equal(hm_burst_overlap_rate(&a, &b), 0, 1e-12);
+	a = burst_of(&f, 2);
+	b = burst_of(&f, 3);
+	assert_float_equal(hm_burst_overlap_rate(&a, &b), 0, 1e-12);
+	assert_int_not_equal(f.sj[0].dec.prio, f.sj[1].dec.prio);
+}
+
+/*
+ * A cross-rack job whose partner runs free (its period cannot be made a
+ * harmonic cheaply) is not held: a drifting partner would push its bursts out
+ * of their slots. Both run free, in different classes.
+ */
+static void test_open_group_free(void **state)
+{
+	(void)state;
+	fx_ctx_t f;
+	int rack[3] = {0, 1, -1}, lx[3] = {0, 1, 2}, l0[1] = {0};
+
+	fx_ctx_init(&f, 3, rack, 2);
+	fx_ctx_job(&f, 0, 0.3, 0.1, lx, 3);
+	fx_ctx_job(&f, 1, 0.5, 0.15, l0, 1); /* T 0.65: no cheap harmonic of 0.4 */
+	decide(&f, 1);
+	assert_true(f.sj[0].dec.period_s == 0);
+	assert_true(f.sj[1].dec.period_s == 0);
+	assert_int_not_equal(f.sj[0].dec.prio, f.sj[1].dec.prio);
 }
 
 /*
@@ -193,9 +211,10 @@ static void test_sim_stagger(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_alone_not_held), cmocka_unit_test(test_local_stagger),
-	    cmocka_unit_test(test_cross_rack),     cmocka_unit_test(test_free_with_classes),
-	    cmocka_unit_test(test_stable),         cmocka_unit_test(test_sim_stagger),
+	    cmocka_unit_test(test_alone_not_held),    cmocka_unit_test(test_local_stagger),
+	    cmocka_unit_test(test_cross_rack),        cmocka_unit_test(test_open_group_free),
+	    cmocka_unit_test(test_free_with_classes), cmocka_unit_test(test_stable),
+	    cmocka_unit_test(test_sim_stagger),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
