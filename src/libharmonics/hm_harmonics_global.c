@@ -228,6 +228,36 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 		}
 		jx->decided = true;
 	}
+	/*
+	 * Close the groups: a held job with a free-running partner decided after
+	 * it would have its slots invaded; release it (only hold -> free moves,
+	 * so this ends). Partners on rack links and links above the racks alike.
+	 */
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (int oi = 0; oi < m->ncross; oi++) {
+			hm_hjob_t *jx = &m->jobs[m->cross[oi]];
+			if (!jx->hold)
+				continue;
+			for (int k = 0; k < jx->pj->nlinks && jx->hold; k++) {
+				int l = jx->pj->links[k];
+				int lo = m->view.lstart[l], hi = m->view.lstart[l + 1];
+				if (hi - lo > m->cfg.max_link_scan)
+					hi = lo + m->cfg.max_link_scan;
+				for (int q = lo; q < hi; q++) {
+					const hm_hjob_t *y = &m->jobs[m->view.ljobs[q]];
+					if (y == jx || y->rack != HM_HJOB_CROSS || y->hold)
+						continue;
+					if (hm_pjob_excess(jx->pj, y->pj, m->view.lload) <= 0)
+						continue;
+					jx->hold = false;
+					jx->P_s = jx->s_s = jx->guard_s = 0;
+					changed = true;
+					break;
+				}
+			}
+		}
+	}
 	/* Classes of cross-rack jobs, consistent in every rack they cross. */
 	memcpy(order, m->cross, sizeof(int) * (size_t)m->ncross);
 	hm_prio_layer(m, order, m->ncross);
