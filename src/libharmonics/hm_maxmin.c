@@ -15,26 +15,63 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A link counts as saturated when less than this fraction of its capacity is left. */
-#define HM_MM_EPS 1e-9
-
-hm_rc_t hm_mm_ws_init(hm_mm_ws_t *ws, int nlinks, hm_err_t *err)
+/* Grow *arr (elements of size sz) to at least need elements; *cap tracks it. */
+static bool grow(void **arr, int cap, int need, size_t sz)
 {
-	memset(ws, 0, sizeof(*ws));
-	if (nlinks < 0)
-		return hm_err_set(err, HM_ERR_INVAL, "max-min: bad link count %d (accepted: >= 0)",
-				  nlinks);
-	ws->nlinks = nlinks;
-	size_t n = nlinks > 0 ? (size_t)nlinks : 1;
-	ws->res = calloc(n, sizeof(*ws->res));
-	ws->w = calloc(n, sizeof(*ws->w));
-	ws->mark = calloc(n, 1);
-	ws->sat = calloc(n, 1);
-	ws->list = calloc(n, sizeof(*ws->list));
-	if (!ws->res || !ws->w || !ws->mark || !ws->sat || !ws->list) {
-		hm_mm_ws_free(ws);
-		return hm_err_set(err, HM_ERR_NOMEM, "max-min: out of memory for %d links", nlinks);
+	void *a = realloc(*arr, (size_t)(need > cap ? need : cap) * sz);
+
+	if (!a)
+		return false;
+	*arr = a;
+	return true;
+}
+
+static int next_cap(int cap, int need)
+{
+	int c = cap ? cap : 64;
+
+	while (c < need)
+		c *= 2;
+	return c;
+}
+
+hm_rc_t hm_mm_reserve(hm_mm_ws_t *ws, int nl, int nph, int nent, hm_err_t *err)
+{
+	bool ok = true;
+
+	if (nl + 1 > ws->cap_l) {
+		int c = next_cap(ws->cap_l, nl + 1);
+		ok = ok && grow((void **)&ws->res, 0, c, sizeof(double)) &&
+		     grow((void **)&ws->fixed, 0, c, sizeof(double)) &&
+		     grow((void **)&ws->w, 0, c, sizeof(int)) &&
+		     grow((void **)&ws->ver, 0, c, sizeof(unsigned)) &&
+		     grow((void **)&ws->lstart, 0, c, sizeof(int)) &&
+		     grow((void **)&ws->lfill, 0, c, sizeof(int)) &&
+		     grow((void **)&ws->heap, 0, c, sizeof(hm_mm_hent_t));
+		if (ok)
+			ws->cap_l = c;
 	}
+	if (ok && nph + 1 > ws->cap_ph) {
+		int c = next_cap(ws->cap_ph, nph + 1);
+		ok = grow((void **)&ws->pstart, 0, c, sizeof(int)) &&
+		     grow((void **)&ws->prio, 0, c, sizeof(int)) &&
+		     grow((void **)&ws->order, 0, c, sizeof(int)) &&
+		     grow((void **)&ws->frozen, 0, c, 1);
+		if (ok)
+			ws->cap_ph = c;
+	}
+	if (ok && nent + 1 > ws->cap_ent) {
+		int c = next_cap(ws->cap_ent, nent + 1);
+		ok = grow((void **)&ws->elink, 0, c, sizeof(int)) &&
+		     grow((void **)&ws->eflow, 0, c, sizeof(int)) &&
+		     grow((void **)&ws->lph, 0, c, sizeof(int));
+		if (ok)
+			ws->cap_ent = c;
+	}
+	if (!ok)
+		return hm_err_set(err, HM_ERR_NOMEM,
+				  "max-min: out of memory for %d links, %d phases, %d entries", nl,
+				  nph, nent);
 	return HM_OK;
 }
 
@@ -43,40 +80,59 @@ void hm_mm_ws_free(hm_mm_ws_t *ws)
 	if (!ws)
 		return;
 	free(ws->res);
+	free(ws->pstart);
+	free(ws->elink);
+	free(ws->eflow);
+	free(ws->prio);
+	free(ws->fixed);
 	free(ws->w);
-	free(ws->mark);
-	free(ws->sat);
-	free(ws->list);
+	free(ws->ver);
+	free(ws->lstart);
+	free(ws->lfill);
+	free(ws->lph);
 	free(ws->order);
 	free(ws->frozen);
+	free(ws->heap);
 	memset(ws, 0, sizeof(*ws));
 }
 
-static hm_rc_t ws_reserve_phases(hm_mm_ws_t *ws, int nph, hm_err_t *err)
+static void sift_down(hm_mm_hent_t *h, int n, int i)
 {
-	if (nph <= ws->cap_ph)
-		return HM_OK;
-	int cap = ws->cap_ph ? ws->cap_ph : 64;
-	while (cap < nph)
-		cap *= 2;
-	int *o = realloc(ws->order, (size_t)cap * sizeof(*o));
-	if (o)
-		ws->order = o;
-	unsigned char *f = realloc(ws->frozen, (size_t)cap);
-	if (f)
-		ws->frozen = f;
-	if (!o || !f)
-		return hm_err_set(err, HM_ERR_NOMEM, "max-min: out of memory for %d phases", nph);
-	ws->cap_ph = cap;
-	return HM_OK;
+	hm_mm_hent_t v = h[i];
+
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && h[c + 1].key < h[c].key)
+			c++;
+		if (h[c].key >= v.key)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = v;
+}
+
+/* Replace the top with a larger key (lazy update) or remove it (key < 0). */
+static void heap_fix_top(hm_mm_hent_t *h, int *n, double key, unsigned ver)
+{
+	if (key < 0) {
+		h[0] = h[--*n];
+	} else {
+		h[0].key = key;
+		h[0].ver = ver;
+	}
+	if (*n > 0)
+		sift_down(h, *n, 0);
 }
 
 /* Stable sort of phase indexes by class; insertion sort, classes are nearly sorted. */
-static void sort_by_class(int *order, const hm_mm_phase_t *ph, int nph)
+static void sort_by_class(int *order, const int *prio, int nph)
 {
 	for (int i = 1; i < nph; i++) {
 		int v = order[i], j = i - 1;
-		while (j >= 0 && ph[order[j]].prio > ph[v].prio) {
+		while (j >= 0 && prio[order[j]] > prio[v]) {
 			order[j + 1] = order[j];
 			j--;
 		}
@@ -84,104 +140,150 @@ static void sort_by_class(int *order, const hm_mm_phase_t *ph, int nph)
 	}
 }
 
-/* Fill one class order[lo..hi) on the residual capacities. */
-static void fill_class(hm_mm_ws_t *ws, const hm_mm_phase_t *ph, const int *order, int lo, int hi,
-		       const double *cap, int nlist, double *rate)
+/*
+ * Water-filling of one class (phases order[lo..hi), all of class c) on the
+ * residual capacities: the common level rises; the link with the lowest
+ * saturation level (residual - frozen load) / unfrozen flows saturates next and
+ * freezes its unfrozen phases there. Freezing a phase at a level not above a
+ * link's key only raises that key, so keys in the heap are lower bounds:
+ * a popped stale key is recomputed and pushed back down (lazy updates).
+ */
+static void fill_class(hm_mm_ws_t *ws, int lo, int hi, int c, int nl, double *rate)
 {
-	int active = 0;
+	const int *order = ws->order, *pstart = ws->pstart, *elink = ws->elink, *eflow = ws->eflow;
+	hm_mm_hent_t *heap = ws->heap;
+	int nh = 0, active = 0;
+	double level = 0;
 
 	for (int i = lo; i < hi; i++) {
-		const hm_mm_phase_t *p = &ph[order[i]];
-		int nw = 0;
-		for (int k = 0; k < p->nl; k++) {
-			if (p->flows[k] > 0) {
-				ws->w[p->links[k]] += p->flows[k];
-				nw++;
-			}
-		}
-		ws->frozen[i] = nw == 0;
-		rate[order[i]] = nw == 0 ? HUGE_VAL : 0;
-		active += nw > 0;
+		int p = order[i];
+		for (int e = pstart[p]; e < pstart[p + 1]; e++)
+			ws->w[elink[e]] += eflow[e];
+		ws->frozen[p] = pstart[p] == pstart[p + 1];
+		rate[p] = ws->frozen[p] ? HUGE_VAL : 0;
+		active += !ws->frozen[p];
 	}
-	double level = 0;
-	while (active > 0) {
-		double delta = HUGE_VAL;
-		int argmin = -1;
-		for (int i = 0; i < nlist; i++) {
-			int l = ws->list[i];
-			if (ws->w[l] > 0) {
-				double d = ws->res[l] / ws->w[l];
-				if (d < delta) {
-					delta = d;
-					argmin = l;
-				}
+	for (int l = 0; l < nl; l++)
+		if (ws->w[l] > 0)
+			heap[nh++] = (hm_mm_hent_t){ws->res[l] / ws->w[l], l, ws->ver[l]};
+	for (int i = nh / 2 - 1; i >= 0; i--)
+		sift_down(heap, nh, i);
+	/* Stop once every phase is frozen: the links left cannot change a rate. */
+	while (nh > 0 && active > 0) {
+		int l = heap[0].l;
+		if (ws->w[l] <= 0) {
+			heap_fix_top(heap, &nh, -1, 0);
+			continue;
+		}
+		if (heap[0].ver != ws->ver[l]) {
+			double key = (ws->res[l] - ws->fixed[l]) / ws->w[l];
+			if (key < level)
+				key = level;
+			if (key > heap[0].key) {
+				heap_fix_top(heap, &nh, key, ws->ver[l]);
+				continue;
 			}
 		}
-		if (argmin < 0)
-			break; /* cannot happen: active phases have weighted links */
-		if (delta < 0)
-			delta = 0;
-		level += delta;
-		for (int i = 0; i < nlist; i++) {
-			int l = ws->list[i];
-			if (ws->w[l] > 0) {
-				ws->res[l] -= delta * ws->w[l];
-				if (ws->res[l] <= HM_MM_EPS * cap[l])
-					ws->sat[l] = 1;
-			}
-		}
-		ws->sat[argmin] = 1; /* guarantees progress despite rounding */
-		for (int i = lo; i < hi; i++) {
-			if (ws->frozen[i])
+		if (heap[0].key > level)
+			level = heap[0].key;
+		heap_fix_top(heap, &nh, -1, 0);
+		for (int x = ws->lstart[l]; x < ws->lstart[l + 1]; x++) {
+			int p = ws->lph[x];
+			if (ws->frozen[p] || ws->prio[p] != c)
 				continue;
-			const hm_mm_phase_t *p = &ph[order[i]];
-			bool hit = false;
-			for (int k = 0; k < p->nl && !hit; k++)
-				hit = p->flows[k] > 0 && ws->sat[p->links[k]];
-			if (!hit)
-				continue;
-			ws->frozen[i] = 1;
-			rate[order[i]] = level;
+			ws->frozen[p] = 1;
+			rate[p] = level;
 			active--;
-			for (int k = 0; k < p->nl; k++)
-				if (p->flows[k] > 0)
-					ws->w[p->links[k]] -= p->flows[k];
+			for (int e = pstart[p]; e < pstart[p + 1]; e++) {
+				int m = elink[e];
+				ws->fixed[m] += eflow[e] * level;
+				ws->w[m] -= eflow[e];
+				ws->ver[m]++;
+			}
 		}
 	}
-	for (int i = 0; i < nlist; i++) {
-		int l = ws->list[i];
-		ws->w[l] = 0; /* exact zero for the next class despite rounding */
-		if (ws->sat[l])
+	for (int l = 0; l < nl; l++) {
+		ws->res[l] -= ws->fixed[l];
+		if (ws->res[l] < 0)
 			ws->res[l] = 0;
+		ws->fixed[l] = 0;
+		ws->w[l] = 0;
 	}
 }
 
-hm_rc_t hm_mm_solve(hm_mm_ws_t *ws, const double *cap, const hm_mm_phase_t *ph, int nph,
-		    double *rate, hm_err_t *err)
+void hm_mm_solve(hm_mm_ws_t *ws, int nl, int nph, double *rate)
 {
-	hm_rc_t rc = ws_reserve_phases(ws, nph, err);
-	int nlist = 0;
-
-	if (rc != HM_OK)
-		return rc;
 	bool sorted = true;
-	for (int i = 0; i < nph; i++) {
-		ws->order[i] = i;
-		if (i > 0 && ph[i].prio < ph[i - 1].prio)
+
+	/* Phases per link (CSR), to freeze the phases of a saturated link. */
+	for (int l = 0; l <= nl; l++)
+		ws->lstart[l] = 0;
+	for (int e = 0; e < ws->pstart[nph]; e++)
+		ws->lstart[ws->elink[e] + 1]++;
+	for (int l = 0; l < nl; l++) {
+		ws->lstart[l + 1] += ws->lstart[l];
+		ws->lfill[l] = ws->lstart[l];
+		ws->fixed[l] = 0;
+		ws->w[l] = 0;
+		ws->ver[l] = 0;
+	}
+	for (int p = 0; p < nph; p++) {
+		ws->order[p] = p;
+		if (p > 0 && ws->prio[p] < ws->prio[p - 1])
 			sorted = false;
+		for (int e = ws->pstart[p]; e < ws->pstart[p + 1]; e++)
+			ws->lph[ws->lfill[ws->elink[e]]++] = p;
+	}
+	if (!sorted)
+		sort_by_class(ws->order, ws->prio, nph);
+	for (int lo = 0; lo < nph;) {
+		int hi = lo + 1, c = ws->prio[ws->order[lo]];
+		while (hi < nph && ws->prio[ws->order[hi]] == c)
+			hi++;
+		fill_class(ws, lo, hi, c, nl, rate);
+		lo = hi;
+	}
+}
+
+hm_rc_t hm_maxmin(const double *capacity_bps, int nlinks, const hm_mm_phase_t *ph, int nph,
+		  double *rate_bps, hm_err_t *err)
+{
+	hm_mm_ws_t ws;
+	int *lidx = NULL, nl = 0, nent = 0;
+	hm_rc_t rc = HM_OK;
+
+	memset(&ws, 0, sizeof(ws));
+	if (nph < 0 || nlinks < 0 || (nph > 0 && (!ph || !rate_bps || !capacity_bps)))
+		return hm_err_set(err, HM_ERR_INVAL,
+				  "max-min: %d phases, %d links, missing arrays (accepted: counts "
+				  ">= 0, non-NULL capacity, phases, rates)",
+				  nph, nlinks);
+	lidx = malloc((size_t)(nlinks > 0 ? nlinks : 1) * sizeof(*lidx));
+	if (!lidx)
+		return hm_err_set(err, HM_ERR_NOMEM, "max-min: out of memory for %d links", nlinks);
+	for (int l = 0; l < nlinks; l++)
+		lidx[l] = -1;
+	for (int i = 0; i < nph; i++) {
+		if (ph[i].nl < 0 || (ph[i].nl > 0 && (!ph[i].links || !ph[i].flows))) {
+			rc = hm_err_set(err, HM_ERR_INVAL,
+					"max-min: phase %d has %d links without arrays (accepted: "
+					">= 0 with links and flows)",
+					i, ph[i].nl);
+			goto out;
+		}
 		for (int k = 0; k < ph[i].nl; k++) {
 			int l = ph[i].links[k];
-			if (l < 0 || l >= ws->nlinks) {
+			if (l < 0 || l >= nlinks) {
 				rc = hm_err_set(err, HM_ERR_INVAL,
 						"max-min: phase %d uses link %d (accepted: 0..%d)",
-						i, l, ws->nlinks - 1);
+						i, l, nlinks - 1);
 				goto out;
 			}
-			if (!(cap[l] > 0) || !isfinite(cap[l])) {
+			if (!(capacity_bps[l] > 0) || !isfinite(capacity_bps[l])) {
 				rc = hm_err_set(err, HM_ERR_INVAL,
 						"max-min: link %d has capacity %g bit/s (accepted: "
 						"finite > 0)",
-						l, cap[l]);
+						l, capacity_bps[l]);
 				goto out;
 			}
 			if (ph[i].flows[k] < 0) {
@@ -192,48 +294,32 @@ hm_rc_t hm_mm_solve(hm_mm_ws_t *ws, const double *cap, const hm_mm_phase_t *ph, 
 				    i, ph[i].flows[k], l);
 				goto out;
 			}
-			if (!ws->mark[l]) {
-				ws->mark[l] = 1;
-				ws->list[nlist++] = l;
-				ws->res[l] = cap[l];
-				ws->w[l] = 0;
-				ws->sat[l] = 0;
+			if (lidx[l] < 0)
+				lidx[l] = nl++;
+			nent += ph[i].flows[k] > 0;
+		}
+	}
+	rc = hm_mm_reserve(&ws, nl, nph, nent, err);
+	if (rc != HM_OK)
+		goto out;
+	for (int l = 0; l < nlinks; l++)
+		if (lidx[l] >= 0)
+			ws.res[lidx[l]] = capacity_bps[l];
+	nent = 0;
+	for (int i = 0; i < nph; i++) {
+		ws.pstart[i] = nent;
+		ws.prio[i] = ph[i].prio;
+		for (int k = 0; k < ph[i].nl; k++) {
+			if (ph[i].flows[k] > 0) {
+				ws.elink[nent] = lidx[ph[i].links[k]];
+				ws.eflow[nent++] = ph[i].flows[k];
 			}
 		}
 	}
-	if (!sorted)
-		sort_by_class(ws->order, ph, nph);
-	for (int lo = 0; lo < nph;) {
-		int hi = lo + 1;
-		while (hi < nph && ph[ws->order[hi]].prio == ph[ws->order[lo]].prio)
-			hi++;
-		/* Saturation is per class: a link full for a higher class stays full (res 0). */
-		for (int i = 0; i < nlist; i++)
-			ws->sat[ws->list[i]] = ws->res[ws->list[i]] <= HM_MM_EPS * cap[ws->list[i]];
-		fill_class(ws, ph, ws->order, lo, hi, cap, nlist, rate);
-		lo = hi;
-	}
+	ws.pstart[nph] = nent;
+	hm_mm_solve(&ws, nl, nph, rate_bps);
 out:
-	for (int i = 0; i < nlist; i++)
-		ws->mark[ws->list[i]] = 0;
-	return rc;
-}
-
-hm_rc_t hm_maxmin(const double *capacity_bps, int nlinks, const hm_mm_phase_t *ph, int nph,
-		  double *rate_bps, hm_err_t *err)
-{
-	hm_mm_ws_t ws;
-	hm_rc_t rc;
-
-	if (nph < 0 || (nph > 0 && (!ph || !rate_bps || !capacity_bps)))
-		return hm_err_set(err, HM_ERR_INVAL,
-				  "max-min: %d phases with missing arrays (accepted: nph >= 0 and "
-				  "non-NULL capacity, phases, rates)",
-				  nph);
-	rc = hm_mm_ws_init(&ws, nlinks, err);
-	if (rc != HM_OK)
-		return rc;
-	rc = hm_mm_solve(&ws, capacity_bps, ph, nph, rate_bps, err);
+	free(lidx);
 	hm_mm_ws_free(&ws);
 	return rc;
 }

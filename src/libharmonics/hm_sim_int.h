@@ -10,29 +10,49 @@
 
 #include "hm_sim.h"
 
-/* Scratch for hm_mm_solve, sized for a topology; reused so solves never allocate. */
+/* Heap entry of the water-filling: the level at which a link saturates. */
 typedef struct {
-	int nlinks;
-	double *res;         /* residual capacity per link, bit/s */
-	double *w;           /* unfrozen flows of the current class per link */
-	unsigned char *mark; /* link is in the current list (all zero between solves) */
-	unsigned char *sat;  /* link saturated in the current class */
-	int *list;           /* links touched by the solve */
-	int cap_ph;          /* capacity of the per-phase arrays below */
-	int *order;          /* phases sorted by class */
-	unsigned char *frozen;
+	double key;
+	int l;        /* local link */
+	unsigned ver; /* the key is exact when equal to the link's version */
+} hm_mm_hent_t;
+
+/*
+ * A max-min problem in local numbering plus the solver's scratch. The caller
+ * reserves sizes with hm_mm_reserve(), fills res (capacities of local links
+ * 0..nl-1), pstart/elink/eflow (phase i's entries are pstart[i]..pstart[i+1]-1:
+ * local link and flows > 0) and prio, then calls hm_mm_solve(). Arrays grow
+ * and are reused, so steady-state solves never allocate.
+ */
+typedef struct {
+	int cap_l, cap_ph, cap_ent, cap_heap;
+	/* Problem. */
+	double *res; /* [nl] capacities in, residuals out, bit/s */
+	int *pstart; /* [nph + 1] */
+	int *elink;  /* [nent] */
+	int *eflow;  /* [nent] */
+	int *prio;   /* [nph] */
+	/* Scratch. */
+	double *fixed;         /* [nl] load of this class's frozen phases */
+	int *w;                /* [nl] unfrozen flows of the current class */
+	unsigned *ver;         /* [nl] bumped when w changes */
+	int *lstart, *lfill;   /* [nl + 1] phases per link (CSR) */
+	int *lph;              /* [nent] */
+	int *order;            /* [nph] phases by class */
+	unsigned char *frozen; /* [nph] */
+	hm_mm_hent_t *heap;    /* [nl] */
 } hm_mm_ws_t;
 
-hm_rc_t hm_mm_ws_init(hm_mm_ws_t *ws, int nlinks, hm_err_t *err);
+hm_rc_t hm_mm_reserve(hm_mm_ws_t *ws, int nl, int nph, int nent, hm_err_t *err);
 void hm_mm_ws_free(hm_mm_ws_t *ws); /* NULL is fine */
 
 /*
- * Progressive filling over the links the phases touch (see hm_maxmin). Cost:
- * O(R * (L + F)) for R saturation rounds over L touched links and F phase-link
- * entries. A phase with no links gets HUGE_VAL. Capacities must be > 0.
+ * Per-flow max-min with coupled phases and strict classes (see hm_maxmin) as an
+ * event-driven water-filling: a heap holds each link's saturation level, so a
+ * solve costs O(F + L log L) per class for L links and F phase-link entries.
+ * A phase without entries gets HUGE_VAL. Capacities must be > 0 (not checked).
  */
-hm_rc_t hm_mm_solve(hm_mm_ws_t *ws, const double *capacity_bps, const hm_mm_phase_t *ph, int nph,
-		    double *rate_bps, hm_err_t *err);
+void hm_mm_solve(hm_mm_ws_t *ws, int nl, int nph, double *rate_bps);
 
 /* ---- simulator state shared by hm_sim*.c ---- */
 
@@ -125,13 +145,13 @@ typedef struct {
 	/* Network. */
 	double *cap_bps;
 	hm_mm_ws_t ws;
+	int *lloc;   /* global link -> local index of the current solve (valid when lvis == gen) */
 	int *active; /* jobs with an active network phase */
 	int nactive;
 	int **lk_jobs; /* per link: active jobs crossing it */
 	int *lk_n, *lk_cap;
 	unsigned *lvis, *jvis, gen;
 	int *stack, *comp;
-	hm_mm_phase_t *mm;
 	double *mm_rate;
 	double *load; /* sampling scratch */
 

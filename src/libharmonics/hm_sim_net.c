@@ -69,24 +69,21 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 {
 	int nl = s->topo->nlinks, nj = s->nj > 0 ? s->nj : 1;
 	size_t nls = nl > 0 ? (size_t)nl : 1;
-	hm_rc_t rc = hm_mm_ws_init(&s->ws, nl, err);
-
-	if (rc != HM_OK)
-		return rc;
+	memset(&s->ws, 0, sizeof(s->ws));
 	s->cap_bps = calloc(nls, sizeof(*s->cap_bps));
 	s->lk_jobs = calloc(nls, sizeof(*s->lk_jobs));
 	s->lk_n = calloc(nls, sizeof(*s->lk_n));
 	s->lk_cap = calloc(nls, sizeof(*s->lk_cap));
 	s->lvis = calloc(nls, sizeof(*s->lvis));
+	s->lloc = calloc(nls, sizeof(*s->lloc));
 	s->stack = calloc(nls, sizeof(*s->stack));
 	s->load = calloc(nls, sizeof(*s->load));
 	s->jvis = calloc((size_t)nj, sizeof(*s->jvis));
 	s->active = calloc((size_t)nj, sizeof(*s->active));
 	s->comp = calloc((size_t)nj, sizeof(*s->comp));
-	s->mm = calloc((size_t)nj, sizeof(*s->mm));
 	s->mm_rate = calloc((size_t)nj, sizeof(*s->mm_rate));
-	if (!s->cap_bps || !s->lk_jobs || !s->lk_n || !s->lk_cap || !s->lvis || !s->stack ||
-	    !s->load || !s->jvis || !s->active || !s->comp || !s->mm || !s->mm_rate)
+	if (!s->cap_bps || !s->lk_jobs || !s->lk_n || !s->lk_cap || !s->lvis || !s->lloc ||
+	    !s->stack || !s->load || !s->jvis || !s->active || !s->comp || !s->mm_rate)
 		return hm_err_set(err, HM_ERR_NOMEM, "simulator: out of memory for %d links", nl);
 	for (int l = 0; l < nl; l++) {
 		s->cap_bps[l] = s->topo->links[l].capacity_bps;
@@ -110,12 +107,12 @@ void sim_net_free(sim_t *s)
 	free(s->lk_n);
 	free(s->lk_cap);
 	free(s->lvis);
+	free(s->lloc);
 	free(s->stack);
 	free(s->load);
 	free(s->jvis);
 	free(s->active);
 	free(s->comp);
-	free(s->mm);
 	free(s->mm_rate);
 	free(s->heap.a);
 }
@@ -129,8 +126,9 @@ void sim_net_free(sim_t *s)
  */
 static hm_rc_t resolve(sim_t *s, const hm_phase_load_t *seed, hm_err_t *err)
 {
-	int nstack = 0, nc = 0;
+	int nstack = 0, nc = 0, nl = 0, nent = 0;
 	unsigned g = ++s->gen;
+	hm_mm_ws_t *ws = &s->ws;
 	hm_rc_t rc;
 
 	if (g == 0) { /* wrapped: clear the marks once */
@@ -138,10 +136,12 @@ static hm_rc_t resolve(sim_t *s, const hm_phase_load_t *seed, hm_err_t *err)
 		memset(s->jvis, 0, (size_t)s->nj * sizeof(*s->jvis));
 		g = ++s->gen;
 	}
+	/* Breadth over links and phases; links get local numbers as they are found. */
 	for (int k = 0; k < seed->nlinks; k++) {
 		int l = seed->links[k];
 		if (s->lvis[l] != g) {
 			s->lvis[l] = g;
+			s->lloc[l] = nl++;
 			s->stack[nstack++] = l;
 		}
 	}
@@ -154,22 +154,40 @@ static hm_rc_t resolve(sim_t *s, const hm_phase_load_t *seed, hm_err_t *err)
 			s->jvis[j] = g;
 			s->comp[nc++] = j;
 			const hm_phase_load_t *ld = s->jobs[j].ld;
+			nent += ld->nlinks;
 			for (int k = 0; k < ld->nlinks; k++) {
 				int m = ld->links[k];
 				if (s->lvis[m] != g) {
 					s->lvis[m] = g;
+					s->lloc[m] = nl++;
 					s->stack[nstack++] = m;
 				}
 			}
 		}
 	}
-	for (int i = 0; i < nc; i++) {
-		const sim_job_t *sj = &s->jobs[s->comp[i]];
-		s->mm[i] = (hm_mm_phase_t){sj->ld->nlinks, sj->ld->links, sj->ld->flows, sj->prio};
-	}
-	rc = hm_mm_solve(&s->ws, s->cap_bps, s->mm, nc, s->mm_rate, err);
+	rc = hm_mm_reserve(ws, nl, nc, nent, err);
 	if (rc != HM_OK)
 		return rc;
+	nent = 0;
+	for (int i = 0; i < nc; i++) {
+		const sim_job_t *sj = &s->jobs[s->comp[i]];
+		const hm_phase_load_t *ld = sj->ld;
+		ws->pstart[i] = nent;
+		ws->prio[i] = sj->prio;
+		for (int k = 0; k < ld->nlinks; k++) {
+			int l = s->lloc[ld->links[k]];
+			ws->res[l] = s->cap_bps[ld->links[k]];
+			if (ld->flows[k] > 0) {
+				ws->elink[nent] = l;
+				ws->eflow[nent++] = ld->flows[k];
+			}
+		}
+	}
+	ws->pstart[nc] = nent;
+	/* Links of the seed no phase uses any more still have a number: give them capacity. */
+	for (int k = 0; k < seed->nlinks; k++)
+		ws->res[s->lloc[seed->links[k]]] = s->cap_bps[seed->links[k]];
+	hm_mm_solve(ws, nl, nc, s->mm_rate);
 	for (int i = 0; i < nc; i++) {
 		sim_job_t *sj = &s->jobs[s->comp[i]];
 		double r = s->mm_rate[i];
@@ -181,7 +199,7 @@ static hm_rc_t resolve(sim_t *s, const hm_phase_load_t *seed, hm_err_t *err)
 		sj->t_last_s = s->now;
 		sj->rate_bps = r;
 		sj->ph_ver++;
-		if (r > 0) {
+		if (r > 0 && r < HUGE_VAL) {
 			rc = sim_heap_push(&s->heap, s->now + sj->rem_bits / r, SEV_PHASE_END,
 					   s->comp[i], sj->ph_ver, err);
 			if (rc != HM_OK)

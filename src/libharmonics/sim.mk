@@ -29,3 +29,8 @@ TESTS += tests/unit/test_optimal
 tests_unit_test_optimal_SOURCES = tests/unit/test_optimal.c
 tests_unit_test_optimal_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_optimal_LDADD = $(UNIT_LDADD)
+
+# Speed benchmark (prints numbers, not a test): make tests/bench/bench_sim && tests/bench/bench_sim
+noinst_PROGRAMS += tests/bench/bench_sim
+tests_bench_bench_sim_SOURCES = tests/bench/bench_sim.c
+tests_bench_bench_sim_LDADD = src/libharmonics/libharmonics.la -lm
