@@ -27,7 +27,7 @@ typedef struct {
 	double scale;       /* multiplies the model's bytes and compute */
 	double compute_s;   /* per-iteration compute */
 	ej_compute_mode_t compute_mode;
-	double jitter;		  /* coefficient of variation of compute, [0, 0.5] (uniform) */
+	double jitter;    /* coefficient of variation of compute, [0, 0.5] (uniform) */
 	double bytes;     /* all-reduce buffer size */
 	int iterations;   /* measured iterations */
 	int warmup;       /* extra iterations before them, not in the summary */
