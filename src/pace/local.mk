@@ -93,5 +93,6 @@ dist_man_MANS += docs/man/harmonics-emujob.1
 
 # Root-only network-namespace test and the GPU check: the lead's scripts/check.sh
 # runs tests/emulation/netns_stagger.sh BUILDDIR; tests/gpu/check_nccl_gpu.sh on a GPU.
-EXTRA_DIST += tests/emulation/netns_stagger.sh tests/gpu/check_nccl_gpu.sh \
+EXTRA_DIST += tests/emulation/netns_stagger.sh tests/emulation/run.sh tests/pace/run.sh \
+	tests/gpu/check_nccl_gpu.sh \
 	tests/gpu/nccl_paced.c tests/pace/standin.h

@@ -13,6 +13,14 @@ if [ ! -f "$so" ] || [ ! -x "$t" ]; then
 fi
 LD_LIBRARY_PATH="$b/src/pace/.libs:$b/tests/pace/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LD_LIBRARY_PATH
+# Run the real binary, not libtool's shell wrapper: LD_PRELOAD must reach only it.
+[ -f "$b/tests/pace/.libs/test_nccl_interposer" ] && t="$b/tests/pace/.libs/test_nccl_interposer"
+# A sanitizer build: the ASan runtime must come first in the preload list.
+pre="$so"
+if readelf -d "$so" 2>/dev/null | grep -q 'libasan'; then
+	asan=$(${CC:-gcc} -print-file-name=libasan.so 2>/dev/null)
+	[ -f "$asan" ] && pre="$asan $so"
+fi
 clean_env() {
 	env -u HARMONICS_MODE -u HARMONICS_PERIOD_US -u HARMONICS_SHIFT_US \
 		-u HARMONICS_ORIGIN_US -u HARMONICS_GUARD_US -u HARMONICS_PRIO \
@@ -27,9 +35,9 @@ paced() {
 rc=0
 echo "== pacing off"
 clean_env HM_TEST_PACING=off HM_TEST_EXPECT_TC=unset HM_TEST_EXPECT_SL=unset \
-	LD_PRELOAD="$so" "$t" || rc=1
+	LD_PRELOAD="$pre" "$t" || rc=1
 echo "== pacing on, priority class 1 -> NCCL_IB_TC=136 (AF41), NCCL_IB_SL=1"
-paced HM_TEST_EXPECT_TC=136 HM_TEST_EXPECT_SL=1 LD_PRELOAD="$so" "$t" || rc=1
+paced HM_TEST_EXPECT_TC=136 HM_TEST_EXPECT_SL=1 LD_PRELOAD="$pre" "$t" || rc=1
 echo "== pacing on, user NCCL_IB_TC=99 is kept"
-paced NCCL_IB_TC=99 HM_TEST_EXPECT_TC=99 HM_TEST_EXPECT_SL=1 LD_PRELOAD="$so" "$t" || rc=1
+paced NCCL_IB_TC=99 HM_TEST_EXPECT_TC=99 HM_TEST_EXPECT_SL=1 LD_PRELOAD="$pre" "$t" || rc=1
 exit $rc
