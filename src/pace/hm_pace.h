@@ -21,9 +21,9 @@
  * Clocks: slots are on CLOCK_REALTIME (cluster clocks synchronised by NTP/PTP);
  * all times are microseconds (int64_t _us).
  *
- * Threads: a handle is used by one thread at a time, except that
- * hm_pace_comm_end_at() may be called from another thread (the CUDA host-function
- * thread) while the owner waits; the counters it touches are atomics.
+ * Threads: every call is thread-safe (one mutex per handle, uncontended in a
+ * training loop); the NCCL interposer calls comm_begin/comm_end from the CUDA
+ * host-function thread while the application thread calls iter_begin.
  * Exported symbols: hm_pace_* only.
  */
 #ifndef HM_PACE_H
