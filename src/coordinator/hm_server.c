@@ -1,4 +1,4 @@
-/* The coordinator's socket service: one thread, one bounded connection at a time. */
+/* The coordinator's socket service: one thread reading every pending request at once. */
 #define _GNU_SOURCE /* accept4, pipe2 */
 #include "hm_server.h"
 
@@ -262,23 +262,24 @@ static json_object *dispatch(conn_t *cn, const char *text)
 	return r;
 }
 
-static void serve(hm_server_t *s, int fd, const char *peer)
+/*
+ * Answer one request: frame is the received credential, or NULL when reading
+ * failed with a protocol error (rerr), which is answered too.
+ */
+static void answer(hm_server_t *s, int fd, const char *peer, const char *frame,
+		   const hm_err_t *rerr)
 {
 	int64_t deadline_ms = hm_proto_now_ms() + s->conf.conn_timeout_ms;
 	conn_t cn = {.srv = s};
-	char *frame = NULL, *text = NULL, *cred = NULL;
-	size_t flen;
+	char *text = NULL, *cred = NULL;
 	json_object *reply = NULL, *ok;
 	hm_err_t e = {0};
 	const char *out;
 
 	snprintf(cn.peer, sizeof(cn.peer), "%s", peer);
-	if (hm_proto_recv(fd, (size_t)s->conf.max_message_bytes, deadline_ms, &frame, &flen, &e) !=
-	    HM_OK) {
-		hm_log(HM_LOG_INFO, "refused connection from %s: %s", peer, e.msg);
-		if (e.rc != HM_ERR_PROTO)
-			goto out; /* nothing sensible to answer on a dead or silent peer */
-		reply = error_reply("proto", "%s", e.msg);
+	if (!frame) {
+		hm_log(HM_LOG_INFO, "refused connection from %s: %s", peer, rerr->msg);
+		reply = error_reply("proto", "%s", rerr->msg);
 	} else if (hm_proto_unseal(frame, &text, &cn.uid, &cn.gid, &e) != HM_OK) {
 		hm_log(HM_LOG_INFO, "refused request from %s: %s", peer, e.msg);
 		reply = error_reply(e.rc == HM_ERR_AUTH ? "auth" : "proto", "%s", e.msg);
@@ -299,45 +300,156 @@ static void serve(hm_server_t *s, int fd, const char *peer)
 		hm_log(HM_LOG_VERBOSE, "reply to %s: %s", peer, e.msg);
 out:
 	json_object_put(reply);
-	free(frame);
 	free(text);
 	free(cred);
+}
+
+/*
+ * A connection whose request is still arriving. Requests are read from all
+ * pending connections at once (poll), so a silent or slow client delays nobody;
+ * each has its own ConnectionTimeout deadline.
+ */
+#define HM_SERVER_MAX_PENDING 64
+
+typedef struct {
+	int fd;
+	char peer[64];
+	int64_t deadline_ms;
+	unsigned char hdr[4];
+	size_t hgot;
+	char *buf; /* body, once the length is known */
+	size_t need, got;
+} pend_t;
+
+static void pend_drop(pend_t *p, int *n, int i)
+{
+	close(p[i].fd);
+	free(p[i].buf);
+	p[i] = p[--*n];
+}
+
+/* Read what is there. Returns 1 when the request is complete or answered, -1 when
+   the peer is gone, 0 to keep waiting. */
+static int pend_read(hm_server_t *s, pend_t *p)
+{
+	for (;;) {
+		ssize_t r;
+
+		if (p->hgot < sizeof(p->hdr))
+			r = recv(p->fd, p->hdr + p->hgot, sizeof(p->hdr) - p->hgot, MSG_DONTWAIT);
+		else
+			r = recv(p->fd, p->buf + p->got, p->need - p->got, MSG_DONTWAIT);
+		if (r < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+		if (r == 0) {
+			hm_log(HM_LOG_VERBOSE, "connection from %s closed before a full request",
+			       p->peer);
+			return -1;
+		}
+		if (p->hgot < sizeof(p->hdr)) {
+			p->hgot += (size_t)r;
+			if (p->hgot < sizeof(p->hdr))
+				continue;
+			p->need = ((size_t)p->hdr[0] << 24) | ((size_t)p->hdr[1] << 16) |
+				  ((size_t)p->hdr[2] << 8) | p->hdr[3];
+			if (p->need == 0 || p->need > (size_t)s->conf.max_message_bytes) {
+				hm_err_t e = {0};
+
+				hm_err_set(&e, HM_ERR_PROTO,
+					   "frame length %zu (accepted: 1..%d bytes)", p->need,
+					   s->conf.max_message_bytes);
+				answer(s, p->fd, p->peer, NULL, &e);
+				return 1;
+			}
+			if (!(p->buf = malloc(p->need + 1)))
+				return -1;
+			continue;
+		}
+		p->got += (size_t)r;
+		if (p->got == p->need) {
+			p->buf[p->need] = '\0';
+			answer(s, p->fd, p->peer, p->buf, NULL);
+			return 1;
+		}
+	}
+}
+
+static void accept_all(hm_server_t *s, pend_t *p, int *n)
+{
+	while (*n < HM_SERVER_MAX_PENDING) {
+		struct sockaddr_in sa;
+		socklen_t sl = sizeof(sa);
+		int fd = accept4(s->lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0) {
+			if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != ECONNABORTED)
+				hm_log(HM_LOG_ERROR, "server accept: %s", strerror(errno));
+			if (errno == EMFILE || errno == ENFILE)
+				usleep(100000); /* let descriptors free up instead of spinning */
+			return;
+		}
+		memset(&p[*n], 0, sizeof(p[*n]));
+		p[*n].fd = fd;
+		p[*n].deadline_ms = hm_proto_now_ms() + s->conf.conn_timeout_ms;
+		snprintf(p[*n].peer, sizeof(p[*n].peer), "%s:%u", inet_ntoa(sa.sin_addr),
+			 ntohs(sa.sin_port));
+		(*n)++;
+	}
 }
 
 static void *server_main(void *arg)
 {
 	hm_server_t *s = arg;
+	pend_t pend[HM_SERVER_MAX_PENDING];
+	struct pollfd pfd[HM_SERVER_MAX_PENDING + 2];
+	int npend = 0;
 
 	for (;;) {
-		struct pollfd pfd[2] = {{.fd = s->lfd, .events = POLLIN},
-					{.fd = s->wake[0], .events = POLLIN}};
-		struct sockaddr_in sa;
-		socklen_t sl = sizeof(sa);
-		char peer[64];
-		int fd;
+		int64_t now = hm_proto_now_ms(), next = -1;
+		int timeout_ms = -1, nfd = 2, rc;
 
-		if (poll(pfd, 2, -1) < 0) {
+		pfd[0] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
+		/* A full table stops accepting; the kernel backlog holds the rest. */
+		pfd[1] = (struct pollfd){.fd = npend < HM_SERVER_MAX_PENDING ? s->lfd : -1,
+					 .events = POLLIN};
+		for (int i = 0; i < npend; i++) {
+			pfd[nfd++] = (struct pollfd){.fd = pend[i].fd, .events = POLLIN};
+			if (next < 0 || pend[i].deadline_ms < next)
+				next = pend[i].deadline_ms;
+		}
+		if (next >= 0)
+			timeout_ms = next > now ? (int)(next - now) : 0;
+		rc = poll(pfd, (nfds_t)nfd, timeout_ms);
+		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
 			hm_log(HM_LOG_ERROR, "server poll: %s", strerror(errno));
 			break;
 		}
-		if (pfd[1].revents)
+		if (pfd[0].revents)
 			break;
-		if (!(pfd[0].revents & POLLIN))
-			continue;
-		fd = accept4(s->lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (fd < 0) {
-			if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
-				hm_log(HM_LOG_ERROR, "server accept: %s", strerror(errno));
-			if (errno == EMFILE || errno == ENFILE)
-				usleep(100000); /* let descriptors free up instead of spinning */
-			continue;
+		/* Pending connections first (indexes shift as they are dropped: go backwards). */
+		for (int i = npend - 1; i >= 0; i--) {
+			short re = pfd[2 + i].revents;
+			int st = 0;
+
+			if (re & (POLLIN | POLLHUP | POLLERR))
+				st = pend_read(s, &pend[i]);
+			if (st == 0 && hm_proto_now_ms() >= pend[i].deadline_ms) {
+				hm_log(HM_LOG_INFO,
+				       "refused connection from %s: no full request within %d ms",
+				       pend[i].peer, s->conf.conn_timeout_ms);
+				st = -1;
+			}
+			if (st != 0)
+				pend_drop(pend, &npend, i);
 		}
-		snprintf(peer, sizeof(peer), "%s:%u", inet_ntoa(sa.sin_addr), ntohs(sa.sin_port));
-		serve(s, fd, peer);
-		close(fd);
+		if (pfd[1].revents & POLLIN)
+			accept_all(s, pend, &npend);
 	}
+	while (npend > 0)
+		pend_drop(pend, &npend, npend - 1);
 	return NULL;
 }
 

@@ -19,9 +19,11 @@
  * is logged with peer address, uid and reason, and answered with an error reply.
  * Replies are sealed too: restricted to the requester's uid when it is known, open
  * when the request's credential could not be decoded.
- * Bounds: one connection at a time, conf conn_timeout_ms per connection for
- * reading and writing, conf max_message_bytes per message, a "register" for a job
- * the sched thread has not seen yet waits at most conn_timeout_ms / 2.
+ * Bounds: requests are read from up to 64 connections at once (a silent or slow
+ * client delays nobody) and answered one at a time; each connection has conf
+ * conn_timeout_ms to deliver its request and again for its reply; messages are at
+ * most conf max_message_bytes; a "register" for a job the sched thread has not
+ * seen yet waits at most conn_timeout_ms / 2.
  */
 #ifndef HM_SERVER_H
 #define HM_SERVER_H
