@@ -37,6 +37,8 @@
 #define OPT_DEFAULT_BINS 24
 #define OPT_GUARD_FRAC   0.05 /* default guard: 5% of the period */
 #define OPT_EPS          1e-9
+#define OPT_MAX_MARGIN   0.1  /* jitter margin cap, fraction of the period */
+#define OPT_WORTH        0.01 /* hold slots only when full overlap would cost > 1% */
 
 typedef struct {
 	hm_policy_cfg_t cfg;
@@ -215,8 +217,8 @@ static unsigned long signature(const hm_sched_ctx_t *ctx, const int *member, int
 	return (unsigned long)(h | 1); /* never 0, the "no decision" epoch */
 }
 
-static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, const hm_cm_t *m, int *member,
-		     int n, double deadline, hm_err_t *err)
+static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int *member, int n,
+		     double deadline, hm_err_t *err)
 {
 	search_t s;
 	hm_rc_t rc = HM_OK;
@@ -243,7 +245,41 @@ static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, const hm_cm_t *
 		rc = hm_err_set(err, HM_ERR_NOMEM, "optimal: out of memory for %d jobs", n);
 		goto out;
 	}
+	/*
+	 * Jitter margin: a held burst that is late (within the guard) makes the next
+	 * one later, a random walk that ends in a skipped slot; periods longer by
+	 * the measured relative jitter r give it a drift back to the slot start. One
+	 * r per component so that identical jobs keep identical periods.
+	 */
+	double r = 0;
+	for (int i = 0; i < n; i++) {
+		const hm_sched_job_t *sj = &ctx->jobs[member[i]];
+		if (sj->meas_iter_s > 0 && sj->meas_iter_sd_s / sj->meas_iter_s > r)
+			r = sj->meas_iter_sd_s / sj->meas_iter_s;
+	}
+	if (r > OPT_MAX_MARGIN)
+		r = OPT_MAX_MARGIN;
+	for (int i = 0; i < n && r > 0; i++) {
+		rc = hm_cm_set_period(m, member[i], hm_cm_period_s(m, member[i]) * (1 + r), err);
+		if (rc != HM_OK)
+			goto out;
+	}
 	sort_by_load(m, member, n);
+	/*
+	 * Holding costs something (waiting for slots, skipped slots under jitter):
+	 * when even fully aligned bursts would cost under OPT_WORTH, leave the
+	 * component to fair sharing.
+	 */
+	double worst = hm_cm_eval(m, member, n, s.shift, NULL, NULL);
+	if (worst < 1 + OPT_WORTH) {
+		for (int i = 0; i < n; i++) {
+			hm_decision_t *d = &ctx->jobs[member[i]].dec;
+			int path = d->path;
+			memset(d, 0, sizeof(*d));
+			d->path = path;
+		}
+		goto out;
+	}
 	greedy(&s);
 	if (s.best > n + OPT_EPS) /* zero contention already found: nothing can beat it */
 		dfs(&s, 0);
@@ -256,6 +292,8 @@ static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, const hm_cm_t *
 		d->shift_s = s.best_bin[i] * P / s.bins;
 		d->origin_s = hm_cm_origin_s(m);
 		d->guard_s = st->cfg.guard_s > 0 ? st->cfg.guard_s : OPT_GUARD_FRAC * P;
+		if (d->guard_s < 3 * r * P)
+			d->guard_s = 3 * r * P;
 		d->prio = s.best_cls[i];
 	}
 	snprintf(ctx->note, sizeof(ctx->note), "optimal: %d jobs, cost %.4f, %ld nodes%s", n,
@@ -280,6 +318,22 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	rc = hm_cm_build(ctx, NULL, &m, err);
 	if (rc != HM_OK)
 		goto out;
+	/*
+	 * Slot period: the contention-free iteration, corrected by the measured
+	 * compute (not the measured iteration, which includes past waits and
+	 * contention and would ratchet the period up at every re-decision).
+	 */
+	for (int i = 0; i < n; i++) {
+		const hm_sched_job_t *sj = &ctx->jobs[i];
+		double P = hm_cm_alone_iter_s(m, i);
+		if (sj->meas_compute_s > 0 && sj->job)
+			P += sj->meas_compute_s - sj->job->profile.compute_s;
+		if (P > 0 && hm_cm_period_s(m, i) != P) {
+			rc = hm_cm_set_period(m, i, P, err);
+			if (rc != HM_OK)
+				goto out;
+		}
+	}
 	par = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
 	member = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
 	tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
