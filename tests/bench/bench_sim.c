@@ -51,8 +51,8 @@ static void free_workload(hm_workload_t *w)
 }
 
 /* njobs jobs drawn cyclically from the mix (sizes x scale), scattered over hosts. */
-static int make_workload(const hm_topo_t *t, int njobs, double scale, unsigned long seed,
-			 bool scatter, hm_workload_t *w)
+static int make_workload(const hm_topo_t *t, int njobs, double scale, unsigned long seed, int mode,
+			 hm_workload_t *w)
 {
 	int *order = malloc((size_t)t->nhosts * sizeof(int));
 	int *fr = malloc((size_t)t->nhosts * sizeof(int));
@@ -71,16 +71,33 @@ static int make_workload(const hm_topo_t *t, int njobs, double scale, unsigned l
 		order[h] = h;
 		fr[h] = t->hosts[h].gpus;
 	}
-	/* Scattered: one shuffle over all hosts. Packed: shuffle inside each rack only
-	 * (hosts are generated rack by rack), and jobs start at a rack and spill over. */
+	/*
+	 * Hosts are generated rack by rack. Packed: hosts shuffled inside each rack,
+	 * a job starts at a rack and spills over to the next only when full.
+	 * Scattered: a job takes hosts in one cluster-wide shuffled order (a
+	 * fragmented cluster). Mixed: 3 jobs in 10 scattered, the rest packed.
+	 */
+	int *order2 = malloc((size_t)t->nhosts * sizeof(int));
+	if (!order2) {
+		free(order);
+		free(fr);
+		return -1;
+	}
 	int per_rack = t->nracks > 0 ? t->nhosts / t->nracks : t->nhosts;
 	for (int h = t->nhosts - 1; h > 0; h--) {
-		int base = scatter ? 0 : h / per_rack * per_rack;
+		int base = h / per_rack * per_rack;
 		if (h == base)
 			continue;
 		int k = base + (int)(urand() * (h - base + 1)), x = order[h];
 		order[h] = order[k];
 		order[k] = x;
+	}
+	for (int h = 0; h < t->nhosts; h++)
+		order2[h] = h;
+	for (int h = t->nhosts - 1; h > 0; h--) {
+		int k = (int)(urand() * (h + 1)), x = order2[h];
+		order2[h] = order2[k];
+		order2[k] = x;
 	}
 	/* Largest first so that the scatter fits; the mix cycles to reach njobs. */
 	int total = 0;
@@ -116,9 +133,11 @@ static int make_workload(const hm_topo_t *t, int njobs, double scale, unsigned l
 		char buf[4096];
 		size_t len = 0;
 		int got = 0;
+		bool scatter = mode == 2 || (mode == 1 && i % 10 < 3);
+		const int *ord = scatter ? order2 : order;
 		int off = scatter ? i * 7 : (i * 5 % (t->nracks > 0 ? t->nracks : 1)) * per_rack;
 		for (int k = 0; k < t->nhosts && got < nh; k++) {
-			int h = order[(k + off) % t->nhosts];
+			int h = ord[(k + off) % t->nhosts];
 			if (fr[h] < per)
 				continue;
 			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
@@ -131,7 +150,7 @@ static int make_workload(const hm_topo_t *t, int njobs, double scale, unsigned l
 			int r0 = -1;
 			bool xr = false;
 			for (int k = 0, g = 0; k < t->nhosts && g < nh; k++) {
-				int h = order[(k + off) % t->nhosts];
+				int h = ord[(k + off) % t->nhosts];
 				if (fr[h] >= per) {
 					fr[h] -= per;
 					g++;
@@ -145,6 +164,7 @@ static int make_workload(const hm_topo_t *t, int njobs, double scale, unsigned l
 		} /* else: default placement, queued until GPUs free up */
 	}
 	free(order);
+	free(order2);
 	free(fr);
 	return placed;
 }
@@ -156,8 +176,8 @@ typedef struct {
 	double cpu_s;
 } point_t;
 
-static int run_point(int racks, int njobs, double horizon_s, unsigned long seed, bool scatter,
-		     point_t *pt)
+static int run_point(int racks, int njobs, double scale, double horizon_s, unsigned long seed,
+		     int mode, point_t *pt)
 {
 	hm_topo_gen_t g = {0};
 	hm_topo_t *t = NULL;
@@ -177,7 +197,7 @@ static int run_point(int racks, int njobs, double horizon_s, unsigned long seed,
 		fprintf(stderr, "bench_sim: topology: %s\n", err.msg);
 		return 1;
 	}
-	if (make_workload(t, njobs, racks / 16.0, seed, scatter, &w) < 0) {
+	if (make_workload(t, njobs, scale, seed, mode, &w) < 0) {
 		fprintf(stderr, "bench_sim: out of memory\n");
 		goto out;
 	}
@@ -251,30 +271,26 @@ int main(int argc, char **argv)
 	printf("# headline: 16 racks x 8 hosts x 8 GPUs, oversubscription 2, 200 jobs, fair, "
 	       "%g s simulated, one core (cpu = process CPU time; wall depends on machine load)\n",
 	       head_s);
-	if (run_point(16, 200, head_s, seed, false, &p))
-		return 1;
-	print_point("packed", 16, 200, &p);
-	if (run_point(16, 200, head_s, seed, true, &p))
-		return 1;
-	print_point("scattered", 16, 200, &p);
-	printf("# growth with jobs (32 racks, %g s simulated)\n", sweep_s);
-	for (int n = 50; n <= 400; n *= 2) {
-		if (run_point(32, n, sweep_s, seed, false, &p))
+	static const char *const names[3] = {"packed", "mixed", "scattered"};
+	for (int m = 0; m < 3; m++) {
+		if (run_point(16, 200, 1, head_s, seed, m, &p))
 			return 1;
-		print_point("packed", 32, n, &p);
-		if (run_point(32, n, sweep_s, seed, true, &p))
-			return 1;
-		print_point("scattered", 32, n, &p);
+		print_point(names[m], 16, 200, &p);
 	}
+	printf("# growth with jobs (32 racks, sizes as at 1,024 GPUs, %g s simulated)\n", sweep_s);
+	for (int n = 50; n <= 400; n *= 2)
+		for (int m = 0; m < 3; m += 2) {
+			if (run_point(32, n, 1, sweep_s, seed, m, &p))
+				return 1;
+			print_point(names[m], 32, n, &p);
+		}
 	printf("# growth with links (200 jobs, sizes scaled by racks/16, %g s simulated)\n",
 	       sweep_s);
-	for (int r = 8; r <= 32; r *= 2) {
-		if (run_point(r, 200, sweep_s, seed, false, &p))
-			return 1;
-		print_point("packed", r, 200, &p);
-		if (run_point(r, 200, sweep_s, seed, true, &p))
-			return 1;
-		print_point("scattered", r, 200, &p);
-	}
+	for (int r = 8; r <= 32; r *= 2)
+		for (int m = 0; m < 3; m += 2) {
+			if (run_point(r, 200, r / 16.0, sweep_s, seed, m, &p))
+				return 1;
+			print_point(names[m], r, 200, &p);
+		}
 	return 0;
 }
