@@ -158,8 +158,11 @@ static void conf_path(char *buf, size_t len)
 		hm_conf_default_path(buf, len);
 }
 
-/* Load conf + topology; missing harmonics.conf = defaults, a bad one = error. */
-static hm_rc_t load_config(hm_conf_t *conf, hm_topo_t **topo, hm_err_t *err)
+/*
+ * Load conf + topology; missing harmonics.conf = defaults, a bad one = error.
+ * state_dir: StateSaveLocation (copied by the caller; may be NULL).
+ */
+static hm_rc_t load_config(const char *state_dir, hm_conf_t *conf, hm_topo_t **topo, hm_err_t *err)
 {
 	hm_rc_t rc;
 	char tpath[PATH_MAX];
@@ -174,9 +177,9 @@ static hm_rc_t load_config(hm_conf_t *conf, hm_topo_t **topo, hm_err_t *err)
 	}
 	if (rc != HM_OK)
 		return rc;
-	if (!conf->state_file[0] && slurm_conf.state_save_location)
+	if (!conf->state_file[0] && state_dir)
 		snprintf(conf->state_file, sizeof(conf->state_file), "%s/harmonics.state",
-			 slurm_conf.state_save_location);
+			 state_dir);
 	if (!conf->source[0])
 		snprintf(conf->source, sizeof(conf->source), "%s", g.conf_path);
 	hm_conf_topology_path(conf, tpath, sizeof(tpath));
@@ -365,7 +368,17 @@ static void reload(void)
 	hm_topo_t *topo = NULL;
 	hm_err_t err = {0};
 
-	if (load_config(&conf, &topo, &err) != HM_OK) {
+	slurmctld_lock_t cl = {.conf = READ_LOCK};
+	char *state_dir;
+	hm_rc_t rc;
+
+	/* slurm_conf is rewritten by reconfigure: copy what we need under its lock. */
+	lock_slurmctld(cl);
+	state_dir = xstrdup(slurm_conf.state_save_location);
+	unlock_slurmctld(cl);
+	rc = load_config(state_dir, &conf, &topo, &err);
+	xfree(state_dir);
+	if (rc != HM_OK) {
 		error(LOG_PREFIX "reconfigure: %s; keeping the previous configuration", err.msg);
 		hm_topo_free(topo);
 		return;
@@ -439,7 +452,7 @@ extern int init(void)
 	g.stop = false;
 	g.reconfig = false;
 	conf_path(g.conf_path, sizeof(g.conf_path));
-	rc = load_config(&g.conf, &topo, &err);
+	rc = load_config(slurm_conf.state_save_location, &g.conf, &topo, &err);
 	if (rc != HM_OK) {
 		/* A bad harmonics.conf refuses to start (file:line in the message). */
 		error(LOG_PREFIX "%s", err.msg);
