@@ -69,6 +69,7 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 {
 	int nl = s->topo->nlinks, nj = s->nj > 0 ? s->nj : 1;
 	size_t nls = nl > 0 ? (size_t)nl : 1;
+	hm_rc_t rc;
 	memset(&s->ws, 0, sizeof(s->ws));
 	s->cap_bps = calloc(nls, sizeof(*s->cap_bps));
 	s->lk_jobs = calloc(nls, sizeof(*s->lk_jobs));
@@ -85,6 +86,9 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	if (!s->cap_bps || !s->lk_jobs || !s->lk_n || !s->lk_cap || !s->lvis || !s->lloc ||
 	    !s->stack || !s->load || !s->jvis || !s->active || !s->comp || !s->mm_rate)
 		return hm_err_set(err, HM_ERR_NOMEM, "simulator: out of memory for %d links", nl);
+	rc = hm_mm_reserve(&s->ws, nl, nj, 1024, err);
+	if (rc != HM_OK)
+		return rc;
 	for (int l = 0; l < nl; l++) {
 		s->cap_bps[l] = s->topo->links[l].capacity_bps;
 		if (!(s->cap_bps[l] > 0) || !isfinite(s->cap_bps[l]))
@@ -136,12 +140,16 @@ static hm_rc_t resolve(sim_t *s, const hm_phase_load_t *seed, hm_err_t *err)
 		memset(s->jvis, 0, (size_t)s->nj * sizeof(*s->jvis));
 		g = ++s->gen;
 	}
-	/* Breadth over links and phases; links get local numbers as they are found. */
+	/*
+	 * Breadth over links and phases; links get local numbers and phases their
+	 * entries as they are found (one pass builds the max-min problem).
+	 */
 	for (int k = 0; k < seed->nlinks; k++) {
 		int l = seed->links[k];
 		if (s->lvis[l] != g) {
 			s->lvis[l] = g;
-			s->lloc[l] = nl++;
+			s->lloc[l] = nl;
+			ws->res[nl++] = s->cap_bps[l];
 			s->stack[nstack++] = l;
 		}
 	}
@@ -152,41 +160,33 @@ static hm_rc_t resolve(sim_t *s, const hm_phase_load_t *seed, hm_err_t *err)
 			if (s->jvis[j] == g)
 				continue;
 			s->jvis[j] = g;
+			const sim_job_t *sj = &s->jobs[j];
+			const hm_phase_load_t *ld = sj->ld;
+			if (nent + ld->nlinks + 1 > ws->cap_ent) {
+				rc = hm_mm_reserve(ws, s->topo->nlinks, s->nj,
+						   2 * (nent + ld->nlinks), err);
+				if (rc != HM_OK)
+					return rc;
+			}
+			ws->pstart[nc] = nent;
+			ws->prio[nc] = sj->prio;
 			s->comp[nc++] = j;
-			const hm_phase_load_t *ld = s->jobs[j].ld;
-			nent += ld->nlinks;
 			for (int k = 0; k < ld->nlinks; k++) {
 				int m = ld->links[k];
 				if (s->lvis[m] != g) {
 					s->lvis[m] = g;
-					s->lloc[m] = nl++;
+					s->lloc[m] = nl;
+					ws->res[nl++] = s->cap_bps[m];
 					s->stack[nstack++] = m;
+				}
+				if (ld->flows[k] > 0) {
+					ws->elink[nent] = s->lloc[m];
+					ws->eflow[nent++] = ld->flows[k];
 				}
 			}
 		}
 	}
-	rc = hm_mm_reserve(ws, nl, nc, nent, err);
-	if (rc != HM_OK)
-		return rc;
-	nent = 0;
-	for (int i = 0; i < nc; i++) {
-		const sim_job_t *sj = &s->jobs[s->comp[i]];
-		const hm_phase_load_t *ld = sj->ld;
-		ws->pstart[i] = nent;
-		ws->prio[i] = sj->prio;
-		for (int k = 0; k < ld->nlinks; k++) {
-			int l = s->lloc[ld->links[k]];
-			ws->res[l] = s->cap_bps[ld->links[k]];
-			if (ld->flows[k] > 0) {
-				ws->elink[nent] = l;
-				ws->eflow[nent++] = ld->flows[k];
-			}
-		}
-	}
 	ws->pstart[nc] = nent;
-	/* Links of the seed no phase uses any more still have a number: give them capacity. */
-	for (int k = 0; k < seed->nlinks; k++)
-		ws->res[s->lloc[seed->links[k]]] = s->cap_bps[seed->links[k]];
 	hm_mm_solve(ws, nl, nc, s->mm_rate);
 	for (int i = 0; i < nc; i++) {
 		sim_job_t *sj = &s->jobs[s->comp[i]];
