@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,15 @@ fail:
 hm_rc_t hm_client_call(const char *host, int port, const char *request_json, int timeout_ms,
 		       char **reply_json, hm_err_t *err)
 {
+	return hm_client_call_trusted(host, port, request_json, timeout_ms, NULL, 0, reply_json,
+				      err);
+}
+
+hm_rc_t hm_client_call_trusted(const char *host, int port, const char *request_json, int timeout_ms,
+			       const uint32_t *trusted_uids, int ntrusted, char **reply_json,
+			       hm_err_t *err)
+{
+	bool trusted = ntrusted <= 0;
 	struct addrinfo hints = {
 	    .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
 	struct addrinfo *res = NULL;
@@ -99,6 +109,15 @@ hm_rc_t hm_client_call(const char *host, int port, const char *request_json, int
 		HM_OK ||
 	    (rc = hm_proto_unseal(frame, &json, &uid, &gid, err)) != HM_OK) {
 		hm_err_prefix(err, "coordinator %s:%d", host, port);
+		goto out;
+	}
+	for (int i = 0; i < ntrusted && !trusted; i++)
+		trusted = uid == trusted_uids[i];
+	if (!trusted) {
+		rc = hm_err_set(err, HM_ERR_AUTH,
+				"coordinator %s:%d: reply sealed by uid %u, not by a trusted uid "
+				"(root or SlurmUser): not the coordinator",
+				host, port, uid);
 		goto out;
 	}
 	*reply_json = json;

@@ -9,6 +9,8 @@
 #ifndef HM_CLIENT_H
 #define HM_CLIENT_H
 
+#include <stdint.h>
+
 #include "hm_error.h"
 
 /*
@@ -20,5 +22,14 @@
  */
 hm_rc_t hm_client_call(const char *host, int port, const char *request_json, int timeout_ms,
 		       char **reply_json, hm_err_t *err);
+
+/*
+ * Same, and the reply must be sealed by one of trusted_uids[ntrusted] (e.g. root
+ * and SlurmUser), so that a process squatting on the port while slurmctld is down
+ * cannot hand out assignments: another sender is HM_ERR_AUTH naming its uid.
+ */
+hm_rc_t hm_client_call_trusted(const char *host, int port, const char *request_json, int timeout_ms,
+			       const uint32_t *trusted_uids, int ntrusted, char **reply_json,
+			       hm_err_t *err);
 
 #endif

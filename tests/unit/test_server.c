@@ -155,6 +155,27 @@ static void test_register_root(void **state)
 	assert_int_equal(v.registered_steps, 1);
 }
 
+/* A reply must come from a trusted uid when the caller says which. */
+static void test_trusted_reply(void **state)
+{
+	const uint32_t root_only[] = {0}, others[] = {12345, 12346};
+	char *reply = NULL;
+	hm_err_t err = {0};
+
+	NEED_SERVER();
+	assert_int_equal(hm_client_call_trusted("127.0.0.1", port, "{\"op\":\"status\"}", 3000,
+						root_only, 1, &reply, &err),
+			 HM_OK);
+	assert_non_null(reply);
+	free(reply);
+	reply = NULL;
+	assert_int_equal(hm_client_call_trusted("127.0.0.1", port, "{\"op\":\"status\"}", 3000,
+						others, 2, &reply, &err),
+			 HM_ERR_AUTH);
+	assert_null(reply);
+	assert_non_null(strstr(err.msg, "uid 0"));
+}
+
 static void test_queries(void **state)
 {
 	hm_err_t err = {0};
@@ -374,9 +395,9 @@ static void test_bounds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_register_root), cmocka_unit_test(test_queries),
-	    cmocka_unit_test(test_foreign_uid),   cmocka_unit_test(test_forged),
-	    cmocka_unit_test(test_bounds),
+	    cmocka_unit_test(test_register_root), cmocka_unit_test(test_trusted_reply),
+	    cmocka_unit_test(test_queries),       cmocka_unit_test(test_foreign_uid),
+	    cmocka_unit_test(test_forged),        cmocka_unit_test(test_bounds),
 	};
 	hm_log_set_level(getenv("HM_TEST_VERBOSE") ? HM_LOG_DEBUG : HM_LOG_ERROR);
 	return cmocka_run_group_tests(tests, setup, teardown);
