@@ -95,4 +95,4 @@ dist_man_MANS += docs/man/harmonics-emujob.1
 # runs tests/emulation/netns_stagger.sh BUILDDIR; tests/gpu/check_nccl_gpu.sh on a GPU.
 EXTRA_DIST += tests/emulation/netns_stagger.sh tests/emulation/run.sh tests/pace/run.sh \
 	tests/gpu/check_nccl_gpu.sh \
-	tests/gpu/nccl_paced.c tests/pace/standin.h
+	tests/gpu/nccl_paced.c tests/pace/standin.h tests/pace/fuzz.sh tests/pace/fuzz_pace_assign.c
