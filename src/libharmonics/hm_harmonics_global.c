@@ -93,6 +93,33 @@ static void rack_periods(const hm_hmodel_t *m, int x, double *ps, int *np, doubl
 	}
 }
 
+/*
+ * Can x hold at all? Not when a partner on any of its links is local to a rack
+ * (it would drift into x's slots unless the rack holds it, decided later) or
+ * is a cross-rack job already decided to run free.
+ */
+static bool closed_ok(const hm_hmodel_t *m, int x)
+{
+	const hm_hjob_t *jx = &m->jobs[x];
+
+	for (int k = 0; k < jx->pj->nlinks; k++) {
+		int l = jx->pj->links[k];
+		int lo = m->view.lstart[l], hi = m->view.lstart[l + 1];
+		if (hi - lo > m->cfg.max_link_scan)
+			hi = lo + m->cfg.max_link_scan;
+		for (int q = lo; q < hi; q++) {
+			const hm_hjob_t *y = &m->jobs[m->view.ljobs[q]];
+			if (y == jx || y->rack == HM_HJOB_NONET)
+				continue;
+			if (y->rack == HM_HJOB_CROSS && (!y->decided || y->hold))
+				continue;
+			if (hm_pjob_excess(jx->pj, y->pj, m->view.lload) > 0)
+				return false;
+		}
+	}
+	return true;
+}
+
 hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 {
 	hm_rc_t rc = HM_OK;
@@ -129,22 +156,32 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 			jx->decided = true;
 			continue;
 		}
+		/* Not closed: it will run free whatever the costs say; skip them. */
+		closed = closed_ok(m, x);
+		if (!closed) {
+			jx->hold = false;
+			jx->P_s = jx->s_s = jx->guard_s = 0;
+			jx->decided = true;
+			continue;
+		}
 		nn = global_neighbours(m, x, neigh, ex, stamp, oi + 1, &free_cost);
-		/* Period candidates: current, robust, harmonics of decided partners. */
-		if (jx->prev_P_s >= jx->R_s * (1 - 1e-12))
-			add_period(periods, &np, jx->prev_P_s, jx->R_s,
-				   m->cfg.max_stretch * jx->R_s);
-		add_period(periods, &np, jx->R_s, jx->R_s, m->cfg.max_stretch * jx->R_s);
-		for (int i = 0; i < nn; i++)
-			if (m->jobs[neigh[i]].hold)
-				for (int mult = 1; mult <= 3; mult++) {
-					double p = m->jobs[neigh[i]].P_s;
-					add_period(periods, &np, p * mult, jx->R_s,
-						   m->cfg.max_stretch * jx->R_s);
-					add_period(periods, &np, p / mult, jx->R_s,
-						   m->cfg.max_stretch * jx->R_s);
-				}
-		rack_periods(m, x, periods, &np, jx->R_s, m->cfg.max_stretch * jx->R_s);
+		if (closed) {
+			/* Period candidates: current, robust, harmonics of decided partners. */
+			if (jx->prev_P_s >= jx->R_s * (1 - 1e-12))
+				add_period(periods, &np, jx->prev_P_s, jx->R_s,
+					   m->cfg.max_stretch * jx->R_s);
+			add_period(periods, &np, jx->R_s, jx->R_s, m->cfg.max_stretch * jx->R_s);
+			for (int i = 0; i < nn; i++)
+				if (m->jobs[neigh[i]].hold)
+					for (int mult = 1; mult <= 3; mult++) {
+						double p = m->jobs[neigh[i]].P_s;
+						add_period(periods, &np, p * mult, jx->R_s,
+							   m->cfg.max_stretch * jx->R_s);
+						add_period(periods, &np, p / mult, jx->R_s,
+							   m->cfg.max_stretch * jx->R_s);
+					}
+			rack_periods(m, x, periods, &np, jx->R_s, m->cfg.max_stretch * jx->R_s);
+		}
 		/* Free running: expected overlap with everything around it. */
 		for (int i = 0; i < nn; i++) {
 			hm_burst_t a, b = hm_hjob_burst(&m->jobs[neigh[i]]);

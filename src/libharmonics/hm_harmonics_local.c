@@ -272,9 +272,19 @@ static hm_rc_t solve_group(hm_local_t *ls, hm_hmodel_t *m, const int *members, i
 {
 	double bases[MAX_BASES], best = INFINITY, free_cost, prev_base = 0;
 	int nb = 0, best_b = -1;
+	bool closed = true;
+
+	/* A free-running fixed partner would drift into any slots: no holding,
+	 * nothing to search (see the closure rule below). */
+	for (int i = 0; i < nm && closed; i++)
+		for (int k = ls->estart[members[i]]; k < ls->estart[members[i] + 1]; k++)
+			if (act_of[ls->edges[k].b] < 0 && !m->jobs[ls->edges[k].b].hold)
+				closed = false;
+	if (!closed)
+		nb = MAX_BASES + 1; /* skip the base search */
 
 	/* Bases: fixed holding partners' periods first (exact staggering with them). */
-	for (int i = 0; i < nm; i++) {
+	for (int i = 0; i < nm && closed; i++) {
 		int ai = members[i];
 		for (int k = ls->estart[ai]; k < ls->estart[ai + 1]; k++) {
 			const hm_hjob_t *b = &m->jobs[ls->edges[k].b];
@@ -292,6 +302,8 @@ static hm_rc_t solve_group(hm_local_t *ls, hm_hmodel_t *m, const int *members, i
 		add_base(bases, &nb, m->jobs[ls->act[members[i]]].R_s);
 	for (int i = 0; i < nm; i++)
 		add_base(bases, &nb, 2 * m->jobs[ls->act[members[i]]].R_s);
+	if (!closed)
+		nb = 0;
 	for (int bi = 0; bi < nb; bi++) {
 		double c = try_base(ls, m, members, nm, act_of, bases[bi]);
 		/* Prefer keeping the current slots (no churn) unless clearly worse. */

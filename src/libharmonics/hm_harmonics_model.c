@@ -18,7 +18,7 @@ void hm_hcfg_from_policy(const hm_policy_cfg_t *pc, hm_hcfg_t *hc)
 	hc->classes = pc->prio_levels - pc->reserved_levels;
 	if (hc->classes < 1)
 		hc->classes = 1;
-	hc->max_link_scan = 64;
+	hc->max_link_scan = 32;
 	hc->hold_min_gain = 0.5;
 }
 
@@ -89,6 +89,18 @@ double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j)
 	if (cap > 0 && g > cap)
 		g = cap;
 	return g;
+}
+
+/*
+ * Class order: shortest communication relative to compute first (the job that
+ * loses the most GPU time per second it waits, as Crux's intensity), weighted
+ * by sqrt(period) so shorter iterations go first among equals (Crux's k
+ * correction favours them too; sqrt measured best of T^0, T^0.5, T^1 on the
+ * testbed scenario, docs/algorithms.md).
+ */
+static double prio_key(const hm_hjob_t *j)
+{
+	return j->pj->burst_s / (j->pj->comp_s + 1e-9) * sqrt(j->pj->T_s);
 }
 
 static int rack_insert(int *racks, int n, int r)
@@ -185,6 +197,7 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 		}
 		j->prio = 0;
 		j->prev_prio = sj->dec.prio;
+		j->key = prio_key(j);
 	}
 	for (int i = 0; i < m->njobs; i++) {
 		hm_hjob_t *j = &m->jobs[i];
@@ -244,23 +257,11 @@ void hm_hmodel_free(hm_hmodel_t *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/*
- * Class order: shortest communication relative to compute first (the job that
- * loses the most GPU time per second it waits, as Crux's intensity), weighted
- * by sqrt(period) so shorter iterations go first among equals (Crux's k
- * correction favours them too; sqrt measured best of T^0, T^0.5, T^1 on the
- * testbed scenario, docs/algorithms.md).
- */
-static double prio_key(const hm_hjob_t *j)
-{
-	return j->pj->burst_s / (j->pj->comp_s + 1e-9) * sqrt(j->pj->T_s);
-}
-
 /* Keys within 2% are a tie (measurements wobble): the current class, then the
  * index decide, so classes do not flip between epochs. */
 static int key_order(const hm_hmodel_t *m, int a, int b)
 {
-	double ka = prio_key(&m->jobs[a]), kb = prio_key(&m->jobs[b]);
+	double ka = m->jobs[a].key, kb = m->jobs[b].key;
 
 	/* Held jobs first: their bursts must not be slowed by free-running ones. */
 	if (m->jobs[a].hold != m->jobs[b].hold)
@@ -288,6 +289,9 @@ static bool key_less(const hm_hmodel_t *m, int a, int b)
  * key. Returns false when it cannot (too big, no memory): the caller layers.
  */
 #define HM_COMPRESS_MAX 256
+/* Random topological orders per group: 4 (Crux samples 10; racks are small
+ * and re-solved every epoch, so fewer orders lose little and halve the time). */
+#define HM_CLASS_ORDERS 4
 static bool prio_compress(hm_hmodel_t *m, const int *jobs, int n)
 {
 	int *ea = NULL, *eb = NULL, *lvl = NULL, ne = 0, cap = 0;
@@ -350,7 +354,8 @@ static bool prio_compress(hm_hmodel_t *m, const int *jobs, int n)
 		}
 	}
 	/* A pair sharing several links appears once per link: harmless extra weight. */
-	if (hm_crux_compress(n, pr, ne, ea, eb, w, m->cfg.classes, 10, 7, 0, lvl, NULL) < 0)
+	if (hm_crux_compress(n, pr, ne, ea, eb, w, m->cfg.classes, HM_CLASS_ORDERS, 7, 0, lvl,
+			     NULL) < 0)
 		goto out;
 	for (int q = 0; q < n; q++)
 		m->jobs[jobs[q]].prio = lvl[q];

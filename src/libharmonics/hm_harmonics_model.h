@@ -36,7 +36,7 @@ typedef struct {
 	int shift_grid;       /* uniform shift candidates per period (cfg.shift_bins or 24) */
 	double guard_s;       /* fixed guard, 0 = derived per job */
 	int classes;          /* usable priority classes: prio_levels - reserved_levels */
-	int max_link_scan;    /* jobs scanned per link when looking for partners (64) */
+	int max_link_scan;    /* jobs scanned per link when looking for partners (32) */
 	double hold_min_gain; /* holding must beat free running by this relative margin */
 } hm_hcfg_t;
 
@@ -59,7 +59,8 @@ typedef struct {
 	double P_s, s_s, guard_s;
 	int prio;
 	bool prio_set;
-	bool grp; /* scratch: member of the group being assigned classes */
+	bool grp;   /* scratch: member of the group being assigned classes */
+	double key; /* class order key (hm_prio_layer) */
 } hm_hjob_t;
 
 typedef struct {

@@ -42,6 +42,16 @@ int hm_pol_traffic_links(const hm_traffic_t *tr, int *links, double *bits, int c
 
 	if (total == 0)
 		return 0;
+	if (tr->nphases == 1) {
+		/* One phase: its links are ascending already (hm_job.h). */
+		const hm_phase_load_t *ph = &tr->phases[0];
+		for (int i = 0; i < ph->nlinks && out < cap; i++) {
+			links[out] = ph->links[i];
+			bits[out] = ph->flow_bytes * 8.0 * (double)ph->flows[i];
+			out++;
+		}
+		return out;
+	}
 	tmp = malloc(sizeof(*tmp) * (size_t)total);
 	if (!tmp)
 		return -1;
@@ -298,13 +308,20 @@ static double circ_overlap(double a, double len, double s, double b, double P)
 /* Small p, q with p * Pa == q * Pb (hyperperiod), 0 when none up to 8. */
 static int commensurate(double Pa, double Pb, int *p, int *q)
 {
-	for (int qq = 1; qq <= 8; qq++)
-		for (int pp = 1; pp <= 8; pp++)
-			if (fabs(pp * Pa - qq * Pb) <= 1e-7 * (Pa + Pb)) {
-				*p = pp;
-				*q = qq;
-				return 1;
-			}
+	double r = Pb / Pa, tol = 1e-7 * (Pa + Pb);
+
+	if (Pa == Pb) {
+		*p = *q = 1;
+		return 1;
+	}
+	for (int qq = 1; qq <= 8; qq++) {
+		double pp = floor(qq * r + 0.5);
+		if (pp >= 1 && pp <= 8 && fabs(pp * Pa - qq * Pb) <= tol) {
+			*p = (int)pp;
+			*q = qq;
+			return 1;
+		}
+	}
 	return 0;
 }
 

@@ -28,3 +28,7 @@ tests_unit_test_harmonics_SOURCES = tests/unit/test_harmonics.c tests/unit/polic
 tests_unit_test_harmonics_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_harmonics_LDADD = $(UNIT_LDADD)
 
+
+bin_PROGRAMS += src/tools/harmonics-bench
+src_tools_harmonics_bench_SOURCES = src/tools/harmonics-bench.c
+src_tools_harmonics_bench_LDADD = src/libharmonics/libharmonics.la -lm
