@@ -183,27 +183,14 @@ void hm_coord_derive(hm_coord_t *c, hm_cjob_t *j)
 	int nnames = 0, gpus = 0;
 	hm_err_t e = {0};
 	hm_profile_t prof;
-	bool *rack_seen = NULL;
+	bool *rack_seen = NULL, placed = false;
 
 	hm_cjob_clear_derived(j);
 	j->schedulable = false;
 	j->nracks = 0;
+	j->job.gpus = 0;
 	j->reason[0] = '\0';
-	if (strcmp(j->mode, "off") == 0) {
-		snprintf(j->reason, sizeof(j->reason), "comm-sched off");
-		goto out;
-	}
-	if (hm_coord_mode_check(j->mode, &e) != HM_OK) {
-		snprintf(j->reason, sizeof(j->reason), "bad mode %s", j->mode);
-		goto out;
-	}
-	if (job_profile(c, j, &prof, &e) != HM_OK) {
-		snprintf(j->reason, sizeof(j->reason), "%s",
-			 e.rc == HM_ERR_NOTFOUND ? "no profile" : "bad profile");
-		if (e.rc != HM_ERR_NOTFOUND)
-			hm_log(HM_LOG_INFO, "job %u: %s", j->job_id, e.msg);
-		goto out;
-	}
+	/* Placement first: even a job that is not scheduled shows where it runs. */
 	if (hm_hostlist_expand(j->nodes, &names, &nnames, &e) != HM_OK || nnames == 0) {
 		snprintf(j->reason, sizeof(j->reason), "bad node list");
 		hm_log(HM_LOG_INFO, "job %u: node list '%s': %s", j->job_id, j->nodes, e.msg);
@@ -234,12 +221,29 @@ void hm_coord_derive(hm_coord_t *c, hm_cjob_t *j)
 			j->nracks++;
 		}
 	}
+	placed = true;
 	memset(&j->job, 0, sizeof(j->job));
 	j->job.id = (int)j->job_id;
 	snprintf(j->job.name, sizeof(j->job.name), "%s", j->name);
 	j->job.gpus = gpus;
-	j->job.profile = prof;
 	j->job.arrival_s = j->start_s;
+
+	if (strcmp(j->mode, "off") == 0) {
+		snprintf(j->reason, sizeof(j->reason), "comm-sched off");
+		goto out;
+	}
+	if (hm_coord_mode_check(j->mode, &e) != HM_OK) {
+		snprintf(j->reason, sizeof(j->reason), "bad mode %s", j->mode);
+		goto out;
+	}
+	if (job_profile(c, j, &prof, &e) != HM_OK) {
+		snprintf(j->reason, sizeof(j->reason), "%s",
+			 e.rc == HM_ERR_NOTFOUND ? "no profile" : "bad profile");
+		if (e.rc != HM_ERR_NOTFOUND)
+			hm_log(HM_LOG_INFO, "job %u: %s", j->job_id, e.msg);
+		goto out;
+	}
+	j->job.profile = prof;
 	if (hm_traffic_derive(c->topo, &prof, &j->pl, 0, &j->tr, &e) != HM_OK) {
 		snprintf(j->reason, sizeof(j->reason), "traffic: %.100s", e.msg);
 		goto out;
@@ -249,8 +253,11 @@ void hm_coord_derive(hm_coord_t *c, hm_cjob_t *j)
 out:
 	hm_hostlist_free(names, nnames);
 	free(rack_seen);
-	if (!j->schedulable)
+	if (!j->schedulable && !placed) {
 		hm_cjob_clear_derived(j);
+		j->nracks = 0;
+		j->job.gpus = 0;
+	}
 }
 
 hm_rc_t hm_coord_reconfigure(hm_coord_t *c, const hm_conf_t *conf, hm_topo_t *topo, hm_err_t *err)
@@ -374,7 +381,7 @@ hm_rc_t hm_coord_job_upsert(hm_coord_t *c, const hm_coord_job_info_t *info, hm_e
 	j->start_s = info->start_s;
 	hm_coord_derive(c, j);
 	c->need_decide = true;
-	if (!j->schedulable && strcmp(j->reason, "comm-sched off") != 0)
+	if (!j->schedulable && strcmp(j->mode, "off") != 0)
 		rc = hm_err_set(err, HM_ERR_INVAL, "job %u runs unscheduled: %s", j->job_id,
 				j->reason);
 out:

@@ -16,7 +16,7 @@ static void view_of(const hm_cjob_t *j, hm_coord_job_view_t *v)
 	snprintf(v->nodes, sizeof(v->nodes), "%s", j->nodes);
 	snprintf(v->mode, sizeof(v->mode), "%s", j->mode);
 	snprintf(v->profile, sizeof(v->profile), "%s", j->eff_profile);
-	v->gpus = j->schedulable ? j->job.gpus : 0;
+	v->gpus = j->job.gpus; /* 0 when the node list could not be placed */
 	v->nracks = j->nracks;
 	v->start_s = j->start_s;
 	if (j->decided) {

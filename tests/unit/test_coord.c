@@ -90,6 +90,11 @@ static void test_decide(void **state)
 	assert_int_equal(hm_coord_assignment(c, 3, &a), HM_OK);
 	assert_false(a.scheduled);
 	assert_string_equal(a.reason, "comm-sched off");
+	assert_int_equal(hm_coord_job(c, 3, &v), HM_OK); /* not scheduled, still placed */
+	assert_int_equal(v.gpus, 8);
+	assert_int_equal(v.nracks, 1);
+	assert_int_equal(hm_coord_job(c, 5, &v), HM_OK); /* cannot be placed */
+	assert_int_equal(v.gpus, 0);
 	assert_int_equal(hm_coord_assignment(c, 4, &a), HM_OK);
 	assert_string_equal(a.reason, "bad profile");
 	assert_int_equal(hm_coord_assignment(c, 5, &a), HM_OK);
