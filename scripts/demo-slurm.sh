@@ -21,10 +21,13 @@ trap 'exit 130' INT TERM
 say() { printf '\n\033[1m## %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
+# Narrow rack uplinks (100 Gbit/s for 4 hosts) so that cross-rack jobs contend.
+export HM_CONF_EXTRA="UplinkSpeed=100Gbps"
 say "Bringing up 8 slurmd in 2 racks, slurmctld with sched/harmonics, slurmdbd"
 hm_cluster_up "$build" || { HM_KEEP=1; exit 1; }
 run scontrol show topology
 run sinfo
+run cat "$HM_DIR/etc/harmonics.conf"
 
 say "A bad option is refused at submission"
 run sbatch --comm-sched=fastest --wrap true

@@ -11,6 +11,7 @@
 #
 # Exported after hm_cluster_up: SLURM_CONF, HM_DIR, HM_PORT (coordinator),
 # HM_PLUGINS, HM_PROBE (socket probe), HM_CTL (harmonicsctl, may be empty).
+# Optional input: HM_CONF_EXTRA (lines appended to harmonics.conf), HM_KEEP=1.
 
 HM_NODES=8
 HM_SYS_PLUGINDIR=${HM_SYS_PLUGINDIR:-/usr/lib/x86_64-linux-gnu/slurm-wlm}
@@ -144,6 +145,8 @@ hm_write_conf() {
 		GpusPerNode=8
 		LogLevel=verbose
 	CONF
+	# Extra harmonics.conf lines from the caller (the demo narrows the uplinks).
+	[[ -n ${HM_CONF_EXTRA:-} ]] && printf '%s\n' "$HM_CONF_EXTRA" >>"$pd/etc/harmonics.conf"
 	hm_write_plugstack
 	umask 077
 	cat >"$pd/etc/slurmdbd.conf" <<-CONF
