@@ -677,7 +677,8 @@ hm_rc_t hm_coord_wait_job(hm_coord_t *c, uint32_t job_id, int timeout_ms)
 
 	deadline_after(&ts, timeout_ms);
 	pthread_mutex_lock(&c->mu);
-	while (!((j = hm_coord_find(c, job_id)) && j->decided && !c->need_decide)) {
+	/* A decided job answers at once, even while other changes wait for the sched thread. */
+	while (!((j = hm_coord_find(c, job_id)) && j->decided)) {
 		c->work_requested = true;
 		pthread_cond_broadcast(&c->cv_work);
 		if (pthread_cond_timedwait(&c->cv_job, &c->mu, &ts) == ETIMEDOUT) {
