@@ -295,9 +295,6 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 			}
 		}
 	}
-	/* Classes of cross-rack jobs, consistent in every rack they cross. */
-	memcpy(order, m->cross, sizeof(int) * (size_t)m->ncross);
-	hm_prio_layer(m, order, m->ncross);
 out:
 	free(order);
 	free(stamp);

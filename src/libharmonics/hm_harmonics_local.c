@@ -440,17 +440,6 @@ hm_rc_t hm_local_solve(hm_local_t *ls, hm_hmodel_t *m, int r, hm_err_t *err)
 			goto out;
 	}
 layer:
-	/* Classes of the rack's own jobs around the cross-rack ones already set. */
-	{
-		int nl = 0, *loc = malloc(sizeof(int) * (size_t)n);
-		if (!loc)
-			goto nomem;
-		for (int k = lo; k < hi; k++)
-			if (m->jobs[m->rjobs[k]].rack == r)
-				loc[nl++] = m->rjobs[k];
-		hm_prio_layer(m, loc, nl);
-		free(loc);
-	}
 	goto out;
 nomem:
 	rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: rack %d: out of memory", r);

@@ -405,3 +405,58 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n)
 	for (int q = 0; q < n; q++)
 		m->jobs[jobs[q]].grp = false;
 }
+
+hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
+{
+	hm_uf_t uf = {0};
+	int *start = NULL, *fill = NULL, *list = NULL;
+	hm_rc_t rc = HM_OK;
+
+	if (hm_uf_init(&uf, m->njobs) != HM_OK)
+		goto nomem;
+	for (int x = 0; x < m->njobs; x++) {
+		const hm_hjob_t *j = &m->jobs[x];
+		if (j->rack == HM_HJOB_NONET)
+			continue;
+		for (int k = 0; k < j->pj->nlinks; k++) {
+			int l = j->pj->links[k];
+			int lo = m->view.lstart[l], hi = m->view.lstart[l + 1];
+			if (hi - lo > m->cfg.max_link_scan)
+				hi = lo + m->cfg.max_link_scan;
+			for (int q = lo; q < hi; q++) {
+				int y = m->view.ljobs[q];
+				if (y <= x || hm_uf_find(&uf, x) == hm_uf_find(&uf, y))
+					continue;
+				if (hm_pjob_excess(j->pj, m->jobs[y].pj, m->view.lload) > 0)
+					hm_uf_union(&uf, x, y);
+			}
+		}
+	}
+	start = calloc((size_t)m->njobs + 2, sizeof(int));
+	fill = calloc((size_t)m->njobs + 1, sizeof(int));
+	list = malloc(sizeof(int) * (size_t)(m->njobs + 1));
+	if (!start || !fill || !list)
+		goto nomem;
+	for (int x = 0; x < m->njobs; x++)
+		if (m->jobs[x].rack != HM_HJOB_NONET)
+			start[hm_uf_find(&uf, x) + 1]++;
+	for (int r = 0; r < m->njobs; r++)
+		start[r + 1] += start[r];
+	for (int x = 0; x < m->njobs; x++)
+		if (m->jobs[x].rack != HM_HJOB_NONET) {
+			int r = hm_uf_find(&uf, x);
+			list[start[r] + fill[r]++] = x;
+		}
+	for (int r = 0; r < m->njobs; r++)
+		if (start[r + 1] > start[r])
+			hm_prio_layer(m, list + start[r], start[r + 1] - start[r]);
+	goto out;
+nomem:
+	rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: classes: out of memory");
+out:
+	hm_uf_free(&uf);
+	free(start);
+	free(fill);
+	free(list);
+	return rc;
+}

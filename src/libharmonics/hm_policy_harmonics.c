@@ -139,6 +139,8 @@ static hm_rc_t h_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	rc = hm_global_solve(&m, err);
 	if (rc == HM_OK)
 		rc = solve_racks(&m, s->cfg.threads, err);
+	if (rc == HM_OK)
+		rc = hm_hmodel_classes(&m, err);
 	if (rc != HM_OK)
 		goto out;
 	s->epoch++;

@@ -32,3 +32,16 @@ tests_unit_test_harmonics_LDADD = $(UNIT_LDADD)
 bin_PROGRAMS += src/tools/harmonics-bench
 src_tools_harmonics_bench_SOURCES = src/tools/harmonics-bench.c
 src_tools_harmonics_bench_LDADD = src/libharmonics/libharmonics.la -lm
+
+check_PROGRAMS += tests/unit/test_cassini
+TESTS += tests/unit/test_cassini
+tests_unit_test_cassini_SOURCES = tests/unit/test_cassini.c tests/unit/policies_fixture.h
+tests_unit_test_cassini_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_cassini_LDADD = $(UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_policies_random
+TESTS += tests/unit/test_policies_random
+tests_unit_test_policies_random_SOURCES = tests/unit/test_policies_random.c \
+	tests/unit/policies_fixture.h
+tests_unit_test_policies_random_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_policies_random_LDADD = $(UNIT_LDADD)

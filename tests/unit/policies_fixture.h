@@ -13,7 +13,7 @@
 #include "hm_policy.h"
 #include "hm_sim.h"
 
-static hm_topo_t *fx_topo(int racks, int hosts, int gpus, double oversub)
+static inline hm_topo_t *fx_topo(int racks, int hosts, int gpus, double oversub)
 {
 	hm_topo_gen_t g = {0};
 	hm_topo_t *t = NULL;
@@ -32,8 +32,8 @@ static hm_topo_t *fx_topo(int racks, int hosts, int gpus, double oversub)
 }
 
 /* A job on hosts[0..nh) (one GPU per host) with compute c_s and a ring all-reduce. */
-static void fx_job(hm_job_t *j, int id, const hm_topo_t *t, const int *hosts, int nh, double c_s,
-		   double bytes, double iters, double arrival_s)
+static inline void fx_job(hm_job_t *j, int id, const hm_topo_t *t, const int *hosts, int nh,
+			  double c_s, double bytes, double iters, double arrival_s)
 {
 	size_t len = 1;
 
@@ -60,14 +60,14 @@ static void fx_job(hm_job_t *j, int id, const hm_topo_t *t, const int *hosts, in
 	}
 }
 
-static void fx_free_jobs(hm_job_t *jobs, int n)
+static inline void fx_free_jobs(hm_job_t *jobs, int n)
 {
 	for (int i = 0; i < n; i++)
 		free(jobs[i].nodes);
 }
 
-static int fx_run(const hm_topo_t *t, hm_job_t *jobs, int n, const hm_policy_ops_t *pol,
-		  double jitter, unsigned long seed, double epoch_s, hm_sim_result_t *r)
+static inline int fx_run(const hm_topo_t *t, hm_job_t *jobs, int n, const hm_policy_ops_t *pol,
+			 double jitter, unsigned long seed, double epoch_s, hm_sim_result_t *r)
 {
 	hm_workload_t w = {n, jobs};
 	hm_sim_opts_t o;
@@ -102,7 +102,7 @@ typedef struct {
 } fx_ctx_t;
 
 /* nlinks links of 100 Gbit/s; rack[l] = owning rack (-1 above the racks). */
-static void fx_ctx_init(fx_ctx_t *f, int nlinks, const int *rack, int nracks)
+static inline void fx_ctx_init(fx_ctx_t *f, int nlinks, const int *rack, int nracks)
 {
 	memset(f, 0, sizeof(*f));
 	f->topo.nlinks = nlinks;
@@ -120,7 +120,7 @@ static void fx_ctx_init(fx_ctx_t *f, int nlinks, const int *rack, int nracks)
 }
 
 /* Job i: compute c_s, a burst of m_s alone at full rate on each of the links. */
-static void fx_ctx_job(fx_ctx_t *f, int i, double c_s, double m_s, const int *links, int nl)
+static inline void fx_ctx_job(fx_ctx_t *f, int i, double c_s, double m_s, const int *links, int nl)
 {
 	hm_traffic_t *tr = &f->tr[i];
 
@@ -150,7 +150,7 @@ static void fx_ctx_job(fx_ctx_t *f, int i, double c_s, double m_s, const int *li
 }
 
 /* Mark job i as measured over the last epoch: its compute and spread. */
-static void fx_ctx_measured(fx_ctx_t *f, int i, double sd_s)
+static inline void fx_ctx_measured(fx_ctx_t *f, int i, double sd_s)
 {
 	f->sj[i].meas_compute_s = f->jobs[i].profile.compute_s;
 	f->sj[i].meas_comm_s = f->tr[i].alone_comm_s[0];
