@@ -21,9 +21,9 @@ hm_log() { echo "cluster: $*" >&2; }
 
 # A base port with 16 free TCP ports above it.
 hm_pick_ports() {
-	local used base try p ok
+	local used base p ok
 	used=$(ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://' | sort -u)
-	for try in $(seq 50); do
+	for _ in $(seq 50); do
 		base=$((20000 + (RANDOM % 2000) * 16))
 		ok=1
 		for p in $(seq "$base" $((base + 15))); do

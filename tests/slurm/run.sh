@@ -205,13 +205,25 @@ check "step ran (rc 0) unscheduled (HARMONICS_MODE=off)" bash -c "((rc == 0)) &&
 check "within the bound (< 1.5 s + 4 s launch slack)" awk -v d="$dt" 'BEGIN { exit !(d < 5.5) }'
 check "said so exactly once in the job's output" bash -c "[[ \$(grep -c 'running unscheduled' $out/mute-step.err) == 1 ]]"
 
-echo "=== scontrol reconfigure keeps decisions"
+echo "=== scontrol reconfigure reloads harmonics.conf and keeps decisions"
+conf=$HM_DIR/etc/harmonics.conf
 c_before=$(admin_comment "$jrun")
+n_re=$(grep -c "sched/harmonics: reconfigured from" "$HM_DIR/log/slurmctld.log")
+sed -i 's/^EpochLength=.*/EpochLength=20s/' "$conf"
 scontrol reconfigure
-hm_wait_for 10 grep -q "sched/harmonics: reconfigured" "$HM_DIR/log/slurmctld.log"
-check "reconfigure logged" grep -q "sched/harmonics: reconfigured" "$HM_DIR/log/slurmctld.log"
-sleep 2
+hm_wait_for 10 bash -c "(( \$(grep -c 'sched/harmonics: reconfigured from' $HM_DIR/log/slurmctld.log) > $n_re ))"
+check "reconfigure logged" bash -c "(( \$(grep -c 'sched/harmonics: reconfigured from' $HM_DIR/log/slurmctld.log) > $n_re ))"
+check "new EpochLength in effect (coordinator status says 20 s)" \
+	bash -c "printf '{\"op\":\"status\"}' | '$HM_PROBE' send 127.0.0.1 $HM_PORT --munge | grep -q '\"epoch_s\":20'"
+sleep 1
 check "AdminComment unchanged after reconfigure" bash -c "[[ '$(admin_comment "$jrun")' == '$c_before' ]]"
+cp "$conf" "$conf.good"
+echo "Bogus=1" >>"$conf"
+scontrol reconfigure
+hm_wait_for 10 grep -q "keeping the previous configuration" "$HM_DIR/log/slurmctld.log"
+check "a bad harmonics.conf on reconfigure is refused with file:line, previous kept: $(grep -m1 -o 'reconfigure: .*harmonics.conf:[0-9]*: [^;]*' "$HM_DIR/log/slurmctld.log")" \
+	grep -q "reconfigure: $conf:[0-9]*: .*Bogus.*keeping the previous configuration" "$HM_DIR/log/slurmctld.log"
+mv "$conf.good" "$conf"
 
 echo "=== slurmctld restart mid-job loses no job and no decision"
 # What a new step of the job would get: the coordinator's answer to "register".
@@ -221,6 +233,21 @@ a_before=$(assign_of "$jrun")
 c_before=$(admin_comment "$jrun")
 hm_ctld_stop
 check "state file written" test -s "$HM_DIR/state/harmonics.state"
+# While it is down: a bad harmonics.conf must refuse to start, naming file:line.
+cp "$conf" "$conf.good"
+echo "PriorityLevels=lots" >>"$conf"
+slurmctld -D -f "$SLURM_CONF" >"$HM_DIR/log/bad-start.out" 2>&1 &
+bad_pid=$!
+hm_wait_for 20 bash -c "! kill -0 $bad_pid"
+if kill -0 "$bad_pid" 2>/dev/null; then
+	kill -TERM "$bad_pid"
+	fail "slurmctld refuses to start with a bad harmonics.conf" "still running"
+else
+	check "slurmctld refuses to start with a bad harmonics.conf: $(grep -m1 -o "sched/harmonics: $conf:[0-9]*: .*" "$HM_DIR/log/slurmctld.log")" \
+		grep -q "sched/harmonics: $conf:[0-9]*: .*lots" "$HM_DIR/log/slurmctld.log"
+fi
+wait "$bad_pid" 2>/dev/null
+mv "$conf.good" "$conf"
 t0=$(date +%s.%N)
 hm_ctld_start
 echo "    slurmctld back in $(elapsed "$t0")s"
