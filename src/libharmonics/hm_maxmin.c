@@ -96,20 +96,23 @@ void hm_mm_ws_free(hm_mm_ws_t *ws)
 	memset(ws, 0, sizeof(*ws));
 }
 
+/* 4-ary min-heap: half the depth of a binary one, and sifts dominate a solve. */
 static void sift_down(hm_mm_hent_t *h, int n, int i)
 {
 	hm_mm_hent_t v = h[i];
 
 	for (;;) {
-		int c = 2 * i + 1;
+		int c = 4 * i + 1, best = c;
 		if (c >= n)
 			break;
-		if (c + 1 < n && h[c + 1].key < h[c].key)
-			c++;
-		if (h[c].key >= v.key)
+		int end = c + 4 < n ? c + 4 : n;
+		for (int k = c + 1; k < end; k++)
+			if (h[k].key < h[best].key)
+				best = k;
+		if (h[best].key >= v.key)
 			break;
-		h[i] = h[c];
-		i = c;
+		h[i] = h[best];
+		i = best;
 	}
 	h[i] = v;
 }
@@ -166,7 +169,7 @@ static void fill_class(hm_mm_ws_t *ws, int lo, int hi, int c, int nl, double *ra
 	for (int l = 0; l < nl; l++)
 		if (ws->w[l] > 0)
 			heap[nh++] = (hm_mm_hent_t){ws->res[l] / ws->w[l], l, ws->ver[l]};
-	for (int i = nh / 2 - 1; i >= 0; i--)
+	for (int i = (nh - 2) / 4; nh > 1 && i >= 0; i--)
 		sift_down(heap, nh, i);
 	/* Stop once every phase is frozen: the links left cannot change a rate. */
 	while (nh > 0 && active > 0) {
