@@ -83,3 +83,10 @@ tests_unit_coord_serve_CFLAGS = $(COORD_TEST_CFLAGS)
 tests_unit_coord_serve_LDADD = $(HMCOORD_LIBS)
 TESTS += tests/unit/harmonicsctl_e2e.sh
 EXTRA_DIST += tests/unit/harmonicsctl_e2e.sh
+
+# Timing of decisions and of a register round trip (not a test: prints numbers).
+noinst_PROGRAMS += tests/coord/coord_bench
+tests_coord_coord_bench_SOURCES = tests/coord/coord_bench.c tests/unit/coord_fixture.h
+tests_coord_coord_bench_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
+tests_coord_coord_bench_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_coord_coord_bench_LDADD = $(HMCOORD_LIBS)
