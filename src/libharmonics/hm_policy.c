@@ -3,22 +3,13 @@
 
 #include <string.h>
 
-/*
- * Policies of the two-tier issue are linked in when their files exist; weak
- * references keep the library linkable while they are being written.
- */
-extern const hm_policy_ops_t hm_policy_optimal __attribute__((weak));
-extern const hm_policy_ops_t hm_policy_cassini __attribute__((weak));
-extern const hm_policy_ops_t hm_policy_crux __attribute__((weak));
-extern const hm_policy_ops_t hm_policy_harmonics __attribute__((weak));
-
 static const hm_policy_ops_t *registry(int i)
 {
 	switch (i) {
 	case 0:
 		return &hm_policy_fair;
 	case 1:
-		return &hm_policy_optimal; /* NULL until linked */
+		return &hm_policy_optimal;
 	case 2:
 		return &hm_policy_cassini;
 	case 3:

@@ -108,5 +108,8 @@ const hm_policy_ops_t *hm_policy_at(int i);
 /* Policy implementations (each in its own file). */
 extern const hm_policy_ops_t hm_policy_fair;
 extern const hm_policy_ops_t hm_policy_optimal;
+extern const hm_policy_ops_t hm_policy_cassini;
+extern const hm_policy_ops_t hm_policy_crux;
+extern const hm_policy_ops_t hm_policy_harmonics;
 
 #endif
