@@ -67,6 +67,7 @@ static void usage(FILE *out)
 		"  --json | --csv        machine-readable output instead of the table\n"
 		"  --per-job             include one row per job\n"
 		"  --plot FILE.svg|png   iteration-time CDFs and link utilisation (gnuplot)\n"
+		"  --sample S            link-utilisation sampling period for --plot (default 5s)\n"
 		"  -q, --quiet           no progress bar\n"
 		"  -h, --help            this help;  -V, --version  version\n",
 		DEFAULT_TOPO_GEN, DEFAULT_WORKLOAD_GEN, HM_DEFAULT_NIC_BPS / 1e9,
@@ -93,6 +94,7 @@ enum {
 	OPT_CSV,
 	OPT_PER_JOB,
 	OPT_PLOT,
+	OPT_SAMPLE,
 };
 
 static const struct option long_opts[] = {
@@ -115,6 +117,7 @@ static const struct option long_opts[] = {
 	{"csv", no_argument, NULL, OPT_CSV},
 	{"per-job", no_argument, NULL, OPT_PER_JOB},
 	{"plot", required_argument, NULL, OPT_PLOT},
+	{"sample", required_argument, NULL, OPT_SAMPLE},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -182,6 +185,9 @@ static int parse_args(int argc, char **argv, sim_args_t *a, hm_err_t *err)
 		case OPT_CSV: a->fmt = FMT_CSV; break;
 		case OPT_PER_JOB: a->per_job = true; break;
 		case OPT_PLOT: a->plot = optarg; break;
+		case OPT_SAMPLE:
+			rc = hm_parse_duration_s(optarg, 0.001, 1e6, &a->sopts.sample_s, "--sample", err);
+			break;
 		case 'q': a->quiet = true; break;
 		case 'h': usage(stdout); return 1;
 		case 'V': printf("harmonics-sim %s\n", PACKAGE_VERSION); return 1;
@@ -212,6 +218,8 @@ static int parse_args(int argc, char **argv, sim_args_t *a, hm_err_t *err)
 		hm_err_set(err, HM_ERR_INVAL, "--csv-columns applies to --topology FILE only");
 		return -1;
 	}
+	if (a->plot && a->sopts.sample_s <= 0)
+		a->sopts.sample_s = 5.0;
 	a->sopts.seed = a->seed;
 	a->pcfg.seed = a->seed;
 	return 0;

@@ -10,6 +10,8 @@
 
 #include "config.h"
 
+#define PLOT_UTIL_WINDOW 12
+
 void sim_report_table(FILE *out, const sim_scenario_t *sc, const hm_sim_result_t *res, int nres,
 		      bool per_job)
 {
@@ -197,14 +199,27 @@ static hm_rc_t write_data(const char *dir, const hm_sim_result_t *r, int idx, hm
 		fprintf(f, "%.6f %.6f\n", s[i], (double)(i + 1) / n);
 	if (n > 0)
 		fprintf(f, "%.6f 1\n", s[n - 1]);
+	else
+		fprintf(f, "1 0\n1 1\n");
 	free(s);
 	fclose(f);
 
 	snprintf(path, sizeof(path), "%s/util%d.dat", dir, idx);
 	if (!(f = fopen(path, "w")))
 		return hm_err_set(err, HM_ERR_IO, "%s: %s", path, strerror(errno));
-	for (int i = 0; i < r->nt; i++)
-		fprintf(f, "%.3f %.6f %.6f\n", r->t_s[i], r->util_busiest[i], r->util_mean[i]);
+	/* Samples are instantaneous (0 or 1 on a link between bursts): plot a
+	 * moving average over PLOT_UTIL_WINDOW samples. */
+	for (int i = 0; i < r->nt; i++) {
+		int lo = i >= PLOT_UTIL_WINDOW - 1 ? i - PLOT_UTIL_WINDOW + 1 : 0;
+		double b = 0, m = 0;
+		for (int k = lo; k <= i; k++) {
+			b += r->util_busiest[k];
+			m += r->util_mean[k];
+		}
+		fprintf(f, "%.3f %.6f %.6f\n", r->t_s[i], b / (i - lo + 1), m / (i - lo + 1));
+	}
+	if (r->nt == 0) /* gnuplot refuses an empty data file */
+		fprintf(f, "0 0 0\n");
 	fclose(f);
 	return HM_OK;
 }
@@ -246,7 +261,7 @@ hm_rc_t sim_report_plot(const char *path, const hm_sim_result_t *res, int nres, 
 	for (int i = 0; i < nres; i++)
 		fprintf(f, "%s'%s/cdf%d.dat' using 1:2 with lines lw 2 title '%s'", i ? ", " : "", dir,
 			i, res[i].policy);
-	fprintf(f, "\nset title 'Busiest link utilisation over time'\nset xlabel 'time (s)'\n"
+	fprintf(f, "\nset title 'Busiest link utilisation (moving average of 12 samples)'\nset xlabel 'time (s)'\n"
 		   "set ylabel 'utilisation'\nset yrange [0:1.05]\nplot ");
 	for (int i = 0; i < nres; i++)
 		fprintf(f, "%s'%s/util%d.dat' using 1:2 with lines title '%s'", i ? ", " : "", dir, i,
