@@ -117,6 +117,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	hm_spank_args_defaults(&g_args);
 	if (hm_spank_args_parse(ac, av, &g_args, &err) != HM_OK) {
 		slurm_error("harmonics: %s", err.msg);
+		snprintf(g_notice, sizeof(g_notice), "harmonics: %s; running unscheduled", err.msg);
 		/* Refuse submissions on an admin error; never break running steps. */
 		return ctx_submit() ? -1 : 0;
 	}
