@@ -351,29 +351,30 @@ static int run_forked(const opts_t *o, const hm_policy_ops_t *pol, int gpus, sam
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: harmonics-bench [OPTIONS]\n"
-		"Time one full scheduling decision per policy as the cluster grows.\n\n"
-		"  --sizes LIST     GPU counts (default 16,32,64,256,1024,4096,16384,65536,\n"
-		"                   131072; below 64 so that optimal finishes somewhere)\n"
-		"  --policy LIST    policies among %s, or 'all' (default all)\n"
-		"  --seeds N        workload seeds per size (default 2)\n"
-		"  --repeats N      decisions per seed; the median is reported (default 3;\n"
-		"                   one per seed when a decision takes over 1 s)\n"
-		"  --budget S       time budget of one decision (optimal) (default 5s)\n"
-		"  --threads N      worker threads inside a policy (default 1: one core)\n"
-		"  --quick          CI run: sizes 64,256,1024, 1 seed, 1 repeat, budget 1s\n"
-		"  --json           {\"results\":[{policy,gpus,jobs,decision_s,cpu_s,"
-		"peak_rss_bytes,finished}]}\n"
-		"  --plot FILE      decision time vs GPUs, log axes (gnuplot; .png or .svg)\n"
-		"  -h, --help       this text\n"
-		"Scenario mode (harmonics-sim's --csv table for the chosen policies):\n"
-		"  --scenario --topo-gen SPEC (--trace FILE | --generate SPEC) [--seed N]\n"
-		"             [--jitter CV (0.02)] [--epoch S (30s)] [--budget S] [--policy LIST]\n\n"
-		"The size at which optimal is cut by its budget ends its series (larger ones\n"
-		"would be cut too). Other policies report finished=false when their own\n"
-		"budget use (crux's order sampling) was cut, and go on.\n",
-		hm_policy_names());
+	fprintf(
+	    f,
+	    "Usage: harmonics-bench [OPTIONS]\n"
+	    "Time one full scheduling decision per policy as the cluster grows.\n\n"
+	    "  --sizes LIST     GPU counts (default 16,32,64,256,1024,4096,16384,65536,\n"
+	    "                   131072; below 64 so that optimal finishes somewhere)\n"
+	    "  --policy LIST    policies among %s, or 'all' (default all)\n"
+	    "  --seeds N        workload seeds per size (default 2)\n"
+	    "  --repeats N      decisions per seed; the median is reported (default 3;\n"
+	    "                   one per seed when a decision takes over 1 s)\n"
+	    "  --budget S       time budget of one decision (optimal) (default 5s)\n"
+	    "  --threads N      worker threads inside a policy (default 1: one core)\n"
+	    "  --quick          CI run: sizes 64,256,1024, 1 seed, 1 repeat, budget 1s\n"
+	    "  --json           {\"results\":[{policy,gpus,jobs,decision_s,cpu_s,"
+	    "peak_rss_bytes,finished}]}\n"
+	    "  --plot FILE      decision time vs GPUs, log axes (gnuplot; .png or .svg)\n"
+	    "  -h, --help       this text\n"
+	    "Scenario mode (harmonics-sim's --csv table for the chosen policies):\n"
+	    "  --scenario --topo-gen SPEC (--trace FILE | --generate SPEC) [--seed N]\n"
+	    "             [--jitter CV (0.02)] [--epoch S (30s)] [--budget S] [--policy LIST]\n\n"
+	    "The size at which optimal is cut by its budget ends its series (larger ones\n"
+	    "would be cut too). Other policies report finished=false when their own\n"
+	    "budget use (crux's order sampling) was cut, and go on.\n",
+	    hm_policy_names());
 }
 
 static int parse_sizes(const char *arg, opts_t *o, hm_err_t *err)
@@ -539,10 +540,10 @@ static int run_scenario(const opts_t *o, const scen_opts_t *so)
 			fprintf(stderr, "harmonics-bench: %s: %s\n", o->pol[p]->name, err.msg);
 			goto out;
 		}
-		printf("%s,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%d\n",
-		       r.policy, r.njobs, r.completed, r.unplaced, r.mean_jct_s, r.p99_jct_s,
-		       r.mean_iter_s, r.p99_iter_s, r.mean_comm_s, r.mean_slowdown, r.gpu_util,
-		       r.sched_time_s, r.max_decision_s, r.decisions, r.budget_exhausted ? 1 : 0);
+		printf("%s,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%d\n", r.policy,
+		       r.njobs, r.completed, r.unplaced, r.mean_jct_s, r.p99_jct_s, r.mean_iter_s,
+		       r.p99_iter_s, r.mean_comm_s, r.mean_slowdown, r.gpu_util, r.sched_time_s,
+		       r.max_decision_s, r.decisions, r.budget_exhausted ? 1 : 0);
 		fflush(stdout);
 		hm_sim_result_free(&r);
 	}
@@ -555,24 +556,16 @@ out:
 
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = {{"sizes", required_argument, 0, 's'},
-					   {"policy", required_argument, 0, 'p'},
-					   {"seeds", required_argument, 0, 'S'},
-					   {"repeats", required_argument, 0, 'r'},
-					   {"budget", required_argument, 0, 'b'},
-					   {"threads", required_argument, 0, 't'},
-					   {"quick", no_argument, 0, 'q'},
-					   {"json", no_argument, 0, 'j'},
-					   {"plot", required_argument, 0, 'P'},
-					   {"help", no_argument, 0, 'h'},
-					   {"scenario", no_argument, 0, 'X'},
-					   {"topo-gen", required_argument, 0, 'T'},
-					   {"trace", required_argument, 0, 'R'},
-					   {"generate", required_argument, 0, 'G'},
-					   {"seed", required_argument, 0, 'E'},
-					   {"jitter", required_argument, 0, 'J'},
-					   {"epoch", required_argument, 0, 'O'},
-					   {0, 0, 0, 0}};
+	static const struct option lo[] = {
+	    {"sizes", required_argument, 0, 's'},  {"policy", required_argument, 0, 'p'},
+	    {"seeds", required_argument, 0, 'S'},  {"repeats", required_argument, 0, 'r'},
+	    {"budget", required_argument, 0, 'b'}, {"threads", required_argument, 0, 't'},
+	    {"quick", no_argument, 0, 'q'},        {"json", no_argument, 0, 'j'},
+	    {"plot", required_argument, 0, 'P'},   {"help", no_argument, 0, 'h'},
+	    {"scenario", no_argument, 0, 'X'},     {"topo-gen", required_argument, 0, 'T'},
+	    {"trace", required_argument, 0, 'R'},  {"generate", required_argument, 0, 'G'},
+	    {"seed", required_argument, 0, 'E'},   {"jitter", required_argument, 0, 'J'},
+	    {"epoch", required_argument, 0, 'O'},  {0, 0, 0, 0}};
 	opts_t o = {.sizes = {16, 32, 64, 256, 1024, 4096, 16384, 65536, 131072},
 		    .nsizes = 9,
 		    .seeds = 2,
