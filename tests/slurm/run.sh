@@ -141,6 +141,12 @@ HARMONICS_COMM_SCHED=fair srun -N1 --no-comm-sched -o "$out/prec3.env" env
 check "precedence: command line over environment" grep -qx HARMONICS_COMM_SCHED=cassini "$out/prec1.env"
 check "precedence: environment when no option" grep -qx HARMONICS_COMM_SCHED=fair "$out/prec2.env"
 check "precedence: --no-comm-sched over environment" grep -qx HARMONICS_COMM_SCHED=off "$out/prec3.env"
+hm_write_plugstack "default_mode=auto"
+srun -N1 -o "$out/prec4.env" env
+HARMONICS_COMM_SCHED=crux srun -N1 -o "$out/prec5.env" env
+hm_write_plugstack ""
+check "plugstack.conf default_mode=auto applies when nothing is asked" grep -qx HARMONICS_COMM_SCHED=auto "$out/prec4.env"
+check "precedence: environment over plugstack.conf default" grep -qx HARMONICS_COMM_SCHED=crux "$out/prec5.env"
 
 echo "=== batch jobs: decisions in scontrol while running, in sacct after"
 # A job on n1 leaves rack1 with 3 free nodes, rack2 with 4: cons_tres' best fit
