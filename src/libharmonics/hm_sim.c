@@ -13,6 +13,8 @@
 
 /* Numerical slack (seconds) for "ready exactly at the slot start". */
 #define SLOT_EPS_S 1e-9
+/* Utilisation timeline points kept at most (a bad sample_s cannot exhaust memory). */
+#define SIM_MAX_UTIL_SAMPLES 1000000
 
 void hm_sim_opts_defaults(hm_sim_opts_t *o)
 {
@@ -228,8 +230,8 @@ static hm_rc_t handle(sim_t *s, const sim_ev_t *ev, hm_err_t *err)
 		}
 		return push(s, s->now + s->pcfg.epoch_s, SEV_EPOCH, -1, err);
 	case SEV_SAMPLE:
-		if (s->remaining <= 0)
-			return HM_OK;
+		if (s->remaining <= 0 || s->res->nt >= SIM_MAX_UTIL_SAMPLES)
+			return HM_OK; /* done, or enough points for any plot */
 		rc = sim_sample_util(s, err);
 		if (rc != HM_OK)
 			return rc;

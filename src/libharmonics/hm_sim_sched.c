@@ -285,6 +285,17 @@ hm_rc_t sim_place(sim_t *s, int j, hm_err_t *err)
 		if (sj->tr[0].phases[p].nlinks > 0)
 			sj->network = true;
 	sj->alone_iter_s = hm_traffic_alone_iter_s(s->topo, &sj->job->profile, &sj->tr[0]);
+	if (!(sj->alone_iter_s > 0) || !isfinite(sj->alone_iter_s)) {
+		/* Zero-length iterations would run forever at one instant: refuse them. */
+		char why[128];
+		snprintf(why, sizeof(why),
+			 "contention-free iteration time %g s (compute_s %g, no network time); "
+			 "accepted: > 0",
+			 sj->alone_iter_s, sj->job->profile.compute_s);
+		hm_place_release(&s->cs, &sj->pl);
+		unplaced(s, sj, why);
+		return HM_OK;
+	}
 	if (sj->job->iterations > 0)
 		sj->target_iters = ceil(sj->job->iterations);
 	else if (sj->job->duration_s > 0 && sj->alone_iter_s > 0)

@@ -261,6 +261,24 @@ static void test_queue_and_unplaced(void **state)
 	hm_topo_free(t);
 }
 
+/* A job whose iterations take no time (no compute, traffic inside one host) is
+ * reported instead of looping forever at one instant. */
+static void test_zero_length_iterations(void **state)
+{
+	(void)state;
+	hm_topo_t *t = make_topo();
+	hm_job_t j[1];
+
+	set_job(&j[0], 0, t, -1, -1, 1e9);
+	j[0].profile.compute_s = 0;
+	hm_sim_result_t r = run(t, j, 1, &hm_policy_fair, 0, 1);
+	assert_int_equal(r.unplaced, 1);
+	assert_false(r.jobs[0].placed);
+	assert_non_null(strstr(r.jobs[0].note, "iteration time 0"));
+	hm_sim_result_free(&r);
+	hm_topo_free(t);
+}
+
 /* Jitter: same seed, same result; another seed differs; horizon stops the run. */
 static void test_jitter_and_horizon(void **state)
 {
@@ -310,6 +328,7 @@ int main(void)
 	    cmocka_unit_test(test_slot_holding),
 	    cmocka_unit_test(test_one_time_shift),
 	    cmocka_unit_test(test_queue_and_unplaced),
+	    cmocka_unit_test(test_zero_length_iterations),
 	    cmocka_unit_test(test_jitter_and_horizon),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
