@@ -263,7 +263,7 @@ hm_rc_t sim_place(sim_t *s, int j, hm_err_t *err)
 	}
 	if (rc != HM_OK)
 		return hm_err_set(err, rc, "%s", e.msg);
-	if (s->pol && s->pol->place) {
+	if (s->pol && s->pol->place && !sj->job->nodes) { /* a fixed nodes list is fixed */
 		rc = choose_placement(s, j, err);
 		if (rc != HM_OK)
 			return rc;

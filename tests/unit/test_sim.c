@@ -261,6 +261,82 @@ static void test_queue_and_unplaced(void **state)
 	hm_topo_free(t);
 }
 
+/* Recording policy: placement candidates, chosen host, epochs and measurements. */
+static int g_ncands, g_cand_rack1, g_host, g_epochs;
+static double g_meas_iter, g_meas_compute, g_meas_comm;
+
+static int rec_place(void *st, hm_sched_ctx_t *ctx, const hm_placement_t *cands,
+		     const hm_traffic_t *tr, int n)
+{
+	(void)st;
+	(void)tr;
+	assert_true(ctx->event_job >= 0 && ctx->event_job < ctx->njobs);
+	assert_ptr_equal(ctx->jobs[ctx->event_job].placement, &cands[0]);
+	g_ncands = n;
+	g_cand_rack1 = -1;
+	for (int i = 0; i < n; i++)
+		if (ctx->topo->hosts[cands[i].slots[0].host].rack == 1)
+			g_cand_rack1 = i;
+	return g_cand_rack1 >= 0 ? g_cand_rack1 : 0;
+}
+
+static hm_rc_t rec_decide(void *st, hm_sched_ctx_t *ctx, hm_err_t *err)
+{
+	(void)st;
+	(void)err;
+	if (ctx->event == HM_EV_ARRIVAL && ctx->jobs[ctx->event_job].id == 0)
+		g_host = ctx->jobs[ctx->event_job].placement->slots[0].host;
+	if (ctx->event == HM_EV_EPOCH) {
+		g_epochs++;
+		g_meas_iter = ctx->jobs[0].meas_iter_s;
+		g_meas_compute = ctx->jobs[0].meas_compute_s;
+		g_meas_comm = ctx->jobs[0].meas_comm_s;
+	}
+	return HM_OK;
+}
+
+static const hm_policy_ops_t recorder = {
+    .name = "rec", .decide = rec_decide, .place = rec_place, .uses_epochs = true};
+
+/*
+ * place() gets the default placement first plus rack-rotated alternatives; the
+ * choice is honoured. Epochs every 1 s over a 10.2 s horizon: 10 epoch calls,
+ * measuring a lone 2-host job at exactly C + M, C and M.
+ */
+static void test_place_and_epochs(void **state)
+{
+	(void)state;
+	hm_topo_t *t = make_topo();
+	hm_job_t j[2];
+	hm_workload_t w = {2, j};
+	hm_sim_opts_t o;
+	hm_policy_cfg_t cfg;
+	hm_sim_result_t r;
+	hm_err_t err = {0};
+
+	set_job(&j[0], 0, t, -1, -1, 1e6); /* 1 GPU: default host 0 in rack 0 */
+	set_job(&j[1], 1, t, 1, 3, 1e6);
+	j[1].arrival_s = 0.5;
+	hm_sim_opts_defaults(&o);
+	o.horizon_s = 10.2;
+	hm_policy_cfg_defaults(&cfg);
+	cfg.epoch_s = 1;
+	g_epochs = 0;
+	assert_int_equal(hm_sim_run(t, &w, &recorder, &cfg, &o, &r, &err), HM_OK);
+	assert_true(g_ncands >= 2);
+	assert_int_equal(t->hosts[g_host].rack, 1);
+	assert_int_equal(g_epochs, 10);
+	assert_int_equal(r.decisions, 12); /* two arrivals + ten epochs */
+	/* The epoch context lists jobs in start order: job 0 is the 1-GPU job (no
+	 * network), job 1 the 2-host ring. Job 0 measures C per iteration. */
+	assert_float_equal(g_meas_iter, C_S, 1e-9);
+	assert_float_equal(g_meas_compute, C_S, 1e-9);
+	assert_float_equal(g_meas_comm, 0, 1e-12);
+	hm_sim_result_free(&r);
+	free_jobs(j, 2);
+	hm_topo_free(t);
+}
+
 /* A job whose iterations take no time (no compute, traffic inside one host) is
  * reported instead of looping forever at one instant. */
 static void test_zero_length_iterations(void **state)
@@ -328,6 +404,7 @@ int main(void)
 	    cmocka_unit_test(test_slot_holding),
 	    cmocka_unit_test(test_one_time_shift),
 	    cmocka_unit_test(test_queue_and_unplaced),
+	    cmocka_unit_test(test_place_and_epochs),
 	    cmocka_unit_test(test_zero_length_iterations),
 	    cmocka_unit_test(test_jitter_and_horizon),
 	};
