@@ -84,6 +84,8 @@ check "sched/harmonics logs its and Slurm's version" \
 	grep -q "sched/harmonics: harmonics .*built for Slurm $(slurmctld -V | awk '{print $2}')" "$HM_DIR/log/slurmctld.log"
 check "select wrapper logs its and Slurm's version (verbose)" \
 	grep -q "select/harmonics_cons_tres: harmonics .* built for Slurm" "$HM_DIR/log/slurmctld.log"
+check "coordinator topology from slurmctld's topology/tree switches" \
+	grep -q "sched/harmonics: topology from slurmctld's 3 topology/tree switches" "$HM_DIR/log/slurmctld.log"
 check "backfill kept" grep -q "sched/harmonics: backfill kept" "$HM_DIR/log/slurmctld.log"
 check "topology/tree: rack1, rack2, spine" \
 	bash -c '[[ $(scontrol show topology | grep -c "SwitchName=\(rack1\|rack2\|spine\)") == 3 ]]'

@@ -2,10 +2,10 @@
  * sched_harmonics.c - sched/harmonics: hosts the Harmonics Global Coordinator in
  * slurmctld and keeps backfill.
  *
- * init() loads harmonics.conf (beside slurm.conf) and topology.conf, restores
- * the state file, starts the socket server and a thread that mirrors running
- * jobs into the coordinator, re-decides on job start/end and per epoch, and
- * writes each decision into the job's AdminComment. slurmctld locks are held
+ * init() loads harmonics.conf (beside slurm.conf) and the topology/tree switches
+ * (or the file named by Topology=), restores the state file, starts the socket
+ * server and a thread that mirrors running jobs into the coordinator, re-decides on job start/end
+ * and per epoch, and writes each decision into the job's AdminComment. slurmctld locks are held
  * only to copy job fields and to store a comment; policy work runs unlocked.
  * Backfill: the installed sched_backfill.so is loaded and forwarded to unless
  * SchedulerParameters contains harmonics_no_backfill.
@@ -28,6 +28,7 @@
 #include "src/common/list.h"
 #include "src/common/log.h"
 #include "src/common/read_config.h"
+#include "src/common/slurm_topology.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
 #include "src/slurmctld/locks.h"
@@ -159,10 +160,57 @@ static void conf_path(char *buf, size_t len)
 }
 
 /*
+ * The topology/tree switches slurmctld holds (switch_record_table), written as
+ * topology.conf text for the libharmonics loader, so that the coordinator sees
+ * exactly the racks Slurm uses. HM_ERR_NOTFOUND when there are none
+ * (topology/none). take_lock: false in init(), whose caller holds slurmctld's
+ * locks already (taking one there is fatal); the node read lock otherwise.
+ */
+static hm_rc_t topo_from_switches(const hm_topo_opts_t *opts, bool take_lock, hm_topo_t **topo,
+				  hm_err_t *err)
+{
+	slurmctld_lock_t nl = {.node = READ_LOCK};
+	char *text = NULL;
+	FILE *f;
+	hm_rc_t rc;
+	int nsw;
+
+	if (take_lock)
+		lock_slurmctld(nl);
+	nsw = switch_record_table ? switch_record_cnt : 0;
+	for (int i = 0; switch_record_table && i < switch_record_cnt; i++) {
+		switch_record_t *sw = &switch_record_table[i];
+		xstrfmtcat(text, "SwitchName=%s", sw->name);
+		/* Upper levels list every node below them too: racks carry Nodes=. */
+		if (sw->level == 0 && sw->nodes && sw->nodes[0])
+			xstrfmtcat(text, " Nodes=%s", sw->nodes);
+		else if (sw->level > 0 && sw->switches && sw->switches[0])
+			xstrfmtcat(text, " Switches=%s", sw->switches);
+		xstrcat(text, "\n");
+	}
+	if (take_lock)
+		unlock_slurmctld(nl);
+	if (!text)
+		return HM_ERR_NOTFOUND;
+	f = fmemopen(text, strlen(text), "r");
+	if (!f) {
+		xfree(text);
+		return hm_err_set(err, HM_ERR_NOMEM, "fmemopen: %s", strerror(errno));
+	}
+	rc = hm_topo_load_slurm(f, "topology/tree switches", opts, topo, err);
+	fclose(f);
+	if (rc == HM_OK)
+		verbose(LOG_PREFIX "topology from slurmctld's %d topology/tree switches", nsw);
+	xfree(text);
+	return rc;
+}
+
+/*
  * Load conf + topology; missing harmonics.conf = defaults, a bad one = error.
  * state_dir: StateSaveLocation (copied by the caller; may be NULL).
  */
-static hm_rc_t load_config(const char *state_dir, hm_conf_t *conf, hm_topo_t **topo, hm_err_t *err)
+static hm_rc_t load_config(const char *state_dir, bool take_lock, hm_conf_t *conf, hm_topo_t **topo,
+			   hm_err_t *err)
 {
 	hm_rc_t rc;
 	char tpath[PATH_MAX];
@@ -182,11 +230,18 @@ static hm_rc_t load_config(const char *state_dir, hm_conf_t *conf, hm_topo_t **t
 			 state_dir);
 	if (!conf->source[0])
 		snprintf(conf->source, sizeof(conf->source), "%s", g.conf_path);
-	hm_conf_topology_path(conf, tpath, sizeof(tpath));
 	memset(&opts, 0, sizeof(opts));
 	opts.gpus_per_host = conf->gpus_per_node;
 	opts.nic_bps = conf->nic_bps;
 	opts.uplink_bps = conf->uplink_bps;
+	/* Topology= in harmonics.conf wins; else the switches slurmctld loaded. */
+	if (!conf->topology[0]) {
+		rc = topo_from_switches(&opts, take_lock, topo, err);
+		if (rc != HM_ERR_NOTFOUND)
+			return rc;
+	}
+	hm_conf_topology_path(conf, tpath, sizeof(tpath));
+	verbose(LOG_PREFIX "topology from %s", tpath);
 	return hm_topo_load_file(tpath, &opts, topo, err);
 }
 
@@ -376,7 +431,7 @@ static void reload(void)
 	lock_slurmctld(cl);
 	state_dir = xstrdup(slurm_conf.state_save_location);
 	unlock_slurmctld(cl);
-	rc = load_config(state_dir, &conf, &topo, &err);
+	rc = load_config(state_dir, true, &conf, &topo, &err);
 	xfree(state_dir);
 	if (rc != HM_OK) {
 		error(LOG_PREFIX "reconfigure: %s; keeping the previous configuration", err.msg);
@@ -452,7 +507,7 @@ extern int init(void)
 	g.stop = false;
 	g.reconfig = false;
 	conf_path(g.conf_path, sizeof(g.conf_path));
-	rc = load_config(slurm_conf.state_save_location, &g.conf, &topo, &err);
+	rc = load_config(slurm_conf.state_save_location, false, &g.conf, &topo, &err);
 	if (rc != HM_OK) {
 		/* A bad harmonics.conf refuses to start (file:line in the message). */
 		error(LOG_PREFIX "%s", err.msg);
