@@ -566,8 +566,8 @@ int main(int argc, char **argv)
 	    {"trace", required_argument, 0, 'R'},  {"generate", required_argument, 0, 'G'},
 	    {"seed", required_argument, 0, 'E'},   {"jitter", required_argument, 0, 'J'},
 	    {"epoch", required_argument, 0, 'O'},  {0, 0, 0, 0}};
-	opts_t o = {.sizes = {16, 32, 64, 256, 1024, 4096, 16384, 65536, 131072},
-		    .nsizes = 9,
+	opts_t o = {.sizes = {16, 24, 32, 40, 48, 64, 256, 1024, 4096, 16384, 65536, 131072},
+		    .nsizes = 12,
 		    .seeds = 2,
 		    .repeats = 3,
 		    .budget_s = 5,
