@@ -81,7 +81,7 @@ static inline int fx_run(const hm_topo_t *t, hm_job_t *jobs, int n, const hm_pol
 	hm_policy_cfg_defaults(&cfg);
 	cfg.epoch_s = epoch_s;
 	cfg.seed = seed;
-	cfg.budget_s = 2.0;
+	cfg.budget_s = 0.5;
 	rc = hm_sim_run(t, &w, pol, &cfg, &o, r, &err);
 	if (rc != HM_OK)
 		fprintf(stderr, "hm_sim_run(%s): %s\n", pol->name, err.msg);
