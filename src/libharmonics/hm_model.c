@@ -313,8 +313,35 @@ static void add_window(const hm_cm_t *m, double *occ, double a, double len)
 	}
 }
 
-double hm_cm_eval(const hm_cm_t *m, const int *idx, int n, const double *shift_s, const int *prio,
-		  double *iter_s)
+/* Growth of one burst window [a, a + len) from the per-bin stretch of its job. */
+static double window_growth(const hm_cm_t *m, const double *str, double a, double len)
+{
+	double end = a + len, H = m->hyper_s, w = m->bin_s, g = 0;
+
+	if (end > H && m->commensurate) {
+		g += window_growth(m, str, 0, end - H);
+		end = H;
+	}
+	if (end > H)
+		end = H;
+	int b = (int)(a / w);
+	while (b < m->nbins && a < end) {
+		double be = (b + 1) * w, e = end < be ? end : be;
+		g += (e - a) * (str[b] - 1);
+		a = e;
+		b++;
+	}
+	return g;
+}
+
+/* Held iteration after a burst grown by g: see hm_cm_eval_held(). */
+static double held_iter(double alone, double P, double g)
+{
+	return alone + g <= P * (1 + 1e-9) ? P : P * ceil((alone + g) / P - 1e-9);
+}
+
+static double eval_core(const hm_cm_t *m, const int *idx, int n, const double *shift_s,
+			const int *prio, bool held, double *iter_s)
 {
 	int B;
 	double *occ = NULL, *str = NULL, total = 0;
@@ -406,11 +433,30 @@ double hm_cm_eval(const hm_cm_t *m, const int *idx, int n, const double *shift_s
 			continue;
 		}
 		const cm_job_t *cj = &m->jobs[idx[i]];
-		double grow = 0;
-		for (int b = 0; b < B; b++)
-			grow += occ[(size_t)i * B + b] * (str[(size_t)i * B + b] - 1);
-		grow *= m->bin_s / (m->hyper_s / cj->period_s); /* per burst */
-		double it = cj->alone_s + grow;
+		double it;
+		if (!held || !(cj->comm_s > 0)) {
+			double grow = 0;
+			for (int b = 0; b < B; b++)
+				grow += occ[(size_t)i * B + b] * (str[(size_t)i * B + b] - 1);
+			grow *= m->bin_s / (m->hyper_s / cj->period_s); /* per burst */
+			it = cj->alone_s + grow;
+			if (held && it < cj->period_s)
+				it = cj->period_s;
+		} else {
+			/* Burst by burst: one that outgrows the slack loses whole periods. */
+			double P = cj->period_s, s0 = fmod(shift_s[i], P), sum = 0;
+			int nb = 0;
+			if (s0 < 0)
+				s0 += P;
+			if (m->commensurate)
+				P = m->hyper_s / llround(m->hyper_s / P);
+			for (double a = s0; a < m->hyper_s - 1e-12; a += P, nb++) {
+				double g = window_growth(m, &str[(size_t)i * B], a,
+							 cj->comm_s < P ? cj->comm_s : P);
+				sum += held_iter(cj->alone_s, cj->period_s, g);
+			}
+			it = nb > 0 ? sum / nb : cj->period_s;
+		}
 		if (iter_s)
 			iter_s[i] = it;
 		total += cj->alone_s > 0 ? it / cj->alone_s : 1;
@@ -421,4 +467,16 @@ out:
 	free(str);
 	free(on);
 	return total;
+}
+
+double hm_cm_eval(const hm_cm_t *m, const int *idx, int n, const double *shift_s, const int *prio,
+		  double *iter_s)
+{
+	return eval_core(m, idx, n, shift_s, prio, false, iter_s);
+}
+
+double hm_cm_eval_held(const hm_cm_t *m, const int *idx, int n, const double *shift_s,
+		       const int *prio, double *iter_s)
+{
+	return eval_core(m, idx, n, shift_s, prio, true, iter_s);
 }

@@ -99,4 +99,17 @@ bool hm_cm_contended(const hm_cm_t *m, int j);
 double hm_cm_eval(const hm_cm_t *m, const int *idx, int n, const double *shift_s, const int *prio,
 		  double *iter_s);
 
+/*
+ * As hm_cm_eval, for jobs held to slots (hm_policy.h) with slot period
+ * P = hm_cm_period_s(). Burst by burst: a burst grown by g makes the next one
+ * ready alone + g after its slot start; within P it costs P, beyond it is
+ * taken to skip to a later slot (a whole number of periods). Pessimistic on
+ * purpose: a late start within the guard pushes later bursts into their
+ * neighbours' slots, so only schedules whose bursts keep their slack are
+ * cheap. iter_s[i] is the mean over the job's bursts in the hyperperiod
+ * (>= P); a job without network traffic costs max(P, alone).
+ */
+double hm_cm_eval_held(const hm_cm_t *m, const int *idx, int n, const double *shift_s,
+		       const int *prio, double *iter_s);
+
 #endif

@@ -37,9 +37,11 @@
 #define OPT_DEFAULT_BINS 24
 #define OPT_GUARD_FRAC   0.05 /* default guard: 5% of the period */
 #define OPT_EPS          1e-9
-#define OPT_MAX_MARGIN   0.1  /* jitter margin cap, fraction of the period */
+#define OPT_MAX_MARGIN   0.03 /* jitter margin cap, fraction of the period */
 #define OPT_WORTH        0.01 /* hold slots only when they gain > 1% over free running */
 #define OPT_FREE_SAMPLES 16
+#define OPT_MAX_STRETCH  0.1 /* longest period rounding, fraction of the period */
+#define OPT_MAX_HYPER    4   /* common hyperperiod at most this many longest periods */
 
 typedef struct {
 	hm_policy_cfg_t cfg;
@@ -54,7 +56,10 @@ typedef struct {
 	bool out_of_time;
 	long nodes;
 	int *cls, *bin, *best_cls, *best_bin;
-	double *shift;
+	double *shift, *it;
+	double *floor; /* per job: slot period / contention-free iteration, its least cost */
+	double *rest;  /* rest[d]: sum of floor[d..n) */
+	double *guard; /* per job: the guard its decision will get, seconds */
 } search_t;
 
 static double now_s(void)
@@ -95,12 +100,23 @@ static void opt_destroy(void *state)
 	free(state);
 }
 
-/* Sum of estimated slowdowns of the first d jobs, evaluated among themselves. */
+/*
+ * Sum over the first d jobs, evaluated among themselves, of their estimated
+ * slowdown when held to their slots (hm_cm_eval_held: never faster than the
+ * slot period, late bursts past the guard lose whole periods).
+ */
 static double partial(search_t *s, int d)
 {
+	double sum = 0;
+
 	for (int i = 0; i < d; i++)
 		s->shift[i] = s->bin[i] * hm_cm_period_s(s->m, s->job[i]) / s->bins;
-	return d * hm_cm_eval(s->m, s->job, d, s->shift, s->cls, NULL);
+	hm_cm_eval_held(s->m, s->job, d, s->shift, s->cls, s->it);
+	for (int i = 0; i < d; i++) {
+		double alone = hm_cm_alone_iter_s(s->m, s->job[i]);
+		sum += alone > 0 ? s->it[i] / alone : 1;
+	}
+	return sum;
 }
 
 static bool dense(const search_t *s)
@@ -136,7 +152,7 @@ static void dfs(search_t *s, int d)
 			s->cls[d] = c;
 			s->bin[d] = k;
 			double cost = partial(s, d + 1);
-			if (cost + (s->n - d - 1) >= s->best - OPT_EPS)
+			if (cost + s->rest[d + 1] >= s->best - OPT_EPS)
 				continue;
 			if (d + 1 == s->n) {
 				if (dense(s))
@@ -218,6 +234,14 @@ static unsigned long signature(const hm_sched_ctx_t *ctx, const int *member, int
 	return (unsigned long)(h | 1); /* never 0, the "no decision" epoch */
 }
 
+/* Guard of a held job: cfg.guard_s, else 5% of the period, at least 3 r P. */
+static double guard_s(const opt_state_t *st, double period_s, double r)
+{
+	double g = st->cfg.guard_s > 0 ? st->cfg.guard_s : OPT_GUARD_FRAC * period_s;
+
+	return g < 3 * r * period_s ? 3 * r * period_s : g;
+}
+
 /* Mean estimated slowdown of free-running jobs: seeded random shifts, one class. */
 static double free_running(const hm_cm_t *m, const int *member, int n, double *shift,
 			   unsigned long seed)
@@ -237,6 +261,70 @@ static double free_running(const hm_cm_t *m, const int *member, int n, double *s
 	}
 	memset(shift, 0, (size_t)n * sizeof(*shift));
 	return sum / OPT_FREE_SAMPLES;
+}
+
+static long long lcm_ll(long long a, long long b)
+{
+	long long x = a, y = b;
+
+	while (y) {
+		long long t = x % y;
+		x = y;
+		y = t;
+	}
+	return a / x * b;
+}
+
+/*
+ * Slots of jobs with unrelated periods drift through each other, so a static
+ * stagger cannot last. Round the periods up to multiples of one base Q with a
+ * small hyperperiod: among Q = P_max / k (k = 1..12) and P_j / k (k = 1..4),
+ * the one with the least mean stretch, every stretch at most OPT_MAX_STRETCH
+ * and the hyperperiod at most OPT_MAX_HYPER * P_max. Periods stay as they are
+ * when no base qualifies.
+ */
+static hm_rc_t commensurate(hm_cm_t *m, const int *member, int n, hm_err_t *err)
+{
+	double pmax = 0, best_q = 0, best_score = HUGE_VAL;
+
+	for (int i = 0; i < n; i++)
+		if (hm_cm_period_s(m, member[i]) > pmax)
+			pmax = hm_cm_period_s(m, member[i]);
+	for (int c = -1; c < n; c++) {
+		double base = c < 0 ? pmax : hm_cm_period_s(m, member[c]);
+		for (int k = 1; k <= (c < 0 ? 12 : 4); k++) {
+			double q = base / k, score = 0;
+			long long l = 1;
+			bool ok = q > 0;
+			for (int i = 0; i < n && ok; i++) {
+				double p = hm_cm_period_s(m, member[i]);
+				long long kk = (long long)ceil(p / q - 1e-9);
+				double st = kk * q / p - 1;
+				ok = kk >= 1 && st <= OPT_MAX_STRETCH;
+				if (ok) {
+					score += st;
+					l = lcm_ll(l, kk);
+					ok = l * q <= OPT_MAX_HYPER * pmax * (1 + 1e-9);
+				}
+			}
+			if (ok && score < best_score - 1e-12) {
+				best_score = score;
+				best_q = q;
+			}
+		}
+	}
+	if (!(best_q > 0) || best_score <= 0)
+		return HM_OK;
+	for (int i = 0; i < n; i++) {
+		double p = hm_cm_period_s(m, member[i]);
+		double np = ceil(p / best_q - 1e-9) * best_q;
+		if (np != p) {
+			hm_rc_t rc = hm_cm_set_period(m, member[i], np, err);
+			if (rc != HM_OK)
+				return rc;
+		}
+	}
+	return HM_OK;
 }
 
 static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int *member, int n,
@@ -263,7 +351,12 @@ static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int
 	s.best_cls = calloc((size_t)n, sizeof(int));
 	s.best_bin = calloc((size_t)n, sizeof(int));
 	s.shift = calloc((size_t)n, sizeof(double));
-	if (!s.cls || !s.bin || !s.best_cls || !s.best_bin || !s.shift) {
+	s.it = calloc((size_t)n, sizeof(double));
+	s.floor = calloc((size_t)n, sizeof(double));
+	s.rest = calloc((size_t)n + 1, sizeof(double));
+	s.guard = calloc((size_t)n, sizeof(double));
+	if (!s.cls || !s.bin || !s.best_cls || !s.best_bin || !s.shift || !s.it || !s.floor ||
+	    !s.rest || !s.guard) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "optimal: out of memory for %d jobs", n);
 		goto out;
 	}
@@ -273,6 +366,8 @@ static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int
 	 * the measured relative jitter r give it a drift back to the slot start. One
 	 * r per component so that identical jobs keep identical periods.
 	 */
+	/* Free running (what fair sharing sees), on the natural periods. */
+	double free_run = free_running(m, member, n, s.shift, st->cfg.seed);
 	double r = 0;
 	for (int i = 0; i < n; i++) {
 		const hm_sched_job_t *sj = &ctx->jobs[member[i]];
@@ -286,21 +381,33 @@ static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int
 		if (rc != HM_OK)
 			goto out;
 	}
+	rc = commensurate(m, member, n, err);
+	if (rc != HM_OK)
+		goto out;
 	sort_by_load(m, member, n);
+	s.rest[n] = 0;
+	for (int i = n - 1; i >= 0; i--) {
+		double alone = hm_cm_alone_iter_s(m, member[i]);
+		s.floor[i] = alone > 0 ? hm_cm_period_s(m, member[i]) / alone : 1;
+		if (s.floor[i] < 1)
+			s.floor[i] = 1;
+		s.rest[i] = s.rest[i + 1] + s.floor[i];
+		s.guard[i] = guard_s(st, hm_cm_period_s(m, member[i]), r);
+	}
 	/*
-	 * Holding costs something (waiting for slots, the jitter margin r, skipped
-	 * slots): hold only when the estimated gain over free-running jobs (mean
-	 * slowdown over OPT_FREE_SAMPLES seeded random shift vectors, which is
-	 * what fair sharing sees on average) can exceed OPT_WORTH + r. The best
-	 * possible mean slowdown is 1, so a small free-running cost ends it early.
+	 * Holding costs something (waiting for slots, the jitter margin r, longer
+	 * common periods, skipped slots): hold only when the estimated gain over
+	 * free-running jobs (mean slowdown over OPT_FREE_SAMPLES seeded random
+	 * shift vectors, what fair sharing sees on average) exceeds OPT_WORTH. The
+	 * best possible mean is rest[0] / n, so a small free-running cost ends it
+	 * before any search.
 	 */
-	double free_run = free_running(m, member, n, s.shift, st->cfg.seed);
-	bool hold = free_run - 1 >= OPT_WORTH + r;
+	bool hold = free_run - s.rest[0] / n >= OPT_WORTH;
 	if (hold) {
 		greedy(&s);
-		if (s.best > n + OPT_EPS) /* zero contention found: nothing can beat it */
+		if (s.best > s.rest[0] + OPT_EPS) /* no contention left: nothing can beat it */
 			dfs(&s, 0);
-		hold = free_run - s.best / n >= OPT_WORTH + r;
+		hold = free_run - s.best / n >= OPT_WORTH;
 	}
 	if (!hold) {
 		for (int i = 0; i < n; i++) {
@@ -324,9 +431,7 @@ static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int
 		d->period_s = P;
 		d->shift_s = s.best_bin[i] * P / s.bins;
 		d->origin_s = hm_cm_origin_s(m);
-		d->guard_s = st->cfg.guard_s > 0 ? st->cfg.guard_s : OPT_GUARD_FRAC * P;
-		if (d->guard_s < 3 * r * P)
-			d->guard_s = 3 * r * P;
+		d->guard_s = s.guard[i];
 		d->prio = s.best_cls[i];
 	}
 	snprintf(ctx->note, sizeof(ctx->note), "optimal: %d jobs, cost %.4f, %ld nodes%s", n,
@@ -337,6 +442,10 @@ out:
 	free(s.best_cls);
 	free(s.best_bin);
 	free(s.shift);
+	free(s.it);
+	free(s.floor);
+	free(s.rest);
+	free(s.guard);
 	return rc;
 }
 
