@@ -192,7 +192,7 @@ static void fill_class(hm_mm_ws_t *ws, int lo, int hi, int c, int nl, double *ra
 		heap_fix_top(heap, &nh, -1, 0);
 		for (int x = ws->lstart[l]; x < ws->lstart[l + 1]; x++) {
 			int p = ws->lph[x];
-			if (ws->frozen[p] || ws->prio[p] != c)
+			if (ws->prio[p] != c || ws->frozen[p])
 				continue;
 			ws->frozen[p] = 1;
 			rate[p] = level;
@@ -232,6 +232,7 @@ void hm_mm_solve(hm_mm_ws_t *ws, int nl, int nph, double *rate)
 	}
 	for (int p = 0; p < nph; p++) {
 		ws->order[p] = p;
+		ws->frozen[p] = 0;
 		if (p > 0 && ws->prio[p] < ws->prio[p - 1])
 			sorted = false;
 		for (int e = ws->pstart[p]; e < ws->pstart[p + 1]; e++)
