@@ -459,7 +459,7 @@ static int write_plot(const char *file, const row_t *rows, int nrows, const opts
 		file);
 	fprintf(
 	    gp,
-	    "set logscale xy\nset format x \"%g\"\nset format y \"%g\"\nset xlabel 'GPUs'\nset "
+	    "set logscale xy\nset format x \"%%g\"\nset format y \"%%g\"\nset xlabel 'GPUs'\nset "
 	    "ylabel 'one decision (s, wall clock)'\n"
 	    "set key top left\nset grid\nset title 'Scheduling decision time vs cluster size'\n");
 	fprintf(gp, "plot ");
