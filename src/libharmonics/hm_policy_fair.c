@@ -27,14 +27,6 @@ static hm_rc_t fair_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	return HM_OK;
 }
 
-/*
- * The registry (hm_policy.c) refers to optimal weakly, and a weak reference
- * does not pull a member out of a static archive: this used reference makes
- * every program that links fair (all of them, through the registry) link
- * optimal too, so "fair,optimal" always works.
- */
-__attribute__((used)) static const hm_policy_ops_t *const link_optimal = &hm_policy_optimal;
-
 const hm_policy_ops_t hm_policy_fair = {
     .name = "fair",
     .description = "no decisions: per-flow max-min fair sharing of every link",
