@@ -1,1 +1,2 @@
-# tests: see Makefile.am
+# Test tiers outside `make check` (run by scripts/check.sh) and their inputs.
+EXTRA_DIST += tests/cli/run.sh tests/fixtures/cli tests/fuzz/fuzz_parsers.c .ci/run

@@ -6,7 +6,12 @@ src_libharmonics_libharmonics_la_SOURCES = \
 	src/libharmonics/hm_error.h \
 	src/libharmonics/hm_parse.c \
 	src/libharmonics/hm_parse.h \
-	src/libharmonics/hm_policy.c
+	src/libharmonics/hm_policy.c \
+	src/libharmonics/hm_policy.h \
+	src/libharmonics/hm_topo.h \
+	src/libharmonics/hm_hostlist.h \
+	src/libharmonics/hm_job.h \
+	src/libharmonics/hm_sim.h
 src_libharmonics_libharmonics_la_LIBADD = $(JSONC_LIBS) $(HWLOC_LIBS) -lm
 src_libharmonics_libharmonics_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS)
 
