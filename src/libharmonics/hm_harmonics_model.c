@@ -310,6 +310,8 @@ static bool prio_compress(hm_hmodel_t *m, const int *jobs, int n)
 		for (int k = 0; k < j->pj->nlinks; k++) {
 			int l = j->pj->links[k];
 			int lo = m->view.lstart[l], hi = m->view.lstart[l + 1];
+			if (!hm_pview_link_contended(&m->view, l))
+				continue;
 			if (hi - lo > m->cfg.max_link_scan)
 				hi = lo + m->cfg.max_link_scan;
 			for (int p = lo; p < hi; p++) {
@@ -385,6 +387,8 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n)
 		for (int k = 0; k < j->pj->nlinks; k++) {
 			int l = j->pj->links[k];
 			int lo = m->view.lstart[l], hi = m->view.lstart[l + 1];
+			if (!hm_pview_link_contended(&m->view, l))
+				continue;
 			if (hi - lo > m->cfg.max_link_scan)
 				hi = lo + m->cfg.max_link_scan;
 			for (int p = lo; p < hi; p++) {
@@ -421,6 +425,8 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 		for (int k = 0; k < j->pj->nlinks; k++) {
 			int l = j->pj->links[k];
 			int lo = m->view.lstart[l], hi = m->view.lstart[l + 1];
+			if (!hm_pview_link_contended(&m->view, l))
+				continue;
 			if (hi - lo > m->cfg.max_link_scan)
 				hi = lo + m->cfg.max_link_scan;
 			for (int q = lo; q < hi; q++) {

@@ -199,7 +199,8 @@ hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs
 		v->lstart[l + 1] = v->lstart[l] + cnt[l];
 	v->ljobs = malloc(sizeof(int) * (size_t)(used + 1));
 	v->lload = calloc((size_t)v->nlinks + 1, sizeof(double));
-	if (!v->ljobs || !v->lload) {
+	v->lmaxd = calloc((size_t)v->nlinks + 1, sizeof(double));
+	if (!v->ljobs || !v->lload || !v->lmaxd) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "policy view: out of memory");
 		goto out;
 	}
@@ -210,6 +211,8 @@ hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs
 			int l = pj->links[m];
 			v->ljobs[v->lstart[l] + cnt[l]++] = i;
 			v->lload[l] += pj->demand[m] * duty(pj);
+			if (pj->demand[m] > v->lmaxd[l])
+				v->lmaxd[l] = pj->demand[m];
 		}
 	}
 out:
@@ -227,6 +230,7 @@ void hm_pview_free(hm_pview_t *v)
 	free(v->lstart);
 	free(v->ljobs);
 	free(v->lload);
+	free(v->lmaxd);
 	free(v->link_pool);
 	free(v->dbl_pool);
 	memset(v, 0, sizeof(*v));

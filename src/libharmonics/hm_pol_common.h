@@ -41,6 +41,7 @@ typedef struct {
 	int *lstart;      /* CSR: jobs loading link l are ljobs[lstart[l] .. lstart[l+1]) */
 	int *ljobs;       /* indexes into jobs[] */
 	double *lload;    /* per link: mean demand, sum of demand x burst / period */
+	double *lmaxd;    /* per link: largest demand of a job on it */
 	int *link_pool;   /* owned storage behind jobs[].links */
 	double *dbl_pool; /* owned storage behind jobs[].demand and .lbits */
 } hm_pview_t;
@@ -96,6 +97,12 @@ double hm_burst_overlap_rate(const hm_burst_t *a, const hm_burst_t *b);
  * congest together although no two of them would.
  */
 double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lload);
+
+/* False when no two jobs on link l can exceed it (cheap filter before pairs). */
+static inline bool hm_pview_link_contended(const hm_pview_t *v, int l)
+{
+	return 2 * v->lmaxd[l] + v->lload[l] > 1.0;
+}
 
 double hm_pol_now_s(void);     /* monotonic wall clock */
 double hm_pol_cpu_now_s(void); /* thread CPU time */
