@@ -11,8 +11,9 @@ scripts/deps.sh
 scripts/build.sh "$top/build"
 
 echo
-echo "== Simulator: the default scenario under every policy (build/src/tools/harmonics-sim --help)"
-build/src/tools/harmonics-sim --policy all "$@"
+echo "== Simulator: the built-in testbed scenario under every policy (harmonics-sim --help)"
+echo "   (optimal gets 1 s per decision here; it says when its budget cut a search short)"
+build/src/tools/harmonics-sim --policy all --budget 1 "$@"
 
 if [[ -x scripts/demo-slurm.sh ]]; then
 	echo

@@ -18,9 +18,10 @@
 #include "hm_topo.h"
 #include "sim_report.h"
 
-/* The built-in default scenario: a 24-host testbed in 3 racks with 2:1 uplinks. */
-#define DEFAULT_TOPO_GEN "racks=3,hosts=8,gpus=4,nics=1,nic=100G,oversub=2"
-#define DEFAULT_WORKLOAD_GEN "jobs=12,arrival=poisson:20s,gpus=4/8/16,models=all,iters=1500"
+#include "sim_default.h"
+
+/* Example for --help only: the default workload is the built-in testbed trace. */
+#define EXAMPLE_WORKLOAD_GEN "jobs=40,arrival=poisson:30s,gpus=mix,models=all,iters=2000"
 
 enum { FMT_TABLE, FMT_JSON, FMT_CSV };
 
@@ -39,8 +40,9 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: harmonics-sim [OPTIONS]\n"
 		"Simulate training jobs on a cluster under several communication-scheduling\n"
-		"policies side by side. Without --topology/--trace it runs a built-in default\n"
-		"scenario (%s; %s).\n\n"
+		"policies side by side. Without --topology/--topo-gen it runs on a built-in\n"
+		"testbed (%s) and without --trace/--generate a built-in trace\n"
+		"of 12 jobs that contend for NICs and uplinks (docs/evaluation.md).\n\n"
 		"Scenario:\n"
 		"  --topology FILE       Slurm topology.conf or a host CSV (format recognised\n"
 		"                        from the content)\n"
@@ -70,8 +72,8 @@ static void usage(FILE *out)
 		"  --sample S            link-utilisation sampling period for --plot (default 5s)\n"
 		"  -q, --quiet           no progress bar\n"
 		"  -h, --help            this help;  -V, --version  version\n",
-		DEFAULT_TOPO_GEN, DEFAULT_WORKLOAD_GEN, HM_DEFAULT_NIC_BPS / 1e9,
-		HM_DEFAULT_UPLINK_BPS / 1e9, DEFAULT_WORKLOAD_GEN, hm_policy_names());
+		sim_default_topo_gen, HM_DEFAULT_NIC_BPS / 1e9, HM_DEFAULT_UPLINK_BPS / 1e9,
+		EXAMPLE_WORKLOAD_GEN, hm_policy_names());
 }
 
 enum {
@@ -245,7 +247,7 @@ static hm_rc_t load_topology(const sim_args_t *a, hm_topo_t **topo, hm_err_t *er
 	} else {
 		hm_topo_gen_t gen;
 		memset(&gen, 0, sizeof(gen));
-		rc = hm_topo_gen_parse(a->topo_gen ? a->topo_gen : DEFAULT_TOPO_GEN, &gen, err);
+		rc = hm_topo_gen_parse(a->topo_gen ? a->topo_gen : sim_default_topo_gen, &gen, err);
 		if (rc != HM_OK) {
 			hm_err_prefix(err, "--topo-gen");
 			goto out;
@@ -267,11 +269,18 @@ static hm_rc_t load_workload(const sim_args_t *a, const hm_topo_t *topo, hm_work
 	FILE *f;
 	hm_rc_t rc;
 
-	if (!a->trace) {
-		rc = hm_workload_generate(a->generate ? a->generate : DEFAULT_WORKLOAD_GEN, topo,
-					  a->seed, w, err);
+	if (a->generate) {
+		rc = hm_workload_generate(a->generate, topo, a->seed, w, err);
 		if (rc != HM_OK)
 			hm_err_prefix(err, "--generate");
+		return rc;
+	}
+	if (!a->trace) {
+		f = fmemopen((void *)sim_default_trace, strlen(sim_default_trace), "r");
+		if (!f)
+			return hm_err_set(err, HM_ERR_NOMEM, "built-in trace: %s", strerror(errno));
+		rc = hm_workload_load_csv(f, "built-in trace", w, err);
+		fclose(f);
 		return rc;
 	}
 	if (!(f = fopen(a->trace, "r")))
@@ -362,9 +371,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	hm_topo_describe(topo, topo_desc, sizeof(topo_desc));
-	snprintf(wl_desc, sizeof(wl_desc), "%s", a.trace ? a.trace
-						: a.generate ? a.generate
-							     : DEFAULT_WORKLOAD_GEN);
+	snprintf(wl_desc, sizeof(wl_desc), "%s",
+		 a.trace ? a.trace : a.generate ? a.generate : "built-in testbed trace");
 	if (!(res = calloc((size_t)npol, sizeof(*res)))) {
 		fprintf(stderr, "harmonics-sim: out of memory\n");
 		goto out;

@@ -40,7 +40,7 @@ expect "bad seed rejected" 2 "$sim" --seed -4 && has "bad seed named" "--seed" "
 expect "bad jitter rejected" 2 "$sim" --jitter 3 && has "jitter range" "out of range" "$tmp/err"
 
 # The default scenario, JSON keys that others script against.
-if expect "default scenario --json" 0 "$sim" --policy fair,optimal --json -q; then
+if expect "default scenario --json" 0 "$sim" --policy fair,optimal --budget 0.2 --json -q; then
 	cp "$tmp/out" "$tmp/default.json"
 	if jq -e '.policies | length == 2' "$tmp/default.json" >/dev/null; then ok "two policies"; else not_ok "two policies"; fi
 	for k in name mean_jct_s p99_jct_s mean_iter_s mean_comm_s gpu_util sched_time_s completed; do
@@ -55,6 +55,12 @@ if expect "default scenario --json" 0 "$sim" --policy fair,optimal --json -q; th
 	# Optimal decides; fair never does: fair's scheduling time is ~0 and its comm time is not lower.
 	if jq -e '(.policies[0].name == "fair") and (.policies[1].mean_comm_s <= .policies[0].mean_comm_s * 1.02)' \
 		"$tmp/default.json" >/dev/null; then ok "optimal comm <= fair comm"; else not_ok "optimal comm <= fair comm"; fi
+	# The built-in scenario is the evaluation's testbed: the same numbers from the files.
+	strip='del(.scenario.workload, .policies[].sched_time_s, .policies[].max_decision_s, .policies[].sim_wall_s, .policies[].budget_exhausted, .policies[].decisions)'
+	"$sim" --policy fair --json -q | jq "$strip" >"$tmp/builtin.json"
+	"$sim" --policy fair --json -q --topo-gen racks=3,hosts=8,gpus=2,nic=10G,oversub=2 \
+		--trace "$top/docs/eval/testbed-trace.csv" | jq "$strip" >"$tmp/files.json"
+	if cmp -s "$tmp/builtin.json" "$tmp/files.json"; then ok "built-in scenario = docs/eval testbed"; else not_ok "built-in scenario = docs/eval testbed"; fi
 fi
 
 expect "same seed, same result" 0 "$sim" --policy fair --json -q
@@ -93,13 +99,13 @@ if expect "unplaceable job reported" 0 "$sim" --topology "$fx/topology.conf" --t
 fi
 
 if grep -q '^#define GNUPLOT ".\+"' "$build/config.h"; then
-	expect "--plot svg" 0 "$sim" --policy fair,optimal --plot "$tmp/p.svg" -q &&
+	expect "--plot svg" 0 "$sim" --policy fair,harmonics --plot "$tmp/p.svg" -q &&
 		has "svg written" '<svg' "$tmp/p.svg"
 	expect "--plot bad extension" 1 "$sim" --policy fair --plot "$tmp/p.gif" -q && has "accepted image types" 'svg' "$tmp/err"
 fi
 
 # --policy all runs every registered policy.
-if expect "--policy all" 0 "$sim" --policy all --json -q; then
+if expect "--policy all" 0 "$sim" --policy all --budget 0.2 --json -q; then
 	n=$(jq '.policies | length' "$tmp/out")
 	want=$("$sim" --help | sed -n 's/.*comma-separated among \([a-z,]*\).*/\1/p' | tr ',' '\n' | grep -c .)
 	if [[ $n == "$want" && $n -ge 2 ]]; then ok "all $n policies ran"; else not_ok "policy all ran $n of $want"; fi
