@@ -10,7 +10,7 @@
 # First one job runs alone (unpaced) once: its iteration time sets the period
 # (PERIOD_US=auto: PERIOD_FACTOR x the alone mean, as a scheduler would set it from
 # the measured profile), and shows the contention-free baseline.
-# Knobs (env): REPS=3 ITERS=30 RATE=200mbit COMPUTE=100ms BYTES=2.4MB PERIOD_US=auto
+# Knobs (env): REPS=5 ITERS=30 RATE=200mbit COMPUTE=100ms BYTES=2.4MB PERIOD_US=auto
 #   EJ_ARGS="..." extra harmonics-emujob options (default: --compute-jitter 0.1, the
 #   upper end of measured mini-batch time variation; without jitter free-running
 #   jobs on this link often settle into interleaving by themselves)
@@ -18,7 +18,7 @@
 set -u
 b=${1:-${top_builddir:-.}}
 emujob="$b/src/tools/harmonics-emujob"
-REPS=${REPS:-3}
+REPS=${REPS:-5}
 ITERS=${ITERS:-30}
 WARMUP=${WARMUP:-3}
 RATE=${RATE:-200mbit}
