@@ -170,6 +170,13 @@ static void greedy(search_t *s)
 	for (int d = 0; d < s->n; d++) {
 		double best = HUGE_VAL;
 		int bc = 0, bk = 0, nb = d == 0 ? 1 : s->bins;
+		/* Out of budget: the rest keep class 0, shift 0 (still dense). */
+		if (now_s() > s->deadline) {
+			s->out_of_time = true;
+			for (; d < s->n; d++)
+				s->cls[d] = s->bin[d] = 0;
+			break;
+		}
 		/* Classes grow by at most one per job so the result stays dense. */
 		int maxc = 0;
 		for (int i = 0; i < d; i++)
@@ -510,6 +517,17 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 			       ctx->jobs[member[i]].dec.period_s > 0;
 		if (same)
 			continue;
+		if (now_s() > deadline) {
+			/* Budget spent on earlier components: these stay with fair sharing. */
+			for (int i = 0; i < cnt; i++) {
+				hm_decision_t *d = &ctx->jobs[member[i]].dec;
+				int path = d->path;
+				memset(d, 0, sizeof(*d));
+				d->path = path;
+			}
+			ctx->budget_exhausted = true;
+			continue;
+		}
 		rc = solve(st, ctx, m, member, cnt, deadline, err);
 		if (rc != HM_OK)
 			goto out;
