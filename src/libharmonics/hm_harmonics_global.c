@@ -104,11 +104,9 @@ static bool closed_ok(const hm_hmodel_t *m, int x)
 
 	for (int k = 0; k < jx->pj->nlinks; k++) {
 		int l = jx->pj->links[k];
-		int lo = m->view.lstart[l], hi = m->view.lstart[l + 1];
-		if (!hm_pview_link_contended(&m->view, l))
+		int lo, hi;
+		if (!hm_hmodel_link_scan(m, l, &lo, &hi))
 			continue;
-		if (hi - lo > m->cfg.max_link_scan)
-			hi = lo + m->cfg.max_link_scan;
 		for (int q = lo; q < hi; q++) {
 			const hm_hjob_t *y = &m->jobs[m->view.ljobs[q]];
 			if (y == jx || y->rack == HM_HJOB_NONET)

@@ -309,11 +309,9 @@ static bool prio_compress(hm_hmodel_t *m, const int *jobs, int n)
 		pr[q] = -(double)q; /* jobs[] is sorted by key: earlier = higher */
 		for (int k = 0; k < j->pj->nlinks; k++) {
 			int l = j->pj->links[k];
-			int lo = m->view.lstart[l], hi = m->view.lstart[l + 1];
-			if (!hm_pview_link_contended(&m->view, l))
+			int lo, hi;
+			if (!hm_hmodel_link_scan(m, l, &lo, &hi))
 				continue;
-			if (hi - lo > m->cfg.max_link_scan)
-				hi = lo + m->cfg.max_link_scan;
 			for (int p = lo; p < hi; p++) {
 				int y = m->view.ljobs[p], qy = -1;
 				const hm_hjob_t *o = &m->jobs[y];
@@ -386,11 +384,9 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n)
 
 		for (int k = 0; k < j->pj->nlinks; k++) {
 			int l = j->pj->links[k];
-			int lo = m->view.lstart[l], hi = m->view.lstart[l + 1];
-			if (!hm_pview_link_contended(&m->view, l))
+			int lo, hi;
+			if (!hm_hmodel_link_scan(m, l, &lo, &hi))
 				continue;
-			if (hi - lo > m->cfg.max_link_scan)
-				hi = lo + m->cfg.max_link_scan;
 			for (int p = lo; p < hi; p++) {
 				int y = m->view.ljobs[p];
 				const hm_hjob_t *o = &m->jobs[y];
@@ -424,11 +420,9 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 			continue;
 		for (int k = 0; k < j->pj->nlinks; k++) {
 			int l = j->pj->links[k];
-			int lo = m->view.lstart[l], hi = m->view.lstart[l + 1];
-			if (!hm_pview_link_contended(&m->view, l))
+			int lo, hi;
+			if (!hm_hmodel_link_scan(m, l, &lo, &hi))
 				continue;
-			if (hi - lo > m->cfg.max_link_scan)
-				hi = lo + m->cfg.max_link_scan;
 			for (int q = lo; q < hi; q++) {
 				int y = m->view.ljobs[q];
 				if (y <= x || hm_uf_find(&uf, x) == hm_uf_find(&uf, y))

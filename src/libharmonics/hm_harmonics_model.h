@@ -76,6 +76,21 @@ typedef struct {
 	int *rack_pool;
 } hm_hmodel_t;
 
+/*
+ * Range [*lo, *hi) of view.ljobs[] to scan for the partners of a job on link l:
+ * false when l is not contended; at most cfg.max_link_scan entries.
+ */
+static inline bool hm_hmodel_link_scan(const hm_hmodel_t *m, int l, int *lo, int *hi)
+{
+	if (!hm_pview_link_contended(&m->view, l))
+		return false;
+	*lo = m->view.lstart[l];
+	*hi = m->view.lstart[l + 1];
+	if (*hi - *lo > m->cfg.max_link_scan)
+		*hi = *lo + m->cfg.max_link_scan;
+	return true;
+}
+
 hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmodel_t *m,
 			hm_err_t *err);
 void hm_hmodel_free(hm_hmodel_t *m);
