@@ -3,25 +3,12 @@
 
 #include <string.h>
 
-static const hm_policy_ops_t *registry(int i)
-{
-	switch (i) {
-	case 0:
-		return &hm_policy_fair;
-	case 1:
-		return &hm_policy_optimal;
-	case 2:
-		return &hm_policy_cassini;
-	case 3:
-		return &hm_policy_crux;
-	case 4:
-		return &hm_policy_harmonics;
-	default:
-		return NULL;
-	}
-}
+static const hm_policy_ops_t *const registry[] = {
+	&hm_policy_fair, &hm_policy_optimal, &hm_policy_cassini, &hm_policy_crux,
+	&hm_policy_harmonics,
+};
 
-#define HM_NPOLICY_SLOTS 5
+#define HM_NPOLICIES ((int)(sizeof(registry) / sizeof(registry[0])))
 
 void hm_policy_cfg_defaults(hm_policy_cfg_t *cfg)
 {
@@ -38,47 +25,24 @@ void hm_policy_cfg_defaults(hm_policy_cfg_t *cfg)
 
 int hm_policy_count(void)
 {
-	int n = 0;
-
-	for (int i = 0; i < HM_NPOLICY_SLOTS; i++)
-		if (registry(i))
-			n++;
-	return n;
+	return HM_NPOLICIES;
 }
 
 const hm_policy_ops_t *hm_policy_at(int i)
 {
-	for (int k = 0; k < HM_NPOLICY_SLOTS; k++) {
-		const hm_policy_ops_t *p = registry(k);
-		if (p && i-- == 0)
-			return p;
-	}
-	return NULL;
+	return i >= 0 && i < HM_NPOLICIES ? registry[i] : NULL;
 }
 
 const hm_policy_ops_t *hm_policy_find(const char *name)
 {
-	for (int i = 0; i < HM_NPOLICY_SLOTS; i++) {
-		const hm_policy_ops_t *p = registry(i);
-		if (p && name && strcmp(p->name, name) == 0)
-			return p;
-	}
+	for (int i = 0; name && i < HM_NPOLICIES; i++)
+		if (strcmp(registry[i]->name, name) == 0)
+			return registry[i];
 	return NULL;
 }
 
 const char *hm_policy_names(void)
 {
-	static char names[128];
-
-	if (!names[0]) {
-		for (int i = 0; i < HM_NPOLICY_SLOTS; i++) {
-			const hm_policy_ops_t *p = registry(i);
-			if (!p)
-				continue;
-			if (names[0])
-				strcat(names, ",");
-			strcat(names, p->name);
-		}
-	}
-	return names;
+	/* Constant, so callers on any thread may use it; keep in registry order. */
+	return "fair,optimal,cassini,crux,harmonics";
 }
