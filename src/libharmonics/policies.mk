@@ -45,3 +45,4 @@ tests_unit_test_policies_random_SOURCES = tests/unit/test_policies_random.c \
 	tests/unit/policies_fixture.h
 tests_unit_test_policies_random_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_policies_random_LDADD = $(UNIT_LDADD)
+dist_man_MANS += docs/man/harmonics-bench.1
