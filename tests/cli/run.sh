@@ -111,5 +111,18 @@ if expect "--policy all" 0 "$sim" --policy all --budget 0.2 --json -q; then
 	if [[ $n == "$want" && $n -ge 2 ]]; then ok "all $n policies ran"; else not_ok "policy all ran $n of $want"; fi
 fi
 
+# harmonics-bench: the JSON others script against, one row per policy and size.
+bench=$build/src/tools/harmonics-bench
+if expect "harmonics-bench --quick --json" 0 "$bench" --quick --policy fair,crux,harmonics --json; then
+	if jq -e '(.results | length == 9) and all(.results[]; has("policy") and has("gpus") and has("jobs")
+		and has("decision_s") and has("cpu_s") and has("peak_rss_bytes") and has("finished")
+		and .decision_s >= 0 and .peak_rss_bytes > 0)' "$tmp/out" >/dev/null; then
+		ok "bench json keys and rows"
+	else
+		not_ok "bench json keys and rows"
+	fi
+fi
+expect "harmonics-bench bad option" 2 "$bench" --bogus && has "bench names the option" "bogus" "$tmp/err"
+
 echo "cli: $pass passed, $fail failed"
 ((fail == 0))
