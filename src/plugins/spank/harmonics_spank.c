@@ -8,6 +8,7 @@
 #include <stdint.h> /* spank.h needs it first */
 
 #include <errno.h>
+#include <pwd.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,6 +236,23 @@ static void service_conf(spank_t sp, char *host, size_t host_len, int *port, int
 	*fail_open = conf.fail_open;
 }
 
+/*
+ * Replies are accepted only from root and Debian's SlurmUser account "slurm"
+ * (the coordinator runs inside slurmctld as SlurmUser), so a process squatting
+ * on the port while slurmctld is down cannot hand out assignments.
+ */
+static int trusted_uids(uint32_t *uids)
+{
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+	int n = 0;
+
+	uids[n++] = 0;
+	if (getpwnam_r("slurm", &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_uid != 0)
+		uids[n++] = res->pw_uid;
+	return n;
+}
+
 static void export_i64(spank_t sp, const char *name, int64_t v)
 {
 	char buf[32];
@@ -331,8 +349,10 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	json_object_object_add(req, "step_id", json_object_new_int64(step_id));
 	json_object_object_add(req, "node", json_object_new_string(node));
 	t0 = mono_s();
-	if (hm_client_call(host, port, json_object_to_json_string(req), timeout_ms, &reply_txt,
-			   &err) != HM_OK) {
+	uint32_t trusted[2];
+	int ntrusted = trusted_uids(trusted);
+	if (hm_client_call_trusted(host, port, json_object_to_json_string(req), timeout_ms, trusted,
+				   ntrusted, &reply_txt, &err) != HM_OK) {
 		snprintf(why, sizeof(why),
 			 "coordinator %.100s:%d did not answer within %d ms (%.200s)", host, port,
 			 timeout_ms, err.msg);
