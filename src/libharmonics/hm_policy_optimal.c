@@ -164,6 +164,15 @@ static void dfs(search_t *s, int d)
 	}
 }
 
+/* No holding, class 0: the job shares links fairly; its path choice is kept. */
+static void leave_to_fair(hm_decision_t *d)
+{
+	int path = d->path;
+
+	memset(d, 0, sizeof(*d));
+	d->path = path;
+}
+
 /* Greedy first incumbent: each job in turn takes its best (class, shift). */
 static void greedy(search_t *s)
 {
@@ -417,12 +426,8 @@ static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int
 		hold = free_run - s.best / n >= OPT_WORTH;
 	}
 	if (!hold) {
-		for (int i = 0; i < n; i++) {
-			hm_decision_t *d = &ctx->jobs[member[i]].dec;
-			int path = d->path;
-			memset(d, 0, sizeof(*d));
-			d->path = path;
-		}
+		for (int i = 0; i < n; i++)
+			leave_to_fair(&ctx->jobs[member[i]].dec);
 		snprintf(ctx->note, sizeof(ctx->note),
 			 "optimal: %d jobs left to fair sharing (free-running cost %.4f)", n,
 			 free_run);
@@ -504,10 +509,7 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 			if (find(par, i) == r)
 				member[cnt++] = i;
 		if (cnt == 1) { /* alone on its links: fair defaults, no effort */
-			hm_decision_t *d = &ctx->jobs[r].dec;
-			int path = d->path;
-			memset(d, 0, sizeof(*d));
-			d->path = path;
+			leave_to_fair(&ctx->jobs[r].dec);
 			continue;
 		}
 		unsigned long sig = signature(ctx, member, cnt, tmp);
@@ -519,12 +521,8 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 			continue;
 		if (now_s() > deadline) {
 			/* Budget spent on earlier components: these stay with fair sharing. */
-			for (int i = 0; i < cnt; i++) {
-				hm_decision_t *d = &ctx->jobs[member[i]].dec;
-				int path = d->path;
-				memset(d, 0, sizeof(*d));
-				d->path = path;
-			}
+			for (int i = 0; i < cnt; i++)
+				leave_to_fair(&ctx->jobs[member[i]].dec);
 			ctx->budget_exhausted = true;
 			continue;
 		}
