@@ -179,13 +179,6 @@ static void greedy(search_t *s)
 	for (int d = 0; d < s->n; d++) {
 		double best = HUGE_VAL;
 		int bc = 0, bk = 0, nb = d == 0 ? 1 : s->bins;
-		/* Out of budget: the rest keep class 0, shift 0 (still dense). */
-		if (now_s() > s->deadline) {
-			s->out_of_time = true;
-			for (; d < s->n; d++)
-				s->cls[d] = s->bin[d] = 0;
-			break;
-		}
 		/* Classes grow by at most one per job so the result stays dense. */
 		int maxc = 0;
 		for (int i = 0; i < d; i++)
@@ -429,8 +422,8 @@ static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int
 		for (int i = 0; i < n; i++)
 			leave_to_fair(&ctx->jobs[member[i]].dec);
 		snprintf(ctx->note, sizeof(ctx->note),
-			 "optimal: %d jobs left to fair sharing (free-running cost %.4f)", n,
-			 free_run);
+			 "optimal: %d jobs left to fair sharing (free-running cost %.4f)%s", n,
+			 free_run, s.out_of_time ? ", budget exhausted" : "");
 		if (s.out_of_time)
 			ctx->budget_exhausted = true;
 		goto out;
