@@ -45,13 +45,20 @@ show_failed_logs() { # builddir
 	done
 }
 
-tier_unit() {
+# make check in a build dir with munged up; prints the summary lines matching
+# PATTERN and, on failure, the failed tests' logs.  make_check DIR LOG PATTERN
+make_check() {
+	local dir=$1 log=$log_dir/$2.log rc
 	scripts/munge-up.sh || return 1
-	make -C build -s -j"$(nproc)" check >"$log_dir/unit.log" 2>&1
-	local rc=$?
-	grep -E '^(# |PASS|FAIL|ERROR|SKIP|XFAIL)' "$log_dir/unit.log"
-	((rc == 0)) || { show_failed_logs build; tail -n 30 "$log_dir/unit.log"; }
+	make -C "$dir" -s -j"$(nproc)" check >"$log" 2>&1
+	rc=$?
+	grep -E "$3" "$log"
+	((rc == 0)) || { show_failed_logs "$dir"; tail -n 30 "$log"; }
 	return $rc
+}
+
+tier_unit() {
+	make_check build unit '^(# |PASS|FAIL|ERROR|SKIP|XFAIL)'
 }
 
 tier_cli() {
@@ -61,11 +68,7 @@ tier_cli() {
 tier_sanitize() {
 	HM_CONFIGURE_ARGS="--enable-sanitizers" scripts/build.sh "$top/build-asan" >/dev/null || return 1
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		make -C build-asan -s -j"$(nproc)" check >"$log_dir/sanitize.log" 2>&1
-	local rc=$?
-	grep -E '^(# |FAIL|ERROR)' "$log_dir/sanitize.log"
-	((rc == 0)) || { show_failed_logs build-asan; tail -n 30 "$log_dir/sanitize.log"; }
-	return $rc
+		make_check build-asan sanitize '^(# |FAIL|ERROR)'
 }
 
 tier_distcheck() {
