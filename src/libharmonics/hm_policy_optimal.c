@@ -14,15 +14,21 @@
  * 0..shift_bins-1; the first job's shift is fixed at 0 (only relative shifts
  * matter). Bound: the sum of the estimated slowdowns of the jobs assigned so
  * far, evaluated alone among themselves, plus 1 for every unassigned job; adding
- * a job never shortens another's estimate, so the bound is valid. A greedy
- * pass gives the first incumbent. Only assignments whose classes are dense
- * (0..u-1 all used) are leaves, so equivalent relabellings are not repeated.
+ * a job never shortens another's estimate, so the bound is valid. The first
+ * incumbent is a cheap complete one (bursts packed back to back, one class),
+ * which a greedy pass then improves job by job. Only assignments whose classes
+ * are dense (0..u-1 all used) are leaves, so equivalent relabellings are not
+ * repeated.
  *
  * A component where holding slots is not worth it runs free with strict
  * priority classes, lightest first (leave_to_classes()).
  *
- * Budget: cfg->budget_s of wall clock per decide(); when it runs out the best
- * assignment found so far is used and ctx->budget_exhausted is set.
+ * Budget: cfg->budget_s of wall clock per decide(), checked before every model
+ * evaluation, so a decision overshoots it by at most one evaluation. When it
+ * runs out the best complete assignment found so far is used (there always is
+ * one) and ctx->budget_exhausted is set; components not reached yet run free
+ * with classes.
+ *
  * A component whose membership is unchanged since its last decision (its
  * signature is kept in dec.epoch) keeps its decision, so arrivals elsewhere do
  * not perturb running slots.
@@ -55,7 +61,7 @@ typedef struct {
 	int n;    /* jobs in the component */
 	int *job; /* model indexes, heaviest first */
 	int bins, K;
-	double deadline, best;
+	double deadline_s, best;
 	bool out_of_time;
 	long nodes;
 	int *cls, *bin, *best_cls, *best_bin;
@@ -150,16 +156,23 @@ static void save(search_t *s, double cost)
 	memcpy(s->best_bin, s->bin, (size_t)s->n * sizeof(int));
 }
 
+/* The clock costs ~50 ns, an evaluation microseconds to milliseconds: check before each. */
+static bool out_of_time(search_t *s)
+{
+	if (!s->out_of_time && now_s() > s->deadline_s)
+		s->out_of_time = true;
+	return s->out_of_time;
+}
+
 static void dfs(search_t *s, int d)
 {
 	int nb = d == 0 ? 1 : s->bins;
 
 	for (int c = 0; c < s->K && !s->out_of_time; c++) {
 		for (int k = 0; k < nb && !s->out_of_time; k++) {
-			if ((++s->nodes & 63) == 0 && now_s() > s->deadline) {
-				s->out_of_time = true;
+			s->nodes++;
+			if (out_of_time(s))
 				break;
-			}
 			s->cls[d] = c;
 			s->bin[d] = k;
 			double cost = partial(s, d + 1);
@@ -219,7 +232,34 @@ static void leave_to_classes(hm_sched_ctx_t *ctx, const hm_cm_t *m, int *member,
 	}
 }
 
-/* Greedy first incumbent: each job in turn takes its best (class, shift). */
+/*
+ * Complete jobs from..n-1 cheaply: each burst packed right after the previous
+ * job's (the first at shift 0), class 0. Held jobs get classes only where the
+ * model sees them help (ties keep class 0, as in the greedy): a lower class
+ * starves while slots settle. Class 0 keeps a dense prefix dense.
+ */
+static void complete(search_t *s, int from)
+{
+	for (int i = from; i < s->n; i++) {
+		s->cls[i] = 0;
+		s->bin[i] = 0;
+		if (i == 0)
+			continue;
+		double prev_p_s = hm_cm_period_s(s->m, s->job[i - 1]);
+		double end_s =
+		    s->bin[i - 1] * prev_p_s / s->bins + hm_cm_comm_s(s->m, s->job[i - 1]);
+		double p_s = hm_cm_period_s(s->m, s->job[i]);
+		int k = (int)ceil(fmod(end_s, p_s) / p_s * s->bins - 1e-9);
+		s->bin[i] = k >= 0 && k < s->bins ? k : 0;
+	}
+}
+
+/*
+ * Greedy, anytime: each job in turn (heaviest first) takes its best (class,
+ * shift) among the jobs before it; after each job the prefix completed by
+ * complete() is a candidate incumbent, so time spent is never lost when the
+ * budget cuts the pass. The caller has saved a complete incumbent first.
+ */
 static void greedy(search_t *s)
 {
 	for (int d = 0; d < s->n; d++) {
@@ -231,6 +271,8 @@ static void greedy(search_t *s)
 			maxc = s->cls[i] + 1 > maxc ? s->cls[i] + 1 : maxc;
 		for (int c = 0; c <= maxc && c < s->K; c++)
 			for (int k = 0; k < nb; k++) {
+				if (out_of_time(s))
+					return;
 				s->cls[d] = c;
 				s->bin[d] = k;
 				double cost = partial(s, d + 1);
@@ -242,9 +284,13 @@ static void greedy(search_t *s)
 			}
 		s->cls[d] = bc;
 		s->bin[d] = bk;
+		if (out_of_time(s))
+			return;
+		complete(s, d + 1);
+		double cost = partial(s, s->n);
+		if (cost < s->best - OPT_EPS)
+			save(s, cost);
 	}
-	if (dense(s))
-		save(s, partial(s, s->n));
 }
 
 static int find(int *par, int x)
@@ -282,24 +328,27 @@ static double guard_s(const opt_state_t *st, double period_s, double r)
 	return g < 3 * r * period_s ? 3 * r * period_s : g;
 }
 
-/* Mean estimated slowdown of free-running jobs: seeded random shifts, one class. */
-static double free_running(const hm_cm_t *m, const int *member, int n, double *shift,
-			   unsigned long seed)
+/*
+ * Mean estimated slowdown of the component's jobs running free: seeded random
+ * shifts, one class. Only meaningful when the budget did not cut it
+ * (s->out_of_time).
+ */
+static double free_running(search_t *s, unsigned long seed)
 {
 	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL;
 	double sum = 0;
 
-	for (int k = 0; k < OPT_FREE_SAMPLES; k++) {
-		for (int i = 0; i < n; i++) {
+	for (int k = 0; k < OPT_FREE_SAMPLES && !out_of_time(s); k++) {
+		for (int i = 0; i < s->n; i++) {
 			x ^= x << 13; /* xorshift64 */
 			x ^= x >> 7;
 			x ^= x << 17;
-			shift[i] =
-			    (double)(x >> 11) / 9007199254740992.0 * hm_cm_period_s(m, member[i]);
+			s->shift[i] = (double)(x >> 11) / 9007199254740992.0 *
+				      hm_cm_period_s(s->m, s->job[i]);
 		}
-		sum += hm_cm_eval(m, member, n, shift, NULL, NULL);
+		sum += hm_cm_eval(s->m, s->job, s->n, s->shift, NULL, NULL);
 	}
-	memset(shift, 0, (size_t)n * sizeof(*shift));
+	memset(s->shift, 0, (size_t)s->n * sizeof(*s->shift));
 	return sum / OPT_FREE_SAMPLES;
 }
 
@@ -368,7 +417,7 @@ static hm_rc_t commensurate(hm_cm_t *m, const int *member, int n, hm_err_t *err)
 }
 
 static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int *member, int n,
-		     double deadline, hm_err_t *err)
+		     double deadline_s, hm_err_t *err)
 {
 	search_t s;
 	hm_rc_t rc = HM_OK;
@@ -379,7 +428,7 @@ static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int
 	s.job = member;
 	s.bins = st->cfg.shift_bins;
 	s.K = class_levels(st) < n ? class_levels(st) : n;
-	s.deadline = deadline;
+	s.deadline_s = deadline_s;
 	s.best = HUGE_VAL;
 	s.cls = calloc((size_t)n, sizeof(int));
 	s.bin = calloc((size_t)n, sizeof(int));
@@ -395,14 +444,14 @@ static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int
 		rc = hm_err_set(err, HM_ERR_NOMEM, "optimal: out of memory for %d jobs", n);
 		goto out;
 	}
+	/* Free running (what fair sharing sees), on the natural periods. */
+	double free_run = free_running(&s, st->cfg.seed);
 	/*
 	 * Jitter margin: a held burst that is late (within the guard) makes the next
 	 * one later, a random walk that ends in a skipped slot; periods longer by
 	 * the measured relative jitter r give it a drift back to the slot start. One
 	 * r per component so that identical jobs keep identical periods.
 	 */
-	/* Free running (what fair sharing sees), on the natural periods. */
-	double free_run = free_running(m, member, n, s.shift, st->cfg.seed);
 	double r = 0;
 	for (int i = 0; i < n; i++) {
 		const hm_sched_job_t *sj = &ctx->jobs[member[i]];
@@ -435,31 +484,41 @@ static hm_rc_t solve(const opt_state_t *st, hm_sched_ctx_t *ctx, hm_cm_t *m, int
 	 * free-running jobs (mean slowdown over OPT_FREE_SAMPLES seeded random
 	 * shift vectors, what fair sharing sees on average) exceeds OPT_WORTH. The
 	 * best possible mean is rest[0] / n, so a small free-running cost ends it
-	 * before any search.
+	 * before any search. A budget that cut free_running() leaves nothing to
+	 * compare with: the jobs run free.
 	 */
-	bool hold = free_run - s.rest[0] / n >= OPT_WORTH;
+	bool hold = !s.out_of_time && free_run - s.rest[0] / n >= OPT_WORTH;
 	if (hold) {
-		greedy(&s);
-		if (s.best > s.rest[0] + OPT_EPS) /* no contention left: nothing can beat it */
+		/* A complete incumbent first: whatever cuts the search, one exists. */
+		complete(&s, 0);
+		save(&s, partial(&s, n));
+		/* Once an incumbent has no contention left, nothing can beat it. */
+		if (s.best > s.rest[0] + OPT_EPS)
+			greedy(&s);
+		if (s.best > s.rest[0] + OPT_EPS && !s.out_of_time)
 			dfs(&s, 0);
 		hold = free_run - s.best / n >= OPT_WORTH;
 	}
+	if (s.out_of_time)
+		ctx->budget_exhausted = true;
 	if (!hold) {
 		leave_to_classes(ctx, m, member, n, class_levels(st));
 		/* Without a search, holding could reach at best the bound rest[0] / n. */
 		bool searched = s.best < HUGE_VAL;
 		double held = searched ? s.best / n : s.rest[0] / n;
-		snprintf(ctx->note, sizeof(ctx->note),
-			 "optimal: %d jobs left to priority classes, lightest first: "
-			 "holding not worth it (free-running cost %.4f, held %s%.4f)%s",
-			 n, free_run, searched ? "" : ">= ", held,
-			 s.out_of_time ? ", budget exhausted" : "");
-		if (s.out_of_time)
-			ctx->budget_exhausted = true;
+		if (s.out_of_time && !searched)
+			snprintf(ctx->note, sizeof(ctx->note),
+				 "optimal: %d jobs left to priority classes, lightest first: "
+				 "budget exhausted before the free-running estimate",
+				 n);
+		else
+			snprintf(ctx->note, sizeof(ctx->note),
+				 "optimal: %d jobs left to priority classes, lightest first: "
+				 "holding not worth it (free-running cost %.4f, held %s%.4f)%s",
+				 n, free_run, searched ? "" : ">= ", held,
+				 s.out_of_time ? ", budget exhausted" : "");
 		goto out;
 	}
-	if (s.out_of_time)
-		ctx->budget_exhausted = true;
 	for (int i = 0; i < n; i++) {
 		hm_decision_t *d = &ctx->jobs[member[i]].dec;
 		double P = hm_cm_period_s(m, member[i]);
@@ -490,7 +549,7 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	const opt_state_t *st = state;
 	hm_cm_t *m = NULL;
 	int n = ctx->njobs, *par = NULL, *member = NULL, *tmp = NULL, unreached = 0;
-	double deadline = now_s() + st->cfg.budget_s;
+	double deadline_s = now_s() + st->cfg.budget_s;
 	hm_rc_t rc;
 
 	rc = hm_cm_build(ctx, NULL, &m, err);
@@ -543,14 +602,14 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 			       ctx->jobs[member[i]].dec.period_s > 0;
 		if (same)
 			continue;
-		if (now_s() > deadline) {
+		if (now_s() > deadline_s) {
 			/* Budget spent on earlier components: these run free with classes. */
 			leave_to_classes(ctx, m, member, cnt, class_levels(st));
 			ctx->budget_exhausted = true;
 			unreached += cnt;
 			continue;
 		}
-		rc = solve(st, ctx, m, member, cnt, deadline, err);
+		rc = solve(st, ctx, m, member, cnt, deadline_s, err);
 		if (rc != HM_OK)
 			goto out;
 		for (int i = 0; i < cnt; i++)

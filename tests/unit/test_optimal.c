@@ -342,6 +342,44 @@ static void test_fallback_lightest_first(void **state)
 }
 
 /*
+ * The budget bounds the whole decision, the first incumbent included: 10 jobs
+ * overloading one link with 100000 shift bins need seconds for one greedy pass
+ * alone; with a 50 ms budget the decision returns well within 1 s (the slack
+ * is one model evaluation, microseconds here) with every job decided: either
+ * all held to valid slots or all running free in classes 0..K-1. A budget of
+ * 0 leaves no time for any estimate: lightest-first classes, equal loads
+ * ranked by index (the higher first).
+ */
+static void test_budget_bounds_decision(void **state)
+{
+	(void)state;
+	hm_sched_ctx_t ctx;
+	hm_policy_cfg_t cfg;
+	const int n = 10, K = 7;
+
+	setup_topo();
+	for (int i = 0; i < n; i++)
+		make_job(i, 0.3, 0.1, true);
+	hm_policy_cfg_defaults(&cfg);
+	cfg.budget_s = 0.05;
+	cfg.shift_bins = 100000;
+	double wall_s = run_optimal_cfg(n, &cfg, &ctx);
+	assert_true(wall_s < 1.0);
+	assert_true(ctx.budget_exhausted);
+	assert_non_null(strstr(ctx.note, "budget exhausted"));
+	assert_complete(n, 0.4, K);
+
+	for (int i = 0; i < n; i++)
+		make_job(i, 0.3, 0.1, true);
+	cfg.budget_s = 0;
+	run_optimal_cfg(n, &cfg, &ctx);
+	assert_true(ctx.budget_exhausted);
+	assert_non_null(strstr(ctx.note, "lightest first"));
+	for (int i = 0; i < n; i++)
+		assert_free(i, n - 1 - i < K - 1 ? n - 1 - i : K - 1);
+}
+
+/*
  * Simulator end to end (2 racks x 2 hosts x 1 GPU, oversubscription 2, see
  * test_sim.c): two identical jobs sharing one uplink. Fair sharing gives
  * C + 2M per iteration; optimal staggers them by M and every iteration after
@@ -405,6 +443,7 @@ int main(void)
 	    cmocka_unit_test(test_optimal_three_tight),
 	    cmocka_unit_test(test_budget_and_determinism),
 	    cmocka_unit_test(test_fallback_lightest_first),
+	    cmocka_unit_test(test_budget_bounds_decision),
 	    cmocka_unit_test(test_sim_optimal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
