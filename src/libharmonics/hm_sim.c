@@ -170,6 +170,7 @@ static hm_rc_t iter_start(sim_t *s, int j, hm_err_t *err)
 	sj->compute_s = c;
 	sj->compute_end_s = s->now + c;
 	sj->compute_done = false;
+	sj->burst_s = 0;
 	sj->next_phase = 0;
 	sj->cur_phase = -1;
 	rc = push(s, sj->compute_end_s, SEV_COMPUTE_END, j, err);
@@ -197,7 +198,6 @@ static hm_rc_t handle(sim_t *s, const sim_ev_t *ev, hm_err_t *err)
 	case SEV_COMPUTE_END:
 		sj->compute_done = true;
 		sj->sum_compute_s += sj->compute_s;
-		sj->ep_compute_s += sj->compute_s;
 		if (sj->cur_phase < 0 && !sj->ready_pending && !sj->slot_wait)
 			return next_phase(s, ev->job, err);
 		return HM_OK;
@@ -216,7 +216,7 @@ static hm_rc_t handle(sim_t *s, const sim_ev_t *ev, hm_err_t *err)
 		if (sj->cur_phase == sj->job->profile.nphases - 1) {
 			double b = s->now - sj->burst_start_s;
 			sj->sum_comm_s += b;
-			sj->ep_comm_s += b;
+			sj->burst_s = b;
 		}
 		sj->cur_phase = -1;
 		return next_phase(s, ev->job, err);

@@ -98,6 +98,7 @@ typedef struct {
 
 	/* Current iteration. */
 	double iter_start_s, compute_s, compute_end_s, burst_start_s;
+	double burst_s; /* this iteration's burst, counted at its end */
 	bool compute_done, ready_pending, slot_wait;
 	int next_phase, cur_phase;
 	unsigned ph_ver;

@@ -59,6 +59,10 @@ void sim_record_iter(sim_t *s, sim_job_t *sj, double iter_s)
 	sj->ep_n++;
 	sj->ep_iter_s += iter_s;
 	sj->ep_iter2_s += iter_s * iter_s;
+	/* Compute and burst end before the iteration does; counting them here
+	 * keeps an epoch's three sums over the same iterations. */
+	sj->ep_compute_s += sj->compute_s;
+	sj->ep_comm_s += sj->burst_s;
 }
 
 hm_rc_t sim_sample_util(sim_t *s, hm_err_t *err)
