@@ -60,8 +60,7 @@ static int global_neighbours(const hm_hmodel_t *m, int x, int *neigh, double *ex
 			if (!m->jobs[y].decided) {
 				/* Decided later, around x: counts only if x runs free. */
 				*undecided_pen +=
-				    HM_PAIR_LOSS * e * fmin(1, jx->pj->burst_s / jx->pj->T_s) *
-				    fmin(1, m->jobs[y].pj->burst_s / m->jobs[y].pj->T_s);
+				    HM_PAIR_LOSS * e * hm_hjob_free_rate(jx, &m->jobs[y]);
 				continue;
 			}
 			neigh[n] = y;
@@ -113,7 +112,7 @@ static bool closed_ok(const hm_hmodel_t *m, int x)
 				continue;
 			if (y->rack == HM_HJOB_CROSS && (!y->decided || y->hold))
 				continue;
-			if (hm_pjob_excess(jx->pj, y->pj, m->view.lload) > 0)
+			if (hm_pjob_excess(jx->pj, y->pj, NULL) > 0)
 				return false;
 		}
 	}
@@ -183,12 +182,10 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 			rack_periods(m, x, periods, &np, jx->R_s, m->cfg.max_stretch * jx->R_s);
 		}
 		/* Free running: expected overlap with everything around it. */
-		for (int i = 0; i < nn; i++) {
-			hm_burst_t a, b = hm_hjob_burst(&m->jobs[neigh[i]]);
-			probe.hold = false;
-			a = hm_hjob_burst(&probe);
-			free_cost += HM_PAIR_LOSS * ex[i] * hm_burst_overlap_rate(&a, &b);
-		}
+		probe.hold = false;
+		for (int i = 0; i < nn; i++)
+			free_cost +=
+			    HM_PAIR_LOSS * ex[i] * hm_hjob_pair_rate(&probe, &m->jobs[neigh[i]]);
 		for (int pi = 0; pi < np; pi++) {
 			double P = periods[pi];
 			int ns = 0;
@@ -285,7 +282,7 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 					const hm_hjob_t *y = &m->jobs[m->view.ljobs[q]];
 					if (y == jx || y->rack != HM_HJOB_CROSS || y->hold)
 						continue;
-					if (hm_pjob_excess(jx->pj, y->pj, m->view.lload) <= 0)
+					if (hm_pjob_excess(jx->pj, y->pj, NULL) <= 0)
 						continue;
 					jx->hold = false;
 					jx->P_s = jx->s_s = jx->guard_s = 0;

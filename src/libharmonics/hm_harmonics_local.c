@@ -102,8 +102,7 @@ double hm_stretch_cost(const hm_hjob_t *j, double P_s)
 
 static double pair_cost(const hm_hjob_t *a, const hm_hjob_t *b, double e)
 {
-	hm_burst_t x = hm_hjob_burst(a), y = hm_hjob_burst(b);
-	return HM_PAIR_LOSS * e * hm_burst_overlap_rate(&x, &y);
+	return HM_PAIR_LOSS * e * hm_hjob_pair_rate(a, b);
 }
 
 double hm_local_report(const hm_hmodel_t *m, int r, int x, double P_s, const double *shifts, int n,
@@ -136,8 +135,7 @@ double hm_local_report(const hm_hmodel_t *m, int r, int x, double P_s, const dou
 			}
 		} else {
 			/* Partners decided later cannot stagger around a drifting job. */
-			double pen = HM_PAIR_LOSS * e * fmin(1, jx->pj->burst_s / jx->pj->T_s) *
-				     fmin(1, jb->pj->burst_s / jb->pj->T_s);
+			double pen = HM_PAIR_LOSS * e * hm_hjob_free_rate(jx, jb);
 			if (jb->rack == HM_HJOB_CROSS)
 				*undecided_pen += pen;
 			else
@@ -400,7 +398,7 @@ hm_rc_t hm_local_solve(hm_local_t *ls, hm_hmodel_t *m, int r, hm_err_t *err)
 			double e;
 			if (b == ls->act[i])
 				continue;
-			e = hm_pjob_excess(a->pj, m->jobs[b].pj, m->view.lload);
+			e = hm_pjob_excess(a->pj, m->jobs[b].pj, NULL); /* see hm_hjob_excess_on */
 			if (e <= 0)
 				continue;
 			if (ensure(ls, n + 1, ne + 1, 0) != HM_OK)

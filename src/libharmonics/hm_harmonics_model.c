@@ -50,6 +50,34 @@ hm_burst_t hm_hjob_burst(const hm_hjob_t *j)
 	return b;
 }
 
+double hm_hjob_free_rate(const hm_hjob_t *a, const hm_hjob_t *b)
+{
+	const hm_pjob_t *x = a->pj, *y = b->pj;
+	double duty = fmin(1, x->burst_s / x->T_s) * fmin(1, y->burst_s / y->T_s);
+	double T = fmin(x->T_s, y->T_s), slack = T - x->burst_s - y->burst_s;
+
+	/*
+	 * Their gap then walks with the compute jitter between 0 and the slack,
+	 * and the lower job loses what it crosses either bound: about
+	 * (sd_x^2 + sd_y^2) / (2 slack) per iteration.
+	 */
+	if (fabs(x->T_s - y->T_s) <= HM_SAME_PERIOD * fmax(x->T_s, y->T_s) && slack > 0) {
+		double var = x->sd_s * x->sd_s + y->sd_s * y->sd_s;
+		double r = var / (2 * slack * T);
+		return r < duty ? r : duty;
+	}
+	return duty;
+}
+
+double hm_hjob_pair_rate(const hm_hjob_t *a, const hm_hjob_t *b)
+{
+	hm_burst_t x = hm_hjob_burst(a), y = hm_hjob_burst(b);
+
+	if (!a->hold && !b->hold)
+		return hm_hjob_free_rate(a, b);
+	return hm_burst_overlap_rate(&x, &y);
+}
+
 double hm_hjob_excess_on(const hm_hmodel_t *m, const hm_hjob_t *a, const hm_hjob_t *b, int r)
 {
 	const hm_pjob_t *x = a->pj, *y = b->pj;
@@ -63,10 +91,7 @@ double hm_hjob_excess_on(const hm_hmodel_t *m, const hm_hjob_t *a, const hm_hjob
 			k++;
 		} else {
 			if (m->topo->links[x->links[i]].rack == r) {
-				double bg = m->view.lload[x->links[i]] -
-					    x->demand[i] * fmin(1, x->burst_s / x->T_s) -
-					    y->demand[k] * fmin(1, y->burst_s / y->T_s);
-				double e = x->demand[i] + y->demand[k] - 1.0 + (bg > 0 ? bg : 0);
+				double e = x->demand[i] + y->demand[k] - 1.0;
 				if (e > best)
 					best = e;
 			}
@@ -92,15 +117,34 @@ double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j)
 }
 
 /*
- * Class order: shortest communication relative to compute first (the job that
- * loses the most GPU time per second it waits, as Crux's intensity), weighted
- * by sqrt(period) so shorter iterations go first among equals (Crux's k
- * correction favours them too; sqrt measured best of T^0, T^0.5, T^1 on the
- * testbed scenario, docs/algorithms.md).
+ * Class order (ascending key): Crux's corrected GPU intensity k * I, highest
+ * first. k comes from simulating both strict orders of the job against the
+ * reference (the job with the most traffic per iteration) and keeps the order
+ * that loses less GPU work, so a class-only group gets Crux's order; holding
+ * is what Harmonics adds. Measured against burst / compute * T^e (e = 0, 0.5,
+ * 1): equal on the testbed, better with 4:1 uplinks (docs/algorithms.md).
  */
-static double prio_key(const hm_hjob_t *j)
+static void prio_keys(hm_hmodel_t *m)
 {
-	return j->pj->burst_s / (j->pj->comp_s + 1e-9) * sqrt(j->pj->T_s);
+	int ref = -1;
+
+	for (int i = 0; i < m->njobs; i++)
+		if (m->jobs[i].rack != HM_HJOB_NONET &&
+		    (ref < 0 || m->jobs[i].pj->bits > m->jobs[ref].pj->bits))
+			ref = i;
+	for (int i = 0; i < m->njobs; i++) {
+		const hm_pjob_t *p = m->jobs[i].pj, *r = ref >= 0 ? m->jobs[ref].pj : p;
+		double k = 1, I = p->bneck_s > 0 ? p->gpus * p->comp_s / p->bneck_s : 0;
+		/* Neighbours in job order are often copies: reuse their k. */
+		if (i > 0 && i != ref && i - 1 != ref && m->jobs[i - 1].pj->comp_s == p->comp_s &&
+		    m->jobs[i - 1].pj->burst_s == p->burst_s && m->jobs[i - 1].pj->gpus == p->gpus)
+			k = m->jobs[i - 1].key_k;
+		else if (i != ref && m->jobs[i].rack != HM_HJOB_NONET)
+			k = hm_crux_k(r->comp_s, r->burst_s, r->gpus, p->comp_s, p->burst_s,
+				      p->gpus);
+		m->jobs[i].key_k = k;
+		m->jobs[i].key = -k * I;
+	}
 }
 
 static int rack_insert(int *racks, int n, int r)
@@ -114,6 +158,59 @@ static int rack_insert(int *racks, int n, int r)
 	memmove(racks + i + 1, racks + i, sizeof(int) * (size_t)(n - i));
 	racks[i] = r;
 	return n + 1;
+}
+
+/*
+ * One period margin per contention group (jobs linked by links where their own
+ * demands exceed it): R = T (1 + z max sd/T). Identical jobs then get identical
+ * robust periods whatever their measured spreads, so one can take the other's
+ * period and they stagger exactly; with a margin each, the later of two
+ * near-equal jobs finds no harmonic of its partner within its stretch and runs
+ * free.
+ */
+static hm_rc_t group_margins(hm_hmodel_t *m, hm_err_t *err)
+{
+	hm_uf_t uf = {0};
+	double *rel = NULL;
+	hm_rc_t rc = HM_OK;
+
+	rel = calloc((size_t)m->njobs + 1, sizeof(double));
+	if (!rel || hm_uf_init(&uf, m->njobs) != HM_OK) {
+		rc =
+		    hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory for %d jobs", m->njobs);
+		goto out;
+	}
+	for (int x = 0; x < m->njobs; x++) {
+		const hm_hjob_t *j = &m->jobs[x];
+		if (!j->partnered)
+			continue;
+		for (int k = 0; k < j->pj->nlinks; k++) {
+			int lo, hi;
+			if (!hm_hmodel_link_scan(m, j->pj->links[k], &lo, &hi))
+				continue;
+			for (int q = lo; q < hi; q++) {
+				int y = m->view.ljobs[q];
+				if (y > x && m->jobs[y].partnered &&
+				    hm_pjob_excess(j->pj, m->jobs[y].pj, NULL) > 0)
+					hm_uf_union(&uf, x, y);
+			}
+		}
+	}
+	for (int x = 0; x < m->njobs; x++) {
+		const hm_pjob_t *pj = m->jobs[x].pj;
+		int g = hm_uf_find(&uf, x);
+		double r = m->jobs[x].rack == HM_HJOB_NONET ? 0 : pj->sd_s / pj->T_s;
+		if (r > rel[g])
+			rel[g] = r;
+	}
+	for (int x = 0; x < m->njobs; x++) {
+		hm_hjob_t *j = &m->jobs[x];
+		j->R_s = j->pj->T_s * (1 + m->cfg.z_sd * rel[hm_uf_find(&uf, x)]);
+	}
+out:
+	hm_uf_free(&uf);
+	free(rel);
+	return rc;
 }
 
 hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmodel_t *m,
@@ -188,7 +285,6 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 			j->rack = HM_HJOB_CROSS;
 		else
 			j->rack = j->racks[0];
-		j->R_s = j->pj->T_s + cfg->z_sd * j->pj->sd_s;
 		if (sj->dec.period_s > 0) {
 			j->prev_P_s = sj->dec.period_s;
 			j->prev_s_s = fmod(sj->dec.origin_s + sj->dec.shift_s, sj->dec.period_s);
@@ -197,8 +293,8 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 		}
 		j->prio = 0;
 		j->prev_prio = sj->dec.prio;
-		j->key = prio_key(j);
 	}
+
 	for (int i = 0; i < m->njobs; i++) {
 		hm_hjob_t *j = &m->jobs[i];
 		if (j->rack == HM_HJOB_NONET)
@@ -216,6 +312,10 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 		if (j->rack == HM_HJOB_CROSS)
 			m->cross[m->ncross++] = i;
 	}
+	prio_keys(m);
+	rc = group_margins(m, err);
+	if (rc != HM_OK)
+		goto out;
 	for (int r = 0; r < m->nracks; r++)
 		m->rstart[r + 1] = m->rstart[r] + cnt[r];
 	m->rjobs = malloc(sizeof(int) * (size_t)(m->rstart[m->nracks] + 1));

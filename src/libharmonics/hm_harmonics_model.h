@@ -28,7 +28,9 @@
 #define HM_PAIR_LOSS 1.0
 /* Largest modelled overlap (fraction of time) a held job may keep. */
 #define HM_HOLD_MAX_OVERLAP 0.005
-#define HM_HJOB_CROSS       (-1) /* job spanning racks: owned by the Global Coordinator */
+/* Periods this close (relative) count as equal for self-staggering classes. */
+#define HM_SAME_PERIOD 0.01
+#define HM_HJOB_CROSS  (-1) /* job spanning racks: owned by the Global Coordinator */
 
 typedef struct {
 	double z_sd;          /* slot period margin in iteration standard deviations (2) */
@@ -59,8 +61,9 @@ typedef struct {
 	double P_s, s_s, guard_s;
 	int prio;
 	bool prio_set;
-	bool grp;   /* scratch: member of the group being assigned classes */
-	double key; /* class order key (hm_prio_layer) */
+	bool grp;     /* scratch: member of the group being assigned classes */
+	double key;   /* class order key (hm_prio_layer), ascending */
+	double key_k; /* Crux's k correction behind it */
 } hm_hjob_t;
 
 typedef struct {
@@ -98,10 +101,25 @@ void hm_hmodel_free(hm_hmodel_t *m);
 /* The job's bursts under its current (or tentative) decision. */
 hm_burst_t hm_hjob_burst(const hm_hjob_t *j);
 
+/*
+ * Fraction of time the bursts of a and b overlap when both run free. Equal
+ * periods with room for both bursts: strict classes stagger them by themselves
+ * (the lower waits once, then follows), so only jitter makes them meet again.
+ */
+double hm_hjob_free_rate(const hm_hjob_t *a, const hm_hjob_t *b);
+/* The same under their current decisions (held or free). */
+double hm_hjob_pair_rate(const hm_hjob_t *a, const hm_hjob_t *b);
+
 /* Smallest harmonic of base (base / n or base * n, n >= 1) that is >= R_s. */
 double hm_harmonic_period(double base_s, double R_s);
 
-/* Excess demand of a and b restricted to links of rack r (r = -1: links above racks). */
+/*
+ * Excess demand of a and b restricted to links of rack r (r = -1: links above
+ * racks). Holding decisions judge a pair by its own two demands: the mean load
+ * of the other jobs (view.lload) is not there when those jobs hold staggered
+ * slots, and counting it would make every pair on a busy link look blocked.
+ * Classes (hm_hmodel_classes) do count it: free-running bursts meet it.
+ */
 double hm_hjob_excess_on(const hm_hmodel_t *m, const hm_hjob_t *a, const hm_hjob_t *b, int r);
 
 /* Guard for a holding job (cfg.guard_s or derived from its spread and period). */

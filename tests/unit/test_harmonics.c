@@ -50,12 +50,43 @@ static void test_alone_not_held(void **state)
 }
 
 /*
- * Two complementary jobs (compute 0.3 s, burst 0.1 s, each saturating the
- * link) in one rack, measured with a small spread: both held on the same
- * period >= 0.4 s with bursts that never overlap (overlap rate 0 by the exact
- * periodic computation), in different classes.
+ * Two complementary jobs in one rack, each saturating the link: compute 0.3 s
+ * and 0.7 s, bursts 0.1 s (T = 0.4 s and 0.8 s), measured with a small spread.
+ * Classes alone cannot stagger different periods: both held, on periods >= T
+ * in ratio 1:2 exactly, with bursts that never overlap (the exact periodic
+ * computation), in different classes.
  */
 static void test_local_stagger(void **state)
+{
+	(void)state;
+	fx_ctx_t f;
+	int rack[1] = {0}, l0[1] = {0};
+	const double T_s[2] = {0.4, 0.8};
+
+	fx_ctx_init(&f, 1, rack, 1);
+	fx_ctx_job(&f, 0, 0.3, 0.1, l0, 1);
+	fx_ctx_job(&f, 1, 0.7, 0.1, l0, 1);
+	fx_ctx_measured(&f, 0, 1e-3);
+	fx_ctx_measured(&f, 1, 1e-3);
+	decide(&f, 1);
+	for (int i = 0; i < 2; i++) {
+		assert_true(f.sj[i].dec.period_s >= T_s[i] - 1e-12);
+		assert_true(f.sj[i].dec.period_s <= T_s[i] * 1.2);
+		assert_true(f.sj[i].dec.guard_s > 0);
+	}
+	assert_float_equal(f.sj[1].dec.period_s, 2 * f.sj[0].dec.period_s, 1e-9);
+	hm_burst_t a = burst_of(&f, 0), b = burst_of(&f, 1);
+	assert_float_equal(hm_burst_overlap_rate(&a, &b), 0, 1e-12);
+	assert_int_not_equal(f.sj[0].dec.prio, f.sj[1].dec.prio);
+}
+
+/*
+ * Two identical complementary jobs (compute 0.3 s, burst 0.1 s): with equal
+ * periods strict classes stagger them by themselves (the lower waits once,
+ * then follows; test_sim_stagger measures it), which costs less than a slot
+ * margin: not held, different classes.
+ */
+static void test_equal_periods_classes(void **state)
 {
 	(void)state;
 	fx_ctx_t f;
@@ -67,21 +98,14 @@ static void test_local_stagger(void **state)
 	fx_ctx_measured(&f, 0, 1e-3);
 	fx_ctx_measured(&f, 1, 1e-3);
 	decide(&f, 1);
-	for (int i = 0; i < 2; i++) {
-		assert_true(f.sj[i].dec.period_s >= 0.4 - 1e-12);
-		assert_true(f.sj[i].dec.period_s <= 0.4 * 1.2);
-		assert_true(f.sj[i].dec.guard_s > 0);
-	}
-	assert_float_equal(f.sj[0].dec.period_s, f.sj[1].dec.period_s, 1e-12);
-	hm_burst_t a = burst_of(&f, 0), b = burst_of(&f, 1);
-	assert_float_equal(hm_burst_overlap_rate(&a, &b), 0, 1e-12);
+	assert_true(f.sj[0].dec.period_s == 0 && f.sj[1].dec.period_s == 0);
 	assert_int_not_equal(f.sj[0].dec.prio, f.sj[1].dec.prio);
 }
 
 /*
  * Two jobs across racks 0 and 1 share the link above the racks (and each
  * rack's uplink); rack 0 also holds a pair of local jobs on its own NIC link.
- * The Global Coordinator staggers the cross-rack pair on one period; rack 0's
+ * The Global Coordinator staggers the cross-rack pair on periods 1:2; rack 0's
  * Local Scheduler staggers its pair. Threads must not change the answer.
  */
 static void test_cross_rack(void **state)
@@ -94,9 +118,9 @@ static void test_cross_rack(void **state)
 		fx_ctx_t *c = pass ? &g : &f;
 		fx_ctx_init(c, 4, rack, 2);
 		fx_ctx_job(c, 0, 0.3, 0.1, lx, 3);
-		fx_ctx_job(c, 1, 0.25, 0.15, lx, 3);
+		fx_ctx_job(c, 1, 0.65, 0.15, lx, 3);
 		fx_ctx_job(c, 2, 0.6, 0.2, l3, 1);
-		fx_ctx_job(c, 3, 0.6, 0.2, l3, 1);
+		fx_ctx_job(c, 3, 1.4, 0.2, l3, 1);
 		for (int i = 0; i < 4; i++)
 			fx_ctx_measured(c, i, 1e-3);
 		decide(c, pass ? 2 : 1);
@@ -105,10 +129,11 @@ static void test_cross_rack(void **state)
 		assert_memory_equal(&f.sj[i].dec, &g.sj[i].dec, sizeof(hm_decision_t));
 		assert_true(f.sj[i].dec.period_s > 0);
 	}
-	/* The cross-rack pair: one period (both T = 0.4 s), no overlap. */
-	assert_float_equal(f.sj[0].dec.period_s, f.sj[1].dec.period_s, 1e-12);
+	/* The cross-rack pair (T = 0.4 s, 0.8 s): periods 1:2, no overlap. */
+	assert_float_equal(f.sj[1].dec.period_s, 2 * f.sj[0].dec.period_s, 1e-9);
 	hm_burst_t a = burst_of(&f, 0), b = burst_of(&f, 1);
 	assert_float_equal(hm_burst_overlap_rate(&a, &b), 0, 1e-12);
+	assert_float_equal(f.sj[3].dec.period_s, 2 * f.sj[2].dec.period_s, 1e-9);
 	a = burst_of(&f, 2);
 	b = burst_of(&f, 3);
 	assert_float_equal(hm_burst_overlap_rate(&a, &b), 0, 1e-12);
@@ -211,9 +236,13 @@ static void test_sim_stagger(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_alone_not_held),    cmocka_unit_test(test_local_stagger),
-	    cmocka_unit_test(test_cross_rack),        cmocka_unit_test(test_open_group_free),
-	    cmocka_unit_test(test_free_with_classes), cmocka_unit_test(test_stable),
+	    cmocka_unit_test(test_alone_not_held),
+	    cmocka_unit_test(test_local_stagger),
+	    cmocka_unit_test(test_equal_periods_classes),
+	    cmocka_unit_test(test_cross_rack),
+	    cmocka_unit_test(test_open_group_free),
+	    cmocka_unit_test(test_free_with_classes),
+	    cmocka_unit_test(test_stable),
 	    cmocka_unit_test(test_sim_stagger),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
