@@ -61,9 +61,8 @@ typedef struct {
 	double P_s, s_s, guard_s;
 	int prio;
 	bool prio_set;
-	bool grp;     /* scratch: member of the group being assigned classes */
-	double key;   /* class order key (hm_prio_layer), ascending */
-	double key_k; /* Crux's k correction behind it */
+	bool grp;   /* scratch: member of the group being assigned classes */
+	double key; /* class order key (hm_prio_layer), ascending */
 } hm_hjob_t;
 
 typedef struct {
