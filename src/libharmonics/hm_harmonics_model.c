@@ -72,10 +72,12 @@ double hm_hjob_free_rate(const hm_hjob_t *a, const hm_hjob_t *b)
 
 double hm_hjob_pair_rate(const hm_hjob_t *a, const hm_hjob_t *b)
 {
-	hm_burst_t x = hm_hjob_burst(a), y = hm_hjob_burst(b);
+	hm_burst_t x, y;
 
 	if (!a->hold && !b->hold)
 		return hm_hjob_free_rate(a, b);
+	x = hm_hjob_burst(a);
+	y = hm_hjob_burst(b);
 	return hm_burst_overlap_rate(&x, &y);
 }
 
@@ -149,7 +151,7 @@ static double memo_k(kmemo_t *memo, size_t cap, const hm_pjob_t *r, const hm_pjo
 		if (memo[i].gpus == p->gpus && memo[i].comp_s == p->comp_s &&
 		    memo[i].burst_s == p->burst_s)
 			return memo[i].k;
-	memo[i].gpus = p->gpus > 0 ? p->gpus : 1;
+	memo[i].gpus = p->gpus; /* > 0: the caller's condition */
 	memo[i].comp_s = p->comp_s;
 	memo[i].burst_s = p->burst_s;
 	memo[i].k = hm_crux_k(r->comp_s, r->burst_s, r->gpus, p->comp_s, p->burst_s, p->gpus);
@@ -328,7 +330,6 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 		j->prio = 0;
 		j->prev_prio = sj->dec.prio;
 	}
-
 	for (int i = 0; i < m->njobs; i++) {
 		hm_hjob_t *j = &m->jobs[i];
 		if (j->rack == HM_HJOB_NONET)
