@@ -23,6 +23,19 @@
 double hm_crux_k(double comp_ref_s, double comm_ref_s, int gpus_ref, double comp_j_s,
 		 double comm_j_s, int gpus_j);
 
+/*
+ * Memo of k per job shape (compute, burst, gpus) against one reference job:
+ * jobs of one shape share k, so a decision runs one two-job simulation per
+ * shape, not per job. Sized for njobs distinct shapes; NULL when out of memory,
+ * and hm_crux_kmemo_k(NULL, ...) simply computes k.
+ */
+typedef struct hm_crux_kmemo hm_crux_kmemo_t;
+
+hm_crux_kmemo_t *hm_crux_kmemo_new(int njobs);
+double hm_crux_kmemo_k(hm_crux_kmemo_t *memo, double comp_ref_s, double comm_ref_s, int gpus_ref,
+		       double comp_j_s, double comm_j_s, int gpus_j);
+void hm_crux_kmemo_free(hm_crux_kmemo_t *memo);
+
 /* GPU utilisation of the two jobs (compute time / wall time) with job `first`
  * (0 or 1) having strict priority on their shared link; util[2] out. */
 void hm_crux_two_job_util(const double comp_s[2], const double comm_s[2], int first,

@@ -127,60 +127,25 @@ double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j)
  * is what Harmonics adds. Measured against burst / compute * T^e (e = 0, 0.5,
  * 1): equal on the testbed, better with 4:1 uplinks (docs/algorithms.md).
  */
-typedef struct {
-	double comp_s, burst_s, k;
-	int gpus; /* 0: empty slot */
-} kmemo_t;
-
-/* k of one (compute, burst, gpus) shape; memo (size cap, power of 2) may be NULL. */
-static double memo_k(kmemo_t *memo, size_t cap, const hm_pjob_t *r, const hm_pjob_t *p)
-{
-	uint64_t h = 1469598103934665603ULL;
-	double v[2] = {p->comp_s, p->burst_s};
-	size_t i;
-
-	if (!memo)
-		return hm_crux_k(r->comp_s, r->burst_s, r->gpus, p->comp_s, p->burst_s, p->gpus);
-	for (int q = 0; q < 2; q++) {
-		uint64_t b;
-		memcpy(&b, &v[q], sizeof(b));
-		h = (h ^ b) * 1099511628211ULL;
-	}
-	h = (h ^ (uint64_t)p->gpus) * 1099511628211ULL;
-	for (i = (size_t)(h ^ (h >> 29)) & (cap - 1); memo[i].gpus; i = (i + 1) & (cap - 1))
-		if (memo[i].gpus == p->gpus && memo[i].comp_s == p->comp_s &&
-		    memo[i].burst_s == p->burst_s)
-			return memo[i].k;
-	memo[i].gpus = p->gpus; /* > 0: the caller's condition */
-	memo[i].comp_s = p->comp_s;
-	memo[i].burst_s = p->burst_s;
-	memo[i].k = hm_crux_k(r->comp_s, r->burst_s, r->gpus, p->comp_s, p->burst_s, p->gpus);
-	return memo[i].k;
-}
-
 static void prio_keys(hm_hmodel_t *m)
 {
 	int ref = -1;
-	size_t cap = 16;
-	kmemo_t *memo;
+	hm_crux_kmemo_t *memo;
 
 	for (int i = 0; i < m->njobs; i++)
 		if (m->jobs[i].rack != HM_HJOB_NONET &&
 		    (ref < 0 || m->jobs[i].pj->bits > m->jobs[ref].pj->bits))
 			ref = i;
-	while (cap < 2 * (size_t)m->njobs)
-		cap *= 2;
-	/* Jobs of one shape share k: one two-job simulation per shape, not per
-	 * job (without the memo, k is simply computed each time). */
-	memo = calloc(cap, sizeof(*memo));
+	memo = hm_crux_kmemo_new(m->njobs); /* NULL (no memory): k computed per job */
 	for (int i = 0; i < m->njobs; i++) {
 		const hm_pjob_t *p = m->jobs[i].pj, *r = ref >= 0 ? m->jobs[ref].pj : p;
 		double k = 1, I = p->bneck_s > 0 ? p->gpus * p->comp_s / p->bneck_s : 0;
-		if (i != ref && m->jobs[i].rack != HM_HJOB_NONET && p->gpus > 0)
-			k = memo_k(memo, cap, r, p);
+		if (i != ref && m->jobs[i].rack != HM_HJOB_NONET)
+			k = hm_crux_kmemo_k(memo, r->comp_s, r->burst_s, r->gpus, p->comp_s,
+					    p->burst_s, p->gpus);
 		m->jobs[i].key = -k * I;
 	}
-	free(memo);
+	hm_crux_kmemo_free(memo);
 }
 
 static int rack_insert(int *racks, int n, int r)

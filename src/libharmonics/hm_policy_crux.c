@@ -5,6 +5,7 @@
  * paper are listed in docs/algorithms.md.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,64 @@ double hm_crux_k(double comp_ref_s, double comm_ref_s, int gpus_ref, double comp
 		return loss_j <= 1e-9 ? 1.0 : K_MAX;
 	k = loss_j / loss_ref;
 	return k < K_MIN ? K_MIN : k > K_MAX ? K_MAX : k;
+}
+
+typedef struct {
+	double comp_s, comm_s, k;
+	int gpus; /* 0: empty slot */
+} kslot_t;
+
+struct hm_crux_kmemo {
+	size_t cap; /* power of 2, at least twice the shapes stored */
+	kslot_t *slot;
+};
+
+hm_crux_kmemo_t *hm_crux_kmemo_new(int njobs)
+{
+	hm_crux_kmemo_t *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->cap = 16;
+	while (m->cap < 2 * (size_t)(njobs > 0 ? njobs : 1))
+		m->cap *= 2;
+	m->slot = calloc(m->cap, sizeof(*m->slot));
+	if (!m->slot) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void hm_crux_kmemo_free(hm_crux_kmemo_t *m)
+{
+	if (m)
+		free(m->slot);
+	free(m);
+}
+
+double hm_crux_kmemo_k(hm_crux_kmemo_t *m, double comp_ref_s, double comm_ref_s, int gpus_ref,
+		       double comp_j_s, double comm_j_s, int gpus_j)
+{
+	uint64_t h = 1469598103934665603ULL, b;
+	size_t i;
+
+	if (!m || gpus_j <= 0)
+		return hm_crux_k(comp_ref_s, comm_ref_s, gpus_ref, comp_j_s, comm_j_s, gpus_j);
+	memcpy(&b, &comp_j_s, sizeof(b));
+	h = (h ^ b) * 1099511628211ULL;
+	memcpy(&b, &comm_j_s, sizeof(b));
+	h = (h ^ b) * 1099511628211ULL;
+	h = (h ^ (uint64_t)gpus_j) * 1099511628211ULL;
+	for (i = (size_t)(h ^ (h >> 29)) & (m->cap - 1); m->slot[i].gpus; i = (i + 1) & (m->cap - 1))
+		if (m->slot[i].gpus == gpus_j && m->slot[i].comp_s == comp_j_s &&
+		    m->slot[i].comm_s == comm_j_s)
+			return m->slot[i].k;
+	m->slot[i].gpus = gpus_j;
+	m->slot[i].comp_s = comp_j_s;
+	m->slot[i].comm_s = comm_j_s;
+	m->slot[i].k = hm_crux_k(comp_ref_s, comm_ref_s, gpus_ref, comp_j_s, comm_j_s, gpus_j);
+	return m->slot[i].k;
 }
 
 /* ---- priority compression ---- */
@@ -419,6 +478,7 @@ static hm_rc_t c_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	int ne = 0, ecap = 0, ref = -1, K = s->cfg.prio_levels - s->cfg.reserved_levels;
 	double deadline = s->cfg.budget_s > 0 ? hm_pol_now_s() + s->cfg.budget_s : 0;
 	hm_uf_t uf = {0};
+	hm_crux_kmemo_t *kmemo = NULL;
 	int cut = 0, ncomp = 0;
 
 	(void)g_cmp_dir;
@@ -459,23 +519,15 @@ static hm_rc_t c_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 			ref = i;
 		stamp[i] = -1;
 	}
+	kmemo = hm_crux_kmemo_new(v.njobs); /* NULL (no memory): k computed per job */
 	for (int i = 0; i < v.njobs; i++) {
 		const hm_pjob_t *p = &v.jobs[i], *r = ref >= 0 ? &v.jobs[ref] : NULL;
 		double k = 1.0;
 		if (p->nlinks == 0)
 			continue;
-		if (r && i != ref) {
-			/* Same (compute, burst, gpus) as an earlier job: same k. */
-			int same = -1;
-			for (int q = i - 1; q >= 0 && q >= i - 8; q--)
-				if (v.jobs[q].nlinks > 0 && v.jobs[q].comp_s == p->comp_s &&
-				    v.jobs[q].burst_s == p->burst_s && v.jobs[q].gpus == p->gpus &&
-				    q != ref)
-					same = q;
-			k = same >= 0 && I[same] > 0 ? P[same] / I[same]
-						     : hm_crux_k(r->comp_s, r->burst_s, r->gpus,
-								 p->comp_s, p->burst_s, p->gpus);
-		}
+		if (r && i != ref)
+			k = hm_crux_kmemo_k(kmemo, r->comp_s, r->burst_s, r->gpus, p->comp_s,
+					    p->burst_s, p->gpus);
 		P[i] = k * I[i];
 	}
 	/* Contention edges: jobs sharing a link, each pair once. */
@@ -621,6 +673,7 @@ out:
 	free(lprio);
 	free(P);
 	free(I);
+	hm_crux_kmemo_free(kmemo);
 	return rc;
 }
 
