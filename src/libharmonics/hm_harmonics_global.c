@@ -186,12 +186,25 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 		for (int i = 0; i < nn; i++)
 			free_cost +=
 			    HM_PAIR_LOSS * ex[i] * hm_hjob_pair_rate(&probe, &m->jobs[neigh[i]]);
+		/* Free running in the racks: overlap with their cross-rack jobs, plus the
+		 * local partners that cannot stagger around a drifting job. */
+		for (int k = 0; k < jx->nracks; k++) {
+			double s0 = 0, c0 = 0, und = 0;
+			double pen = hm_local_report(m, jx->racks[k], x, 0, &s0, 1, &c0, &und);
+			free_cost += pen + c0 + und;
+			local_pen += pen;
+		}
 		for (int pi = 0; pi < np; pi++) {
 			double P = periods[pi];
 			int ns = 0;
 			bool keep = jx->prev_P_s > 0 && fabs(jx->prev_P_s - P) <= 1e-9 * P;
 			double free_pen = 0;
 
+			/* A period whose stretch alone misses the holding threshold
+			 * cannot be chosen: not searched. */
+			if (hm_stretch_cost(jx, P) * (keep ? 0.99 : 1.0) >
+			    free_cost * (1 - m->cfg.hold_min_gain) * (1 + 1e-9))
+				continue;
 			if (keep)
 				shifts[ns++] = jx->prev_s_s;
 			for (int g = 0; g < G; g++)
@@ -233,14 +246,6 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 				}
 			}
 			(void)free_pen; /* same for every period: taken once below */
-		}
-		/* Free running in the racks: overlap with their cross-rack jobs, plus the
-		 * local partners that cannot stagger around a drifting job. */
-		for (int k = 0; k < jx->nracks; k++) {
-			double s0 = 0, c0 = 0, und = 0;
-			double pen = hm_local_report(m, jx->racks[k], x, 0, &s0, 1, &c0, &und);
-			free_cost += pen + c0 + und;
-			local_pen += pen;
 		}
 		/* Hold only a burst that keeps its slot (a slowed burst misses it and
 		 * loses a whole period), in a closed group: every decided partner

@@ -302,11 +302,22 @@ static hm_rc_t solve_group(hm_local_t *ls, hm_hmodel_t *m, const int *members, i
 		add_base(bases, &nb, 2 * m->jobs[ls->act[members[i]]].R_s);
 	if (!closed)
 		nb = 0;
+	/* Free running first: a base whose stretch alone already misses the
+	 * holding threshold cannot be chosen, so it is not searched. */
+	for (int i = 0; i < nm; i++)
+		m->jobs[ls->act[members[i]]].hold = false;
+	free_cost = group_cost(ls, m, members, nm, act_of);
 	for (int bi = 0; bi < nb; bi++) {
-		double c = try_base(ls, m, members, nm, act_of, bases[bi]);
 		/* Prefer keeping the current slots (no churn) unless clearly worse. */
-		if (prev_base > 0 && fabs(bases[bi] - prev_base) <= 1e-9 * prev_base)
-			c *= 0.99;
+		double f = prev_base > 0 && fabs(bases[bi] - prev_base) <= 1e-9 * prev_base ? 0.99 : 1;
+		double st = 0, c;
+		for (int i = 0; i < nm; i++) {
+			const hm_hjob_t *a = &m->jobs[ls->act[members[i]]];
+			st += hm_stretch_cost(a, hm_harmonic_period(bases[bi], a->R_s));
+		}
+		if (st * f > free_cost * (1 - m->cfg.hold_min_gain) * (1 + 1e-9))
+			continue;
+		c = f * try_base(ls, m, members, nm, act_of, bases[bi]);
 		if (c < best - 1e-12) {
 			best = c;
 			best_b = bi;
@@ -314,7 +325,6 @@ static hm_rc_t solve_group(hm_local_t *ls, hm_hmodel_t *m, const int *members, i
 	}
 	for (int i = 0; i < nm; i++)
 		m->jobs[ls->act[members[i]]].hold = false;
-	free_cost = group_cost(ls, m, members, nm, act_of);
 	if (best_b >= 0 && best < free_cost * (1 - m->cfg.hold_min_gain)) {
 		double ov = try_base(ls, m, members, nm, act_of, bases[best_b]);
 		for (int i = 0; i < nm; i++) {
