@@ -103,7 +103,6 @@ tb_heavy="racks=3,hosts=8,gpus=2,nic=10G,oversub=4"
 tb_trace="$top/docs/eval/testbed-trace.csv"
 tb_pairs="$top/docs/eval/testbed-pairs.csv"
 tb_hpairs="$top/docs/eval/testbed-heavy-pairs.csv"
-tb_alone="$top/docs/eval/testbed-alone.csv"
 [[ $quick == 1 ]] && seeds="1"
 tp_files=()
 tb_files=()
@@ -119,9 +118,20 @@ echo "evaluate: testbed mixed, heavy uplinks" >&2
 run tbh "$tb_heavy" "trace:$tb_trace" 1 0.02 1
 echo "evaluate: testbed, communication-heavy pairs" >&2
 run thp "$tb_topo" "trace:$tb_hpairs" 1 0.02 1
-# Contention-free ceiling: the mixed jobs one at a time (any policy: fair).
-echo "evaluate: testbed jobs alone" >&2
-policies=fair run alone "$tb_topo" "trace:$tb_alone" 1 0.02 1
+# Contention-free ceiling of each testbed scenario: its jobs 10,000 s apart,
+# so each runs alone (any policy does the same then: fair).
+spread() {
+	awk -F, 'BEGIN { OFS = "," } /^#/ { next }
+	!h { if ($1 != "arrival_s") { print "evaluate: " FILENAME ": arrival_s is not the first column" > "/dev/stderr"; exit 1 }
+	     h = 1; print; next }
+	NF { sub(/^[^,]*/, 10000 * n++); print }' "$1"
+}
+for sc in "tp $tb_topo $tb_pairs" "tb $tb_topo $tb_trace" "tbh $tb_heavy $tb_trace" "thp $tb_topo $tb_hpairs"; do
+	set -- $sc
+	echo "evaluate: $1 jobs alone" >&2
+	spread "$3" >"$tmp/$1-alone.trace"
+	policies=fair run "$1-alone" "$2" "trace:$tmp/$1-alone.trace" 1 0.02 1
+done
 
 # ---- (b) production ----
 if [[ $quick == 1 ]]; then
@@ -180,9 +190,26 @@ scen_rows() {
 	c=$(ratio "$(value harmonics 9 "$@")" "$(value fair 9 "$@")")
 	echo "| $label: >= 40% lower mean comm time than fair | $(lower "$c") | $(yesno "$c" 0.60) |"
 }
-# Contention-free ceiling of the mixed testbed: alone / fair.
-ceil_jct=$(ratio "$(value fair 5 "$tmp/alone.csv")" "$(value fair 5 "${tb_files[@]}")")
-ceil_comm=$(ratio "$(value fair 9 "$tmp/alone.csv")" "$(value fair 9 "${tb_files[@]}")")
+# ceil_ratio NAME COLUMN FILES... -> alone / fair (the best any schedule gets)
+ceil_ratio() {
+	local name=$1 col=$2
+	shift 2
+	ratio "$(value fair "$col" "$tmp/$name-alone.csv")" "$(value fair "$col" "$@")"
+}
+# ceiling NAME FILES... -> a sentence under the scenario's table
+ceiling() {
+	local name=$1
+	shift
+	echo "Contention-free ceiling (the same jobs 10,000 s apart, so each runs alone):"
+	echo "mean JCT $(value fair 5 "$tmp/$name-alone.csv" | awk '{printf "%.1f", $1}') s, mean comm $(value fair 9 "$tmp/$name-alone.csv" | awk '{printf "%.4f", $1}') s/iter; no schedule can get more than"
+	echo "$(lower "$(ceil_ratio "$name" 5 "$@")") mean JCT and $(lower "$(ceil_ratio "$name" 9 "$@")") mean comm time than fair sharing here."
+}
+# ceil_row LABEL NAME FILES... -> the ceiling as a row of the targets table
+ceil_row() {
+	local label=$1 name=$2
+	shift 2
+	echo "| $label: the most any schedule can gain over fair (each job alone) | $(lower "$(ceil_ratio "$name" 5 "$@")") JCT, $(lower "$(ceil_ratio "$name" 9 "$@")") comm | (ceiling) |"
+}
 # Largest size optimal finished within its budget.
 opt_size=$(awk -F, '$1 == "optimal" && $7 == "true" { g = $2 } END { print g + 0 }' "$tmp/bench.csv")
 if [[ $opt_size -gt 0 ]]; then
@@ -237,6 +264,8 @@ $(cat "$tmp/tp${seeds%% *}.cmd")   # and --seed for each seed
 
 $(table "${tp_files[@]}")
 
+$(ceiling tp "${tp_files[@]}")
+
 ### Mixed models (the built-in default)
 
 \`docs/eval/testbed-trace.csv\` (what \`harmonics-sim\` runs without a
@@ -249,10 +278,7 @@ $(cat "$tmp/tb${seeds%% *}.cmd")   # and --seed for each seed
 
 $(table "${tb_files[@]}")
 
-Contention-free ceiling: the same jobs 1000 s apart
-(\`docs/eval/testbed-alone.csv\`, so each runs alone) have a mean JCT of
-$(value fair 5 "$tmp/alone.csv" | awk '{printf "%.1f", $1}') s and a mean comm time of $(value fair 9 "$tmp/alone.csv" | awk '{printf "%.4f", $1}') s/iter: no schedule can get
-more than $(lower "$ceil_jct") JCT and $(lower "$ceil_comm") comm time than fair sharing on this trace.
+$(ceiling tb "${tb_files[@]}")
 
 Heavier uplinks (oversubscription 4:1, seed 1):
 
@@ -261,6 +287,8 @@ $(cat "$tmp/tbh.cmd")
 \`\`\`
 
 $(table "$tmp/tbh.csv")
+
+$(ceiling tbh "$tmp/tbh.csv")
 
 ### Communication-heavy identical pairs
 
@@ -273,6 +301,8 @@ $(cat "$tmp/thp.cmd")
 \`\`\`
 
 $(table "$tmp/thp.csv")
+
+$(ceiling thp "$tmp/thp.csv")
 
 ## (b) Production-sized Clos
 
@@ -318,10 +348,13 @@ $(awk -F, '{ printf "| %s | %s | %s | %.6f | %.6f | %.1f | %s |\n", $1, $2, $3, 
 | target | measured | met |
 |---|---|---|
 $(scen_rows "testbed pairs" 1 "${tp_files[@]}")
+$(ceil_row "testbed pairs" tp "${tp_files[@]}")
 $(scen_rows "testbed mixed" 1 "${tb_files[@]}")
-| testbed mixed: most any schedule can gain over fair (jobs alone) | $(lower "$ceil_jct") JCT, $(lower "$ceil_comm") comm | (ceiling) |
+$(ceil_row "testbed mixed" tb "${tb_files[@]}")
 $(scen_rows "testbed mixed, 4:1 uplinks" 1 "$tmp/tbh.csv")
+$(ceil_row "testbed mixed, 4:1 uplinks" tbh "$tmp/tbh.csv")
 $(scen_rows "testbed heavy pairs" 1 "$tmp/thp.csv")
+$(ceil_row "testbed heavy pairs" thp "$tmp/thp.csv")
 $(scen_rows "production" 0 "$tmp/prod.csv")
 | decision >= 91x faster than optimal at the largest size optimal finishes ($opt_size GPUs; wall clock, CPU: ${speed_opt_cpu}x) | ${speed_opt}x | $(awk -v r="$speed_opt" 'BEGIN{print (r != "n/a" && r >= 91) ? "yes" : "no"}') |
 | (for context) decision time optimal / harmonics at the first size where optimal's budget cut it ($cut_size GPUs; a lower bound) | >= ${speed_cut}x | (context) |
