@@ -127,7 +127,7 @@ double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j)
  * is what Harmonics adds. Measured against burst / compute * T^e (e = 0, 0.5,
  * 1): equal on the testbed, better with 4:1 uplinks (docs/algorithms.md).
  */
-static void prio_keys(hm_hmodel_t *m)
+static void prio_keys(hm_hmodel_t *m, const int *start, const int *list)
 {
 	int ref = -1;
 	hm_crux_kmemo_t *memo;
@@ -137,13 +137,19 @@ static void prio_keys(hm_hmodel_t *m)
 		    (ref < 0 || m->jobs[i].pj->bits > m->jobs[ref].pj->bits))
 			ref = i;
 	memo = hm_crux_kmemo_new(m->njobs); /* NULL (no memory): k computed per job */
-	for (int i = 0; i < m->njobs; i++) {
-		const hm_pjob_t *p = m->jobs[i].pj, *r = ref >= 0 ? m->jobs[ref].pj : p;
-		double k = 1, I = p->bneck_s > 0 ? p->gpus * p->comp_s / p->bneck_s : 0;
-		if (i != ref && m->jobs[i].rack != HM_HJOB_NONET)
-			k = hm_crux_kmemo_k(memo, r->comp_s, r->burst_s, r->gpus, p->comp_s,
-					    p->burst_s, p->gpus);
-		m->jobs[i].key = -k * I;
+	/* Only groups of two or more are ordered: a job alone needs no key. */
+	for (int g = 0; g < m->njobs; g++) {
+		if (start[g + 1] - start[g] < 2)
+			continue;
+		for (int q = start[g]; q < start[g + 1]; q++) {
+			int i = list[q];
+			const hm_pjob_t *p = m->jobs[i].pj, *r = ref >= 0 ? m->jobs[ref].pj : p;
+			double k = 1, I = p->bneck_s > 0 ? p->gpus * p->comp_s / p->bneck_s : 0;
+			if (i != ref)
+				k = hm_crux_kmemo_k(memo, r->comp_s, r->burst_s, r->gpus, p->comp_s,
+						    p->burst_s, p->gpus);
+			m->jobs[i].key = -k * I;
+		}
 	}
 	hm_crux_kmemo_free(memo);
 }
@@ -312,7 +318,6 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 		if (j->rack == HM_HJOB_CROSS)
 			m->cross[m->ncross++] = i;
 	}
-	prio_keys(m);
 	rc = group_margins(m, err);
 	if (rc != HM_OK)
 		goto out;
@@ -547,6 +552,7 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 			int r = hm_uf_find(&uf, x);
 			list[start[r] + fill[r]++] = x;
 		}
+	prio_keys(m, start, list);
 	for (int r = 0; r < m->njobs; r++)
 		if (start[r + 1] > start[r])
 			hm_prio_layer(m, list + start[r], start[r + 1] - start[r]);

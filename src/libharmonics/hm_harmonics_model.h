@@ -62,7 +62,7 @@ typedef struct {
 	int prio;
 	bool prio_set;
 	bool grp;   /* scratch: member of the group being assigned classes */
-	double key; /* class order key (hm_prio_layer), ascending */
+	double key; /* class order key (set by hm_hmodel_classes), ascending */
 } hm_hjob_t;
 
 typedef struct {
@@ -136,9 +136,9 @@ double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j);
 void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n);
 
 /*
- * Classes of every networked job, after both tiers decided holding: one
- * hm_prio_layer call per contention group (jobs linked by links where they
- * exceed the capacity). Linear in the links scanned; in the Slurm coordinator
+ * Classes of every networked job, after both tiers decided holding: the keys
+ * of the jobs in groups of two or more, then one hm_prio_layer call per
+ * contention group (jobs linked by links where they exceed the capacity). Linear in the links scanned; in the Slurm coordinator
  * the Global Coordinator runs it from the keys the racks report.
  */
 hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err);
