@@ -47,7 +47,7 @@ void pace_assign_clear(pace_assign_t *a)
 	a->prio = -1;
 	a->guard_us = -1;
 	a->valid_until_us = PACE_NO_EXPIRY;
-	a->period_us = 0;
+	a->period_us = -1; /* not given; 0 is free running */
 	a->origin_us = -1;
 }
 
@@ -84,7 +84,7 @@ static hm_rc_t set_key(pace_assign_t *a, enum key_id id, const char *name, const
 			a->job_id = v;
 		break;
 	case K_PERIOD:
-		rc = set_us(val, 1, MAX_PERIOD_US, &a->period_us, name, err);
+		rc = set_us(val, 0, MAX_PERIOD_US, &a->period_us, name, err);
 		break;
 	case K_SHIFT:
 		rc = set_us(val, 0, MAX_PERIOD_US, &a->shift_us, name, err);
@@ -189,10 +189,22 @@ hm_rc_t pace_assign_validate(const pace_assign_t *a, const char *where, hm_err_t
 				  where, HM_PACE_ENV_MODE);
 	if (a->off)
 		return HM_OK;
-	if (a->period_us <= 0)
+	if (a->period_us < 0)
 		return hm_err_set(err, HM_ERR_INVAL,
-				  "%s: %s is missing; accepted: microseconds in [1, %lld]", where,
-				  HM_PACE_ENV_PERIOD_US, (long long)MAX_PERIOD_US);
+				  "%s: %s is missing; accepted: microseconds in [0, %lld] (0: "
+				  "free running)",
+				  where, HM_PACE_ENV_PERIOD_US, (long long)MAX_PERIOD_US);
+	if (a->period_us == 0) {
+		/* Free running: no slots, only the class (PRIO) applies. */
+		if (a->shift_us != 0 || a->guard_us > 0)
+			return hm_err_set(err, HM_ERR_RANGE,
+					  "%s: %s=%lld and %s=%lld with %s=0 (free running); "
+					  "accepted: 0 for both",
+					  where, HM_PACE_ENV_SHIFT_US, (long long)a->shift_us,
+					  HM_PACE_ENV_GUARD_US, (long long)a->guard_us,
+					  HM_PACE_ENV_PERIOD_US);
+		return HM_OK;
+	}
 	if (a->origin_us < 0)
 		return hm_err_set(err, HM_ERR_INVAL,
 				  "%s: %s is missing; accepted: CLOCK_REALTIME microseconds "

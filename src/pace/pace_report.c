@@ -59,7 +59,8 @@ int pace_report_locked(hm_pace_t *p, int64_t now_us)
 		"PERIOD_US=%.0f\nBURST_OFFSET_US=%.0f\nBURST_US=%.0f\nWAIT_US=%.0f\n"
 		"SLOT_ERROR_US=%.1f\nSLOT_ERROR_MAX_US=%.1f\nUPDATED_US=%lld\n",
 		p->a.job_id, p->rank, p->a.mode[0] ? p->a.mode : "none", p->a.epoch,
-		p->valid ? 1 : 0, (long long)p->a.period_us, (long long)p->a.shift_us,
+		p->valid ? 1 : 0, (long long)(p->a.period_us > 0 ? p->a.period_us : 0),
+		(long long)p->a.shift_us,
 		(long long)s.iterations, (long long)s.bursts, (long long)s.paced, (long long)s.late,
 		(long long)s.skipped, (long long)s.unpaced, s.period_us, s.burst_offset_us,
 		s.burst_us, s.wait_us, s.slot_error_us, s.slot_error_max_us, (long long)now_us);

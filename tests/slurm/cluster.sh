@@ -78,7 +78,7 @@ hm_stepd_pids() {
 	local p
 	for p in /proc/[0-9]*; do
 		[[ $(cat "$p/comm" 2>/dev/null) == slurmstepd ]] || continue
-		tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$SLURM_CONF" && echo "${p#/proc/}"
+		tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -qx "SLURM_CONF=$SLURM_CONF" && echo "${p#/proc/}"
 	done
 }
 

@@ -150,6 +150,23 @@ hm_write_plugstack ""
 check "plugstack.conf default_mode=auto applies when nothing is asked" grep -qx HARMONICS_COMM_SCHED=auto "$out/prec4.env"
 check "precedence: environment over plugstack.conf default" grep -qx HARMONICS_COMM_SCHED=crux "$out/prec5.env"
 
+echo "=== harmonics-emujob under srun: a real ring all-reduce between two tasks"
+# Both nodes are this machine: rank 0 listens on loopback, on the last of the
+# 16 ports hm_pick_ports found free (slurmd uses 8 of them).
+emu_port=$((HM_CTLD_PORT + 15))
+timeout 90 srun -N2 -n2 --comm-sched=harmonics --comm-profile="$PROFILE" \
+	-o "$out/emu-%t.out" -e "$out/emu-%t.err" "$build/src/tools/harmonics-emujob" \
+	--rendezvous "127.0.0.1:$emu_port" --compute 20ms --bytes 1MB --iterations 20 \
+	--json --quiet --timeout 20s
+rc=$?
+check "emujob under srun -N2 -n2 --comm-sched=harmonics exits 0 (rc $rc)" test "$rc" -eq 0
+check "emujob: rank 0 reports 2 ranks and 20 iterations" \
+	jq -e '.ranks == 2 and .iterations == 20' "$out/emu-0.out"
+check "emujob: the pacing runtime in the tasks holds the SPANK assignment" \
+	jq -e '.pace.active == true' "$out/emu-0.out"
+check "emujob: no pacing warning in the tasks' stderr" \
+	bash -c "! grep -q harmonics-pace $out/emu-0.err $out/emu-1.err"
+
 echo "=== batch jobs: decisions in scontrol while running, in sacct after"
 # A job on n1 leaves rack1 with 3 free nodes, rack2 with 4: cons_tres' best fit
 # would take rack1, the wrapper puts a --comm-sched job in the emptier rack2.

@@ -261,6 +261,42 @@ static int64_t timed_burst(hm_pace_t *p)
 	return hm_pace_now_us() - t0;
 }
 
+/* PERIOD_US=0 is free running: a valid assignment (its class applies) that never holds. */
+static void test_free_running(void **state)
+{
+	pace_assign_t a;
+	hm_err_t err = {0};
+	hm_pace_t *p;
+
+	set_assignment(0, 0, 0);
+	setenv(HM_PACE_ENV_GUARD_US, "0", 1);
+	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_OK);
+	assert_int_equal(a.period_us, 0);
+	p = hm_pace_init();
+	assert_non_null(p);
+	assert_true(hm_pace_active(p));
+	assert_int_equal(hm_pace_prio(p), 2);
+	assert_int_equal(hm_pace_plan(p, hm_pace_now_us()), HM_PACE_NO_SLOT);
+	assert_true(timed_burst(p) < 100000); /* never held */
+	hm_pace_fini(p);
+
+	/* A shift or a guard needs slots: named, and what is accepted. */
+	setenv(HM_PACE_ENV_SHIFT_US, "5000", 1);
+	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_ERR_RANGE);
+	assert_non_null(strstr(err.msg, "HARMONICS_SHIFT_US=5000"));
+	assert_non_null(strstr(err.msg, "free running"));
+	setenv(HM_PACE_ENV_SHIFT_US, "0", 1);
+	setenv(HM_PACE_ENV_GUARD_US, "100", 1);
+	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_ERR_RANGE);
+	assert_non_null(strstr(err.msg, "HARMONICS_GUARD_US=100"));
+
+	/* Missing is still an error (0 is a value, not a default). */
+	unsetenv(HM_PACE_ENV_PERIOD_US);
+	setenv(HM_PACE_ENV_GUARD_US, "0", 1);
+	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_ERR_INVAL);
+	assert_non_null(strstr(err.msg, "HARMONICS_PERIOD_US is missing"));
+}
+
 static void test_paced_waits(void **state)
 {
 	/* The slot is about 400 ms away: the runtime must wait roughly that long. */
@@ -462,6 +498,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_assign_env_errors, setup),
 	    cmocka_unit_test_setup(test_assign_file_text, setup),
 	    cmocka_unit_test_setup(test_plan, setup),
+	    cmocka_unit_test_setup(test_free_running, setup),
 	    cmocka_unit_test_setup(test_paced_waits, setup),
 	    cmocka_unit_test_setup(test_failopen_none, setup),
 	    cmocka_unit_test_setup(test_failopen_off, setup),
