@@ -226,9 +226,39 @@ dt=$(elapsed "$t0")
 hm_write_plugstack ""
 kill "$mute_pid" 2>/dev/null; wait "$mute_pid" 2>/dev/null
 echo "    srun took ${dt}s with timeout_ms=1500; job output says: $(cat "$out/mute-step.err")"
-check "step ran (rc 0) unscheduled (HARMONICS_MODE=off)" bash -c "((rc == 0)) && grep -qx HARMONICS_MODE=off $out/mute-step.out" 
+check "step ran (rc 0) unscheduled (HARMONICS_MODE=off)" bash -c "(($rc == 0)) && grep -qx HARMONICS_MODE=off $out/mute-step.out" 
 check "within the bound (< 1.5 s + 4 s launch slack)" awk -v d="$dt" 'BEGIN { exit !(d < 5.5) }'
 check "said so exactly once in the job's output" bash -c "[[ \$(grep -c 'running unscheduled' $out/mute-step.err) == 1 ]]"
+
+echo "=== FailOpen=no: a silent coordinator fails the step instead"
+# Its own harmonics.conf (plugstack conf=): slurmctld's stays as it is.
+closed_conf=$HM_DIR/etc/harmonics-failclosed.conf
+sed '/^FailOpen=/d' "$HM_DIR/etc/harmonics.conf" >"$closed_conf"
+echo "FailOpen=no" >>"$closed_conf"
+"$HM_PROBE" mute "$mute_port" 30 >"$out/mute2.out" 2>&1 &
+mute_pid=$!
+hm_wait_for 5 grep -q ready "$out/mute2.out"
+hm_write_plugstack "port=$mute_port timeout_ms=1500 conf=$closed_conf"
+t0=$(date +%s.%N)
+timeout 60 srun -N1 -J hm-failclosed --comm-sched=auto -o "$out/closed-step.out" -e "$out/closed-step.err" echo ran
+rc=$?
+dt=$(elapsed "$t0")
+hm_write_plugstack ""
+kill "$mute_pid" 2>/dev/null; wait "$mute_pid" 2>/dev/null
+echo "    srun exited $rc after ${dt}s"
+check "step failed (srun rc $rc, not 0 and not the 60 s timeout)" bash -c "(($rc != 0 && $rc != 124))"
+check "the task never ran" bash -c "! grep -qx ran $out/closed-step.out 2>/dev/null"
+check "the job's output says why: $(head -1 "$out/closed-step.err" 2>/dev/null)" \
+	grep -q "FailOpen=no: the step fails" "$out/closed-step.err"
+st=""
+for _ in $(seq 50); do
+	st=$(sacct -n -P --name=hm-failclosed -o JobID,State,ExitCode 2>/dev/null | grep '\.0|' | head -1)
+	[[ $st == *FAILED* ]] && break
+	sleep 0.2
+done
+check "sacct records the step FAILED: $st" bash -c "[[ '$st' == *'|FAILED|1:0' ]]"
+check "slurmd's log says why: FailOpen=no: failing the step" \
+	bash -c "cat $HM_DIR/log/slurmd-n*.log | grep -q 'did not answer within 1500 ms.*FailOpen=no: failing the step'"
 
 echo "=== scontrol reconfigure reloads harmonics.conf and keeps decisions"
 conf=$HM_DIR/etc/harmonics.conf

@@ -39,6 +39,7 @@ static bool g_cli_profile_set;
 static hm_spank_choice_t g_choice;
 /* Remote context: what user_init found, for the one-time notice in task_init. */
 static char g_notice[640];
+static bool g_fail_tasks; /* FailOpen=no and no coordinator: each task exits 1 */
 
 static int opt_mode_cb(int val, const char *optarg, int remote);
 static int opt_off_cb(int val, const char *optarg, int remote);
@@ -359,7 +360,11 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 		if (!fail_open) {
 			slurm_error("harmonics: job %u step %u: %s; FailOpen=no: failing the step",
 				    job_id, step_id, why);
-			rc = -1;
+			/* Failing here, Slurm would record a launch failure as a step
+			 * COMPLETED with exit code 0: the tasks fail instead (exit 1). */
+			snprintf(g_notice, sizeof(g_notice),
+				 "harmonics: %s; FailOpen=no: the step fails", why);
+			g_fail_tasks = true;
 			goto out;
 		}
 	} else if (!(reply = json_tokener_parse(reply_txt))) {
@@ -383,7 +388,8 @@ out:
 	return rc;
 }
 
-/* In the task, whose stderr is the job's output: say it once per step (task 0). */
+/* In the task, whose stderr is the job's output: say it once per step (task 0);
+ * with FailOpen=no and no coordinator, end every task. */
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	uint32_t gtid = 1;
@@ -391,7 +397,12 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 
 	if (!g_notice[0] || spank_get_item(sp, S_TASK_GLOBAL_ID, &gtid) != ESPANK_SUCCESS ||
 	    gtid != 0)
-		return 0;
+		return g_fail_tasks ? -1 : 0;
+	if (g_fail_tasks) {
+		fprintf(stderr, "%s\n", g_notice);
+		fflush(stderr);
+		return -1; /* slurmstepd ends the task with exit code 1 */
+	}
 	/* A batch script already said it: its sruns stay quiet. */
 	if (spank_getenv(sp, "HARMONICS_NOTICE_SHOWN", done, sizeof(done)) == ESPANK_SUCCESS)
 		return 0;
