@@ -138,8 +138,9 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n);
 /*
  * Classes of every networked job, after both tiers decided holding: the keys
  * of the jobs in groups of two or more, then one hm_prio_layer call per
- * contention group (jobs linked by links where they exceed the capacity). Linear in the links scanned; in the Slurm coordinator
- * the Global Coordinator runs it from the keys the racks report.
+ * contention group (jobs linked by links where they exceed the capacity).
+ * Linear in the links scanned; in the Slurm coordinator the Global
+ * Coordinator runs it from the keys the racks report.
  */
 hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err);
 
