@@ -198,6 +198,7 @@ static hm_rc_t group_margins(hm_hmodel_t *m, hm_err_t *err)
 			for (int q = lo; q < hi; q++) {
 				int y = m->view.ljobs[q];
 				if (y > x && m->jobs[y].partnered &&
+				    hm_uf_find(&uf, x) != hm_uf_find(&uf, y) &&
 				    hm_pjob_excess(j->pj, m->jobs[y].pj, NULL) > 0)
 					hm_uf_union(&uf, x, y);
 			}
