@@ -26,8 +26,9 @@ double hm_crux_k(double comp_ref_s, double comm_ref_s, int gpus_ref, double comp
 /*
  * Memo of k per job shape (compute, burst, gpus) against one reference job:
  * jobs of one shape share k, so a decision runs one two-job simulation per
- * shape, not per job. Sized for njobs distinct shapes; NULL when out of memory,
- * and hm_crux_kmemo_k(NULL, ...) simply computes k.
+ * shape, not per job. Sized for njobs distinct shapes (more are computed, not
+ * stored); NULL when out of memory, and hm_crux_kmemo_k(NULL, ...) simply
+ * computes k.
  */
 typedef struct hm_crux_kmemo hm_crux_kmemo_t;
 

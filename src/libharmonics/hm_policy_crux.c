@@ -93,7 +93,8 @@ typedef struct {
 } kslot_t;
 
 struct hm_crux_kmemo {
-	size_t cap; /* power of 2, at least twice the shapes stored */
+	size_t cap;  /* power of 2 */
+	size_t used; /* at most cap / 2: probes stay short and always end */
 	kslot_t *slot;
 };
 
@@ -138,6 +139,9 @@ double hm_crux_kmemo_k(hm_crux_kmemo_t *m, double comp_ref_s, double comm_ref_s,
 		if (m->slot[i].gpus == gpus_j && m->slot[i].comp_s == comp_j_s &&
 		    m->slot[i].comm_s == comm_j_s)
 			return m->slot[i].k;
+	if (2 * (m->used + 1) > m->cap) /* more shapes than sized for: not stored */
+		return hm_crux_k(comp_ref_s, comm_ref_s, gpus_ref, comp_j_s, comm_j_s, gpus_j);
+	m->used++;
 	m->slot[i].gpus = gpus_j;
 	m->slot[i].comp_s = comp_j_s;
 	m->slot[i].comm_s = comm_j_s;

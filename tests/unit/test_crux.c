@@ -79,6 +79,32 @@ static double brute(int n, const double *prio, int ne, const int *a, const int *
 }
 
 /* Never a higher-priority job below a lower one it shares a link with. */
+/* The memo returns hm_crux_k's value for every shape, hit or miss, also past
+ * the shapes it was sized for (it must not fill up and probe forever). */
+static void test_kmemo(void **state)
+{
+	(void)state;
+	hm_crux_kmemo_t *m = hm_crux_kmemo_new(1); /* room for 8 shapes */
+	double k[40];
+
+	assert_non_null(m);
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 40; i++) {
+			double comp = 0.1 + 0.05 * i, comm = 0.3 - 0.005 * i;
+			double v = hm_crux_kmemo_k(m, 1.0, 1.0, 8, comp, comm, 1 + i % 4);
+
+			assert_float_equal(v, hm_crux_k(1.0, 1.0, 8, comp, comm, 1 + i % 4), 0);
+			if (round == 0)
+				k[i] = v;
+			else
+				assert_float_equal(v, k[i], 0);
+		}
+	hm_crux_kmemo_free(m);
+	/* No memo (out of memory): computed each time. */
+	assert_float_equal(hm_crux_kmemo_k(NULL, 1.0, 1.0, 8, 0.5, 0.5, 4),
+			   hm_crux_k(1.0, 1.0, 8, 0.5, 0.5, 4), 0);
+}
+
 static void test_compression_order(void **state)
 {
 	(void)state;
@@ -156,6 +182,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_k_paper_example),
+	    cmocka_unit_test(test_kmemo),
 	    cmocka_unit_test(test_compression_order),
 	    cmocka_unit_test(test_compression_quality),
 	};
