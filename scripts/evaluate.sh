@@ -94,8 +94,6 @@ value() {
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b == 0) print "n/a"; else printf "%.4f", a / b }'; }
-# le1 R... -> yes when every ratio is <= 1
-le1() { awk 'BEGIN { ok = "yes"; for (i = 1; i < ARGC; i++) if (ARGV[i] == "n/a" || ARGV[i] + 0 > 1) ok = "no"; print ok }' "$@"; }
 
 # ---- (a) testbed ----
 tb_topo="racks=3,hosts=8,gpus=2,nic=10G,oversub=2"

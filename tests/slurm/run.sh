@@ -151,9 +151,10 @@ check "plugstack.conf default_mode=auto applies when nothing is asked" grep -qx 
 check "precedence: environment over plugstack.conf default" grep -qx HARMONICS_COMM_SCHED=crux "$out/prec5.env"
 
 echo "=== harmonics-emujob under srun: a real ring all-reduce between two tasks"
-# Both nodes are this machine: rank 0 listens on loopback, on the last of the
-# 16 ports hm_pick_ports found free (slurmd uses 8 of them).
-emu_port=$((HM_CTLD_PORT + 15))
+# Both nodes are this machine: rank 0 listens on loopback, on one of the 16
+# ports hm_pick_ports found free (the daemons take the first 12, the mute
+# probe below HM_PORT + 12, the last).
+emu_port=$((HM_PORT + 11))
 timeout 90 srun -N2 -n2 --comm-sched=harmonics --comm-profile="$PROFILE" \
 	-o "$out/emu-%t.out" -e "$out/emu-%t.err" "$build/src/tools/harmonics-emujob" \
 	--rendezvous "127.0.0.1:$emu_port" --compute 20ms --bytes 1MB --iterations 20 \
@@ -248,7 +249,7 @@ kill "$mute_pid" 2>/dev/null; wait "$mute_pid" 2>/dev/null
 echo "    srun exited $rc after ${dt}s"
 check "step failed (srun rc $rc, not 0 and not the 60 s timeout)" bash -c "(($rc != 0 && $rc != 124))"
 check "the task never ran" bash -c "! grep -qx ran $out/closed-step.out 2>/dev/null"
-check "the job's output says why: $(head -1 "$out/closed-step.err" 2>/dev/null)" \
+check "the job's output says why: $(grep -m1 'the step fails' "$out/closed-step.err" 2>/dev/null)" \
 	grep -q "FailOpen=no: the step fails" "$out/closed-step.err"
 st=""
 for _ in $(seq 50); do
