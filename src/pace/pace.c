@@ -264,6 +264,12 @@ int64_t hm_pace_iter_marks(hm_pace_t *p)
 	return n;
 }
 
+/* Slots to hold to now? A free-running assignment (period 0) has none. */
+static bool slotted_locked(hm_pace_t *p, int64_t now_us)
+{
+	return active_locked(p, now_us) && p->a.period_us > 0;
+}
+
 static int64_t slot_us_locked(const hm_pace_t *p, int64_t slot)
 {
 	return p->a.origin_us + p->a.shift_us + slot * p->a.period_us;
@@ -276,7 +282,7 @@ int64_t hm_pace_plan(hm_pace_t *p, int64_t ready_us)
 	if (!p)
 		return k;
 	pthread_mutex_lock(&p->mu);
-	if (active_locked(p, hm_pace_now_us()) && p->a.period_us > 0) {
+	if (slotted_locked(p, hm_pace_now_us())) {
 		int64_t base = p->a.origin_us + p->a.shift_us;
 		int64_t guard = pace_assign_guard_us(&p->a);
 
@@ -320,7 +326,7 @@ void hm_pace_comm_begin_slot(hm_pace_t *p, int64_t slot)
 	pthread_mutex_lock(&p->mu);
 	if (!p->iter_open)
 		open_iteration_locked(p, ready); /* no explicit marks: bursts delimit iterations */
-	if (slot != HM_PACE_NO_SLOT && p->a.period_us > 0 && active_locked(p, ready)) {
+	if (slot != HM_PACE_NO_SLOT && slotted_locked(p, ready)) {
 		slot_us = slot_us_locked(p, slot);
 		/* Never hold longer than two periods: a wild slot index must not hang the job. */
 		max_wait_us = 2 * p->a.period_us + pace_assign_guard_us(&p->a);
