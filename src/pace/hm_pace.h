@@ -34,7 +34,13 @@
 
 typedef struct hm_pace hm_pace_t;
 
-/* No slot: pacing inactive for this burst (do not wait). Slot indices may be negative. */
+/*
+ * Slot ids. A slot id IS the slot's start time: CLOCK_REALTIME microseconds since
+ * the Unix epoch (API version 1; in version 0 it was an index on the grid). So a
+ * planner that hands its slot id to other ranks makes them all wait for the same
+ * instant, whichever assignment (current or next) each of them holds.
+ * HM_PACE_NO_SLOT means "do not wait".
+ */
 #define HM_PACE_NO_SLOT INT64_MIN
 
 /* Measured profile, the same figures that go into the report file. */
@@ -44,13 +50,27 @@ typedef struct {
 	int64_t paced;            /* bursts held to a slot */
 	int64_t late;             /* bursts started after their slot, within the guard */
 	int64_t skipped;          /* slots passed over because the burst was too late */
-	int64_t unpaced;          /* bursts that did not wait (fail-open, off, stale) */
+	int64_t unpaced;          /* bursts that did not wait (fail-open, off, stale, free) */
 	double period_us;         /* mean interval between iteration starts */
 	double burst_offset_us;   /* mean burst start minus iteration start (incl. wait) */
 	double burst_us;          /* mean burst length (comm_begin release -> comm_end) */
 	double wait_us;           /* mean time held waiting for the slot */
 	double slot_error_us;     /* mean |burst start - slot| over paced bursts */
 	double slot_error_max_us; /* max |burst start - slot| */
+	/*
+	 * Cumulative counters since hm_pace_init (report version 2): a reader differences
+	 * two reads for exact window statistics. Unsigned; sums wrap modulo 2^64, so
+	 * difference them with unsigned subtraction.
+	 */
+	uint64_t iter_n;          /* iteration period samples */
+	uint64_t iter_sum_us;     /* sum of the samples */
+	uint64_t iter_sq_sum_us2; /* sum of their squares, us^2 */
+	uint64_t compute_n; /* compute samples: burst ready - iteration start, waits excluded */
+	uint64_t compute_sum_us;
+	uint64_t burst_n;      /* bursts with an end stamp */
+	uint64_t burst_sum_us; /* their lengths (release -> last comm_end) */
+	uint64_t slot_misses;  /* skipped slots + late bursts */
+	int64_t applied_epoch; /* EPOCH that governed the last burst; -1 before any */
 } hm_pace_stats_t;
 
 /*
@@ -71,21 +91,32 @@ void hm_pace_iter_begin(hm_pace_t *p);
 
 /*
  * Decide the slot for a burst whose participants are all ready at ready_us
- * (CLOCK_REALTIME): the first slot s with s + guard >= ready_us. A multi-rank job
- * plans once (e.g. rank 0, with the maximum ready time over ranks) and hands the
- * slot index to every rank so that all take the same skip decision.
- * Returns the slot index (any integer; never below the last used one + 1), or
- * HM_PACE_NO_SLOT when pacing is inactive.
+ * (CLOCK_REALTIME): the first slot s with s + guard >= ready_us; with a pending
+ * next assignment (switch time T), the current one's slot if it starts before T,
+ * else the next one's first slot at or after T (docs/pacing.md, contract C). A
+ * one-time delay (period 0, shift > 0) gives ready_us + shift once per epoch.
+ * A multi-rank job plans once (e.g. rank 0, with the maximum ready time over
+ * ranks) and hands the slot id to every rank so that all take the same decision.
+ * Also polls the assignment file and writes the periodic report.
+ * Returns the slot id (its start time, never at or before the last slot used), or
+ * HM_PACE_NO_SLOT when the burst must not wait (inactive, off, free running).
  */
 int64_t hm_pace_plan(hm_pace_t *p, int64_t ready_us);
 
-/* Start time (CLOCK_REALTIME us) of slot index slot, or -1 for HM_PACE_NO_SLOT or when inactive. */
+/* Start time (CLOCK_REALTIME us) of a slot id: the id itself; -1 for HM_PACE_NO_SLOT.
+ * p is not used (NULL is fine); kept for source compatibility. */
 int64_t hm_pace_slot_us(hm_pace_t *p, int64_t slot);
 
+/* Slot period of the assignment in force now, microseconds; 0 when free running,
+ * off, stale or without an assignment. (Replaces slot_us(1) - slot_us(0).) */
+int64_t hm_pace_period_us(hm_pace_t *p);
+
 /*
- * Begin a burst in slot `slot` (from hm_pace_plan): sleep until the slot
- * (clock_nanosleep TIMER_ABSTIME, restarted on EINTR), record the burst start.
- * HM_PACE_NO_SLOT, or a slot already past: no wait.
+ * Begin a burst in slot `slot` (from hm_pace_plan, here or on another rank): sleep
+ * until that time (clock_nanosleep TIMER_ABSTIME, restarted on EINTR), record the
+ * burst start. HM_PACE_NO_SLOT, a slot already past, an inactive runtime, or a slot
+ * further away than the assignment allows (two periods plus the guard; see
+ * docs/pacing.md): no wait.
  */
 void hm_pace_comm_begin_slot(hm_pace_t *p, int64_t slot);
 
@@ -106,7 +137,8 @@ void hm_pace_stats(hm_pace_t *p, hm_pace_stats_t *out);
  */
 int hm_pace_report(hm_pace_t *p);
 
-/* Priority class of the assignment, or -1 when none (for NCCL_IB_TC/SL). */
+/* Priority class [0, 7] of the assignment in force now, or -1 when none or off
+ * (for NCCL_IB_TC/SL and ncclConfig_t.trafficClass). */
 int hm_pace_prio(hm_pace_t *p);
 
 /* CLOCK_REALTIME now, microseconds since the Unix epoch. */

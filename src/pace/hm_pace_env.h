@@ -1,5 +1,6 @@
 /*
- * hm_pace_env.h - the environment contract between the SPANK plugin (writer)
+ * hm_pace_env.h - the assignment contract between its writers (the SPANK plugin
+ * at launch through the environment, the node agent through the assignment file)
  * and the pacing runtime in the tasks (reader). docs/pacing.md is the reference.
  *
  * Every value is a plain decimal integer unless noted. Times are microseconds;
@@ -13,23 +14,40 @@
 #define HM_PACE_ENV_MODE "HARMONICS_MODE"
 /* Slurm job id the assignment belongs to (informational, echoed in the report). */
 #define HM_PACE_ENV_JOB_ID "HARMONICS_JOB_ID"
-/* Slot period, microseconds, > 0. */
+/* Slot period, microseconds, [0, 3.6e9]; 0 = free running (no slots). */
 #define HM_PACE_ENV_PERIOD_US "HARMONICS_PERIOD_US"
-/* Shift of this job's slot within the period, microseconds, [0, PERIOD_US). */
+/* Shift of this job's slot within the period, microseconds, [0, PERIOD_US);
+ * with PERIOD_US=0 a one-time delay of the first burst (Cassini), [0, 3.6e9]. */
 #define HM_PACE_ENV_SHIFT_US "HARMONICS_SHIFT_US"
 /* Slot origin, CLOCK_REALTIME microseconds since the Unix epoch. */
 #define HM_PACE_ENV_ORIGIN_US "HARMONICS_ORIGIN_US"
-/* Late tolerance, microseconds: a burst later than slot + GUARD_US waits for the next slot. */
+/* Late tolerance, microseconds: a burst later than slot + GUARD_US waits for the next
+ * slot. Ignored (any value accepted) with PERIOD_US=0. */
 #define HM_PACE_ENV_GUARD_US "HARMONICS_GUARD_US"
 /* Priority class, 0 = highest, [0, 7]; mapped to NCCL_IB_TC / NCCL_IB_SL. */
 #define HM_PACE_ENV_PRIO "HARMONICS_PRIO"
 /* Scheduling epoch id that produced the assignment, >= 0. */
 #define HM_PACE_ENV_EPOCH "HARMONICS_EPOCH"
-/* After this CLOCK_REALTIME time (us since the epoch) the assignment is stale: never wait. */
+/* After this CLOCK_REALTIME time (us since the epoch) the assignment (current and
+ * next) is stale: never wait. */
 #define HM_PACE_ENV_VALID_UNTIL_US "HARMONICS_VALID_UNTIL_US"
+
+/* The next assignment, pending until NEXT_EFFECTIVE_US (the switch time, CLOCK_REALTIME
+ * us); same meaning and ranges as the keys above. EFFECTIVE_US, MODE and EPOCH are
+ * required once any NEXT_* key is given. */
+#define HM_PACE_ENV_NEXT_EFFECTIVE_US "HARMONICS_NEXT_EFFECTIVE_US"
+#define HM_PACE_ENV_NEXT_MODE         "HARMONICS_NEXT_MODE"
+#define HM_PACE_ENV_NEXT_PERIOD_US    "HARMONICS_NEXT_PERIOD_US"
+#define HM_PACE_ENV_NEXT_SHIFT_US     "HARMONICS_NEXT_SHIFT_US"
+#define HM_PACE_ENV_NEXT_ORIGIN_US    "HARMONICS_NEXT_ORIGIN_US"
+#define HM_PACE_ENV_NEXT_GUARD_US     "HARMONICS_NEXT_GUARD_US"
+#define HM_PACE_ENV_NEXT_PRIO         "HARMONICS_NEXT_PRIO"
+#define HM_PACE_ENV_NEXT_EPOCH        "HARMONICS_NEXT_EPOCH"
+
 /* Optional path of a file of the same KEY=VALUE lines; replaced atomically (rename) on update. */
 #define HM_PACE_ENV_ASSIGN_FILE "HARMONICS_ASSIGN_FILE"
-/* Optional path where the runtime writes its measured profile (KEY=VALUE, see docs). */
+/* Optional path where the runtime writes its measured profile (KEY=VALUE, see docs);
+ * "%r" is replaced by the rank. */
 #define HM_PACE_ENV_REPORT_FILE "HARMONICS_REPORT_FILE"
 
 /* Runtime-only knobs (not written by the SPANK plugin). */

@@ -18,7 +18,8 @@ src_pace_libharmonics_pace_la_SOURCES = \
 	src/libharmonics/hm_parse.c
 src_pace_libharmonics_pace_la_CFLAGS = $(AM_CFLAGS)
 src_pace_libharmonics_pace_la_LIBADD = -lm
-src_pace_libharmonics_pace_la_LDFLAGS = -version-info 0:0:0 \
+# 1:0:0: slot ids became times (a meaning change) and hm_pace_stats_t grew.
+src_pace_libharmonics_pace_la_LDFLAGS = -version-info 1:0:0 \
 	-Wl,--version-script=$(srcdir)/src/pace/libharmonics-pace.sym
 EXTRA_src_pace_libharmonics_pace_la_DEPENDENCIES = src/pace/libharmonics-pace.sym
 EXTRA_DIST += src/pace/libharmonics-pace.sym
@@ -27,13 +28,18 @@ EXTRA_DIST += src/pace/libharmonics-pace.sym
 # test_pace links the library's internals (assignment parser, and the parse
 # helpers it needs) directly; neither test needs the rest of libharmonics.
 PACE_TEST_LDADD = src/pace/libharmonics-pace.la $(CMOCKA_LIBS) -lm
-check_PROGRAMS += tests/unit/test_pace tests/unit/test_pace_align
-TESTS += tests/unit/test_pace tests/unit/test_pace_align
-tests_unit_test_pace_SOURCES = tests/unit/test_pace.c src/pace/pace_assign.c \
-	src/libharmonics/hm_error.c src/libharmonics/hm_parse.c
+check_PROGRAMS += tests/unit/test_pace tests/unit/test_pace_align tests/unit/test_pace_switch
+TESTS += tests/unit/test_pace tests/unit/test_pace_align tests/unit/test_pace_switch
+tests_unit_test_pace_SOURCES = tests/unit/test_pace.c tests/unit/pace_fixture.h \
+	src/pace/pace_assign.c src/libharmonics/hm_error.c src/libharmonics/hm_parse.c
 tests_unit_test_pace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
 tests_unit_test_pace_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_pace_LDADD = $(PACE_TEST_LDADD)
+tests_unit_test_pace_switch_SOURCES = tests/unit/test_pace_switch.c tests/unit/pace_fixture.h \
+	src/pace/pace_assign.c src/libharmonics/hm_error.c src/libharmonics/hm_parse.c
+tests_unit_test_pace_switch_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
+tests_unit_test_pace_switch_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_pace_switch_LDADD = $(PACE_TEST_LDADD)
 tests_unit_test_pace_align_SOURCES = tests/unit/test_pace_align.c
 tests_unit_test_pace_align_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
 tests_unit_test_pace_align_CFLAGS = $(UNIT_CFLAGS)

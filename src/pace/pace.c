@@ -25,22 +25,6 @@ int64_t hm_pace_now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Floor division for a possibly negative numerator, d > 0. */
-static int64_t floor_div(int64_t n, int64_t d)
-{
-	int64_t q = n / d;
-
-	return (n % d != 0 && n < 0) ? q - 1 : q;
-}
-
-static void warn_once(hm_pace_t *p, bool *flag, const char *msg)
-{
-	if (*flag)
-		return;
-	*flag = true;
-	fprintf(stderr, PACE_LOG_PREFIX "rank %d: %s; not pacing (fail-open)\n", p->rank, msg);
-}
-
 /* Read the assignment file fully (bounded); NULL with err on failure. */
 static char *read_small_file(const char *path, hm_err_t *err)
 {
@@ -73,7 +57,8 @@ out:
 
 /*
  * (Re)load the assignment: environment first, then the assignment file (its keys
- * override). Caller holds p->mu. Any error: no pacing, one warning.
+ * override). Caller holds p->mu. Any error: no pacing, one warning. The slot
+ * history (times), the applied epoch and the one-time delay survive a reload.
  */
 static void load_assign_locked(hm_pace_t *p)
 {
@@ -81,28 +66,32 @@ static void load_assign_locked(hm_pace_t *p)
 	hm_rc_t rc;
 	struct stat st;
 	char *text = NULL;
+	pace_assign_t a;
 
-	p->valid = false;
-	p->last_slot = HM_PACE_NO_SLOT;
-	p->warned_stale = false;
-	rc = pace_assign_from_env(&p->a, getenv, &err);
+	rc = pace_assign_from_env(&a, getenv, &err);
 	if (rc == HM_OK && p->assign_file && stat(p->assign_file, &st) == 0) {
 		p->file_dev = st.st_dev;
 		p->file_ino = st.st_ino;
 		p->file_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 		p->file_size = st.st_size;
 		text = read_small_file(p->assign_file, &err);
-		rc = text ? pace_assign_parse_text(&p->a, text, p->assign_file, &err) : err.rc;
+		rc = text ? pace_assign_parse_text(&a, text, p->assign_file, &err) : err.rc;
 		if (rc == HM_OK)
-			rc = pace_assign_validate(&p->a, p->assign_file, &err);
+			rc = pace_assign_validate(&a, p->assign_file, &err);
 	}
 	free(text);
 	if (rc != HM_OK) {
-		p->warned_garbage = false;
-		warn_once(p, &p->warned_garbage, err.msg);
+		p->valid = false;
+		p->paused = true;
+		if (strcmp(err.msg, p->garbage_msg) != 0) /* a renewal of the same garbage: quiet */
+			fprintf(stderr, PACE_LOG_PREFIX "rank %d: %s; not pacing (fail-open)\n",
+				p->rank, err.msg);
+		snprintf(p->garbage_msg, sizeof(p->garbage_msg), "%s", err.msg);
 		return;
 	}
-	p->valid = p->a.present && !p->a.off;
+	p->garbage_msg[0] = '\0';
+	p->a = a;
+	p->valid = a.present;
 }
 
 /* Has the assignment file changed since the last load? (stat only: cheap) */
@@ -116,20 +105,31 @@ static bool assign_file_changed(hm_pace_t *p)
 	       (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != p->file_mtime_ns;
 }
 
-/* Usable now? Warns once when the assignment went stale. Caller holds p->mu. */
-static bool active_locked(hm_pace_t *p, int64_t now_us)
+bool pace_active_locked(hm_pace_t *p, int64_t now_us)
 {
-	char msg[160];
-
 	if (!p->valid)
 		return false;
 	if (now_us > p->a.valid_until_us) {
-		snprintf(msg, sizeof(msg), "assignment of epoch %ld is stale (valid until %lld us)",
-			 p->a.epoch, (long long)p->a.valid_until_us);
-		warn_once(p, &p->warned_stale, msg);
+		if (!p->warned_stale)
+			fprintf(stderr,
+				PACE_LOG_PREFIX "rank %d: assignment of epoch %ld is stale (valid "
+						"until %lld us); not pacing (fail-open)\n",
+				p->rank, pace_assign_at(&p->a, now_us)->epoch,
+				(long long)p->a.valid_until_us);
+		p->warned_stale = true;
+		p->paused = true;
 		return false;
 	}
-	return true;
+	if (p->paused) {
+		fprintf(stderr,
+			PACE_LOG_PREFIX "rank %d: assignment of epoch %ld valid again (until %lld "
+					"us); pacing resumed\n",
+			p->rank, pace_assign_at(&p->a, now_us)->epoch,
+			(long long)p->a.valid_until_us);
+		p->paused = false;
+		p->warned_stale = false;
+	}
+	return pace_sched_kind(pace_assign_at(&p->a, now_us)) != PACE_KIND_OFF;
 }
 
 static char *report_path(const char *tmpl, int rank)
@@ -168,7 +168,9 @@ hm_pace_t *hm_pace_init(void)
 		return NULL;
 	pthread_mutex_init(&p->mu, NULL);
 	p->rank = rank_from_env();
-	p->last_slot = HM_PACE_NO_SLOT;
+	p->last_slot_us = HM_PACE_NO_SLOT;
+	p->delay_done_epoch = -1;
+	p->applied_epoch = -1;
 	s = getenv(HM_PACE_ENV_ASSIGN_FILE);
 	if (s && *s)
 		p->assign_file = strdup(s);
@@ -203,19 +205,23 @@ bool hm_pace_active(hm_pace_t *p)
 	if (!p)
 		return false;
 	pthread_mutex_lock(&p->mu);
-	on = active_locked(p, hm_pace_now_us());
+	on = pace_active_locked(p, hm_pace_now_us());
 	pthread_mutex_unlock(&p->mu);
 	return on;
 }
 
 int hm_pace_prio(hm_pace_t *p)
 {
-	int prio;
+	int prio = -1;
 
 	if (!p)
 		return -1;
 	pthread_mutex_lock(&p->mu);
-	prio = p->valid ? p->a.prio : -1;
+	if (p->valid) {
+		const pace_sched_t *s = pace_assign_at(&p->a, hm_pace_now_us());
+
+		prio = s->off ? -1 : s->prio;
+	}
 	pthread_mutex_unlock(&p->mu);
 	return prio;
 }
@@ -224,11 +230,29 @@ int hm_pace_prio(hm_pace_t *p)
 static void open_iteration_locked(hm_pace_t *p, int64_t t_us)
 {
 	if (p->iter_start_us > 0 && t_us > p->iter_start_us) {
-		p->period_sum_us += (double)(t_us - p->iter_start_us);
-		p->period_n++;
+		uint64_t d = (uint64_t)(t_us - p->iter_start_us);
+
+		p->iter_n++;
+		p->iter_sum_us += d;
+		p->iter_sq_sum_us2 += d * d; /* wraps modulo 2^64: readers difference */
 	}
 	p->iter_start_us = t_us;
 	p->iter_open = true;
+}
+
+/* Pick up a changed assignment file (stat at most every 100 ms) and write the
+ * report at most once per second. Caller holds p->mu. */
+static void housekeeping_locked(hm_pace_t *p, int64_t now_us)
+{
+	if (p->assign_file && now_us >= p->next_poll_us) {
+		p->next_poll_us = now_us + PACE_POLL_US;
+		if (assign_file_changed(p))
+			load_assign_locked(p);
+	}
+	if (p->report_file && now_us >= p->next_report_us) {
+		p->next_report_us = now_us + PACE_REPORT_US;
+		(void)pace_report_locked(p, now_us); /* best effort; fini reports failures */
+	}
 }
 
 void hm_pace_iter_begin(hm_pace_t *p)
@@ -240,15 +264,7 @@ void hm_pace_iter_begin(hm_pace_t *p)
 	pthread_mutex_lock(&p->mu);
 	p->iter_marks++;
 	open_iteration_locked(p, now);
-	if (p->assign_file && now >= p->next_poll_us) {
-		p->next_poll_us = now + PACE_POLL_US;
-		if (assign_file_changed(p))
-			load_assign_locked(p);
-	}
-	if (p->report_file && now >= p->next_report_us) {
-		p->next_report_us = now + PACE_REPORT_US;
-		(void)pace_report_locked(p, now); /* best effort; fini reports failures */
-	}
+	housekeeping_locked(p, now);
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -264,48 +280,46 @@ int64_t hm_pace_iter_marks(hm_pace_t *p)
 	return n;
 }
 
-/* Slots to hold to now? A free-running assignment (period 0) has none. */
-static bool slotted_locked(hm_pace_t *p, int64_t now_us)
-{
-	return active_locked(p, now_us) && p->a.period_us > 0;
-}
-
-static int64_t slot_us_locked(const hm_pace_t *p, int64_t slot)
-{
-	return p->a.origin_us + p->a.shift_us + slot * p->a.period_us;
-}
-
 int64_t hm_pace_plan(hm_pace_t *p, int64_t ready_us)
 {
-	int64_t k = HM_PACE_NO_SLOT;
+	int64_t slot = HM_PACE_NO_SLOT, now = hm_pace_now_us();
+	long delay_epoch = -1;
 
 	if (!p)
-		return k;
+		return slot;
 	pthread_mutex_lock(&p->mu);
-	if (slotted_locked(p, hm_pace_now_us())) {
-		int64_t base = p->a.origin_us + p->a.shift_us;
-		int64_t guard = pace_assign_guard_us(&p->a);
-
-		/* First slot s with s + guard >= ready: ceil((ready - guard - base) / period). */
-		k = -floor_div(-(ready_us - guard - base), p->a.period_us);
-		if (p->last_slot != HM_PACE_NO_SLOT && k <= p->last_slot)
-			k = p->last_slot + 1; /* one burst per slot */
+	/* Also here: under the NCCL interposer nobody may call iter_begin. */
+	housekeeping_locked(p, now);
+	if (pace_active_locked(p, now)) {
+		slot = pace_assign_plan(&p->a, ready_us, p->last_slot_us, p->delay_done_epoch,
+					&delay_epoch);
+		if (delay_epoch >= 0)
+			p->delay_done_epoch = delay_epoch; /* once per epoch */
 	}
 	pthread_mutex_unlock(&p->mu);
-	return k;
+	return slot;
 }
 
 int64_t hm_pace_slot_us(hm_pace_t *p, int64_t slot)
 {
-	int64_t t = -1;
+	(void)p;
+	return slot == HM_PACE_NO_SLOT ? -1 : slot;
+}
 
-	if (!p || slot == HM_PACE_NO_SLOT)
-		return -1;
+int64_t hm_pace_period_us(hm_pace_t *p)
+{
+	int64_t period = 0, now = hm_pace_now_us();
+
+	if (!p)
+		return 0;
 	pthread_mutex_lock(&p->mu);
-	if (p->valid)
-		t = slot_us_locked(p, slot);
+	if (pace_active_locked(p, now)) {
+		const pace_sched_t *s = pace_assign_at(&p->a, now);
+
+		period = pace_sched_kind(s) == PACE_KIND_SLOTTED ? s->period_us : 0;
+	}
 	pthread_mutex_unlock(&p->mu);
-	return t;
+	return period;
 }
 
 /* Sleep until abs_us on CLOCK_REALTIME; EINTR restarts. */
@@ -317,51 +331,97 @@ static void sleep_until_us(int64_t abs_us)
 		;
 }
 
+/* What governs a burst, decided before the wait (a reload may happen during it). */
+typedef struct {
+	int64_t slot_us; /* HM_PACE_NO_SLOT: do not wait */
+	long epoch;      /* -1: nothing active governs it */
+	int64_t grid_period_us, grid_phase_us;
+} burst_plan_t;
+
+static burst_plan_t burst_plan_locked(hm_pace_t *p, int64_t slot, int64_t ready_us)
+{
+	burst_plan_t b = {HM_PACE_NO_SLOT, -1, 0, 0};
+	const pace_sched_t *s;
+
+	if (!pace_active_locked(p, ready_us))
+		return b;
+	if (slot == HM_PACE_NO_SLOT || slot - ready_us > pace_assign_max_wait_us(&p->a)) {
+		b.epoch = pace_assign_at(&p->a, ready_us)->epoch; /* running free under it */
+		return b;
+	}
+	/* Contract C: a slot before the switch time is the current assignment's. */
+	s = pace_assign_at(&p->a, slot);
+	b.slot_us = slot;
+	b.epoch = s->epoch;
+	if (pace_sched_kind(s) == PACE_KIND_SLOTTED) {
+		b.grid_period_us = s->period_us;
+		b.grid_phase_us = (s->origin_us + s->shift_us) % s->period_us;
+	}
+	return b;
+}
+
+/* Book a burst that waited for (or was late to) its slot. Caller holds p->mu. */
+static void book_paced_locked(hm_pace_t *p, const burst_plan_t *b, int64_t ready, int64_t release)
+{
+	p->paced++;
+	p->wait_sum_us += (uint64_t)(release - ready);
+	if (b->slot_us > ready) {
+		int64_t e = release - b->slot_us;
+
+		e = e < 0 ? -e : e;
+		p->err_sum_us += (uint64_t)e;
+		if (e > p->err_max_us)
+			p->err_max_us = e;
+		p->err_n++;
+	} else if (ready > b->slot_us) {
+		p->late++;
+	}
+	/* Slots passed over on the same grid since the last burst. */
+	if (p->last_slot_us != HM_PACE_NO_SLOT && b->grid_period_us > 0 &&
+	    b->grid_period_us == p->last_grid_period_us &&
+	    b->grid_phase_us == p->last_grid_phase_us && b->slot_us > p->last_slot_us)
+		p->skipped += (b->slot_us - p->last_slot_us) / b->grid_period_us - 1;
+	p->last_slot_us = b->slot_us;
+	p->last_grid_period_us = b->grid_period_us;
+	p->last_grid_phase_us = b->grid_phase_us;
+}
+
 void hm_pace_comm_begin_slot(hm_pace_t *p, int64_t slot)
 {
-	int64_t ready = hm_pace_now_us(), release, slot_us = -1, max_wait_us = 0;
+	int64_t ready = hm_pace_now_us(), release, from;
+	burst_plan_t b;
 
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->mu);
+	/* Compute = ready minus the iteration start; without explicit marks (bursts
+	 * delimit iterations) minus the previous burst's end. */
+	from = p->iter_open ? p->iter_start_us : p->burst_end_us;
 	if (!p->iter_open)
-		open_iteration_locked(p, ready); /* no explicit marks: bursts delimit iterations */
-	if (slot != HM_PACE_NO_SLOT && slotted_locked(p, ready)) {
-		slot_us = slot_us_locked(p, slot);
-		/* Never hold longer than two periods: a wild slot index must not hang the job. */
-		max_wait_us = 2 * p->a.period_us + pace_assign_guard_us(&p->a);
+		open_iteration_locked(p, ready);
+	if (from > 0 && ready >= from) {
+		p->compute_n++;
+		p->compute_sum_us += (uint64_t)(ready - from);
 	}
+	b = burst_plan_locked(p, slot, ready);
 	pthread_mutex_unlock(&p->mu);
 
-	if (slot_us > ready && slot_us - ready <= max_wait_us)
-		sleep_until_us(slot_us);
+	if (b.slot_us != HM_PACE_NO_SLOT && b.slot_us > ready)
+		sleep_until_us(b.slot_us);
 	release = hm_pace_now_us();
 
 	pthread_mutex_lock(&p->mu);
 	p->bursts++;
-	if (slot_us >= 0 && (slot_us <= ready || slot_us - ready <= max_wait_us)) {
-		p->paced++;
-		p->wait_sum_us += (double)(release - ready);
-		if (slot_us > ready) {
-			double e = (double)(release - slot_us);
-
-			e = e < 0 ? -e : e;
-			p->err_sum_us += e;
-			if (e > p->err_max_us)
-				p->err_max_us = e;
-			p->err_n++;
-		} else if (ready > slot_us) {
-			p->late++;
-		}
-		if (p->last_slot != HM_PACE_NO_SLOT && slot > p->last_slot + 1)
-			p->skipped += slot - p->last_slot - 1;
-		p->last_slot = slot;
+	if (b.slot_us != HM_PACE_NO_SLOT) {
+		book_paced_locked(p, &b, ready, release);
 	} else {
 		p->unpaced++;
-		p->last_slot = HM_PACE_NO_SLOT;
+		p->last_slot_us = HM_PACE_NO_SLOT;
 	}
+	if (b.epoch >= 0)
+		p->applied_epoch = b.epoch;
 	if (p->iter_start_us > 0) {
-		p->offset_sum_us += (double)(release - p->iter_start_us);
+		p->offset_sum_us += (uint64_t)(release - p->iter_start_us);
 		p->offset_n++;
 	}
 	p->iter_open = false;
@@ -387,7 +447,7 @@ void hm_pace_comm_end_at(hm_pace_t *p, int64_t end_us)
 		if (!p->burst_end_us)
 			p->burst_n++;
 		if (end_us > from) {
-			p->burst_sum_us += (double)(end_us - from);
+			p->burst_sum_us += (uint64_t)(end_us - from);
 			p->burst_end_us = end_us;
 		}
 	}

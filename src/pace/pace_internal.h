@@ -17,9 +17,10 @@
 struct hm_pace {
 	pthread_mutex_t mu; /* guards everything below (comm_end_at may come from a CUDA thread) */
 	pace_assign_t a;
-	bool valid;        /* a is a usable, non-off assignment */
-	bool warned_stale; /* one warning per assignment */
-	bool warned_garbage;
+	bool valid;            /* a parsed and is consistent (it may still be off or stale) */
+	bool warned_stale;     /* one warning while stale */
+	bool paused;           /* pacing stopped by staleness or garbage: say "resumed" once back */
+	char garbage_msg[512]; /* last garbage warning: the same one is not repeated */
 	int rank;
 
 	char *assign_file; /* owned, NULL when none */
@@ -32,21 +33,32 @@ struct hm_pace {
 	char *report_file; /* owned, "%r" already replaced; NULL when none */
 	int64_t next_report_us;
 
+	/* Slot history. Slots are times, so it survives every reload. */
+	int64_t last_slot_us;        /* HM_PACE_NO_SLOT when none */
+	int64_t last_grid_period_us; /* grid of the last slot; 0 = not on a grid (a delay) */
+	int64_t last_grid_phase_us;  /* (origin + shift) mod period of that grid */
+	long delay_done_epoch;       /* the epoch whose one-time delay was applied; -1 none */
+	long applied_epoch;          /* epoch that governed the last burst; -1 before */
+
 	/* measurement */
-	int64_t iter_marks;    /* hm_pace_iter_begin calls */
-	int64_t iter_start_us; /* current iteration start, 0 = none */
-	int64_t prev_iter_start_us;
+	int64_t iter_marks;     /* hm_pace_iter_begin calls */
+	int64_t iter_start_us;  /* current iteration start, 0 = none */
 	bool iter_open;         /* an iteration began and has no burst yet */
 	int64_t burst_start_us; /* 0 when no burst is open */
-	int64_t burst_end_us;   /* last end stamp of the open burst, 0 = none */
-	int64_t last_slot;      /* HM_PACE_NO_SLOT when none */
+	int64_t burst_end_us;   /* last end stamp of the current/previous burst, 0 = none */
 	int64_t bursts, paced, late, skipped, unpaced;
-	double period_sum_us, offset_sum_us, burst_sum_us, wait_sum_us, err_sum_us, err_max_us;
-	int64_t period_n, offset_n, burst_n, err_n;
+	/* Cumulative sums (report version 2); unsigned, they wrap modulo 2^64. */
+	uint64_t iter_n, iter_sum_us, iter_sq_sum_us2;
+	uint64_t compute_n, compute_sum_us;
+	uint64_t burst_n, burst_sum_us;
+	uint64_t offset_n, offset_sum_us, wait_sum_us, err_n, err_sum_us;
+	int64_t err_max_us;
 };
 
 /* Write the report file (caller holds p->mu). 0 or -1 with errno. */
 int pace_report_locked(hm_pace_t *p, int64_t now_us);
 void pace_stats_locked(hm_pace_t *p, hm_pace_stats_t *out);
+/* Active now (valid, not stale, the schedule in force not off)? Warns once when stale. */
+bool pace_active_locked(hm_pace_t *p, int64_t now_us);
 
 #endif

@@ -32,14 +32,16 @@ HARMONICS_MODE=harmonics HARMONICS_PERIOD_US=60000 HARMONICS_SHIFT_US=20000 \
 	>"$tmp/paced.txt" || fail "paced run failed"
 cat "$tmp/paced.txt"
 grep -q '^summary pace active=1 paced=11 ' "$tmp/paced.txt" || fail "not every burst was paced"
-# Slots strictly increase, and the iterations together span their slots: the sum
-# of iteration times is (last slot - first slot + 1) periods, within 40 ms.
-awk '/^iter / { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+# Slot ids are the slots' start times (us): on the grid origin + 20 ms + k * 60 ms,
+# strictly increasing, and the iterations together span their slots: the sum of
+# iteration times is (last slot - first slot) / 60 ms + 1 periods, within 40 ms.
+awk -v o="$origin" '/^iter / { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 	if (v["slot"] < 0) { print "no slot"; exit 1 }
+	if ((v["slot"] - o - 20000) % 60000 != 0) { print "slot " v["slot"] " off the grid"; exit 1 }
 	if (n > 0 && v["slot"] <= last) { print "slot did not advance"; exit 1 }
 	if (n++ == 0) first = v["slot"]; last = v["slot"]; sum += v["iter_ms"] }
-	END { d = sum - (last - first + 1) * 60; if (d < -40 || d > 40) {
-		print "iterations span " sum " ms for " last - first + 1 " slots of 60 ms"; exit 1 } }' \
+	END { k = (last - first) / 60000 + 1; d = sum - k * 60; if (d < -40 || d > 40) {
+		print "iterations span " sum " ms for " k " slots of 60 ms"; exit 1 } }' \
 	"$tmp/paced.txt" || fail "paced iterations are not aligned to the slots"
 for r in 0 1; do
 	grep -q '^PACED=11$' "$tmp/rep.$r" || fail "report of rank $r: $(cat "$tmp/rep.$r" 2>&1)"

@@ -3,42 +3,11 @@
  * assignment file update channel, the report, and every fail-open path
  * (no assignment, off, stale, garbage: one warning, no wait).
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include <cmocka.h>
-
 #include "hm_pace.h"
-#include "hm_pace_env.h"
 #include "pace_assign.h"
-
-static const char *const all_keys[] = {
-    HM_PACE_ENV_MODE,        HM_PACE_ENV_JOB_ID,      HM_PACE_ENV_PERIOD_US,
-    HM_PACE_ENV_SHIFT_US,    HM_PACE_ENV_ORIGIN_US,   HM_PACE_ENV_GUARD_US,
-    HM_PACE_ENV_PRIO,        HM_PACE_ENV_EPOCH,       HM_PACE_ENV_VALID_UNTIL_US,
-    HM_PACE_ENV_ASSIGN_FILE, HM_PACE_ENV_REPORT_FILE, HM_PACE_ENV_RANK,
-};
+#include "pace_fixture.h"
 
 static char tmpdir[] = "/tmp/test_pace.XXXXXX";
-
-static void clear_env(void)
-{
-	for (size_t i = 0; i < sizeof(all_keys) / sizeof(all_keys[0]); i++)
-		unsetenv(all_keys[i]);
-}
-
-static void setenv_ll(const char *k, long long v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%lld", v);
-	setenv(k, buf, 1);
-}
 
 /* A valid assignment: period_us, shift_us, origin one period ago, guard 10 ms. */
 static void set_assignment(long long period_us, long long shift_us, long long origin_us)
@@ -53,53 +22,9 @@ static void set_assignment(long long period_us, long long shift_us, long long or
 	setenv(HM_PACE_ENV_JOB_ID, "42", 1);
 }
 
-/* ---- stderr capture: warnings must appear exactly once ---- */
-static int saved_stderr = -1;
-static char errpath[256];
-
-static void capture_stderr(void)
-{
-	FILE *f;
-
-	snprintf(errpath, sizeof(errpath), "%s/stderr.txt", tmpdir);
-	f = fopen(errpath, "w");
-	assert_non_null(f);
-	fclose(f);
-	fflush(stderr);
-	saved_stderr = dup(2);
-	assert_true(freopen(errpath, "a", stderr) != NULL);
-}
-
-/* Stop capturing; returns the captured text (static buffer). */
-static const char *captured_stderr(void)
-{
-	static char buf[4096];
-	FILE *f;
-	size_t n;
-
-	fflush(stderr);
-	dup2(saved_stderr, 2);
-	close(saved_stderr);
-	f = fopen(errpath, "r");
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
-static int count_substr(const char *s, const char *sub)
-{
-	int n = 0;
-
-	for (const char *q = strstr(s, sub); q; q = strstr(q + 1, sub))
-		n++;
-	return n;
-}
-
 static int setup(void **state)
 {
-	clear_env();
+	pace_clear_env();
 	return 0;
 }
 
@@ -113,22 +38,22 @@ static void test_assign_env_ok(void **state)
 	set_assignment(240000, 120000, 1000000);
 	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_OK);
 	assert_true(a.present);
-	assert_false(a.off);
-	assert_string_equal(a.mode, "harmonics");
-	assert_int_equal(a.period_us, 240000);
-	assert_int_equal(a.shift_us, 120000);
-	assert_int_equal(a.prio, 2);
-	assert_int_equal(a.epoch, 7);
+	assert_false(a.cur.off);
+	assert_string_equal(a.cur.mode, "harmonics");
+	assert_int_equal(a.cur.period_us, 240000);
+	assert_int_equal(a.cur.shift_us, 120000);
+	assert_int_equal(a.cur.prio, 2);
+	assert_int_equal(a.cur.epoch, 7);
 	assert_int_equal(a.job_id, 42);
 	assert_int_equal(a.valid_until_us, PACE_NO_EXPIRY);
-	assert_int_equal(pace_assign_guard_us(&a), 10000);
+	assert_int_equal(pace_sched_guard_us(&a.cur), 10000);
 
 	/* Default guard: min(10 ms, period / 4). */
 	unsetenv(HM_PACE_ENV_GUARD_US);
 	setenv(HM_PACE_ENV_SHIFT_US, "0", 1);
 	setenv(HM_PACE_ENV_PERIOD_US, "2000", 1);
 	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_OK);
-	assert_int_equal(pace_assign_guard_us(&a), 500);
+	assert_int_equal(pace_sched_guard_us(&a.cur), 500);
 }
 
 static void test_assign_env_none_and_off(void **state)
@@ -144,7 +69,7 @@ static void test_assign_env_none_and_off(void **state)
 	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_ERR_PARSE);
 	unsetenv(HM_PACE_ENV_PERIOD_US);
 	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_OK);
-	assert_true(a.off);
+	assert_true(a.cur.off);
 }
 
 static void test_assign_env_errors(void **state)
@@ -167,13 +92,14 @@ static void test_assign_env_errors(void **state)
 	setenv(HM_PACE_ENV_PRIO, "9", 1);
 	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_ERR_RANGE);
 	assert_non_null(strstr(err.msg, "HARMONICS_PRIO"));
+	assert_non_null(strstr(err.msg, "[0, 7]")); /* the one range of classes */
 
 	setenv(HM_PACE_ENV_PRIO, "1", 1);
 	unsetenv(HM_PACE_ENV_ORIGIN_US);
 	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_ERR_INVAL);
 	assert_non_null(strstr(err.msg, "HARMONICS_ORIGIN_US is missing"));
 
-	clear_env();
+	pace_clear_env();
 	setenv(HM_PACE_ENV_PERIOD_US, "1000", 1); /* keys but no mode */
 	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_ERR_INVAL);
 	assert_non_null(strstr(err.msg, "HARMONICS_MODE is missing"));
@@ -196,8 +122,8 @@ static void test_assign_file_text(void **state)
 						"assign.txt", &err),
 			 HM_OK);
 	assert_int_equal(pace_assign_validate(&a, "assign.txt", &err), HM_OK);
-	assert_int_equal(a.period_us, 500000);
-	assert_int_equal(a.shift_us, 250000);
+	assert_int_equal(a.cur.period_us, 500000);
+	assert_int_equal(a.cur.shift_us, 250000);
 
 	assert_int_equal(pace_assign_parse_text(&a, "HARMONICS_MODE=x\n\nHARMONICS_PERIOD=5\n",
 						"assign.txt", &err),
@@ -226,26 +152,31 @@ static void test_plan(void **state)
 	assert_non_null(p);
 	assert_true(hm_pace_active(p));
 	assert_int_equal(hm_pace_prio(p), 2);
+	assert_int_equal(hm_pace_period_us(p), P);
 
-	/* Ready exactly on a slot, or up to the guard after it: that slot. */
+	/* Slot ids are the slots' start times. Ready exactly on a slot, or up to the
+	 * guard after it: that slot. */
 	k = hm_pace_plan(p, O + S + 10 * P);
-	assert_int_equal(k, 10);
-	assert_int_equal(hm_pace_slot_us(p, k), O + S + 10 * P);
-	assert_int_equal(hm_pace_plan(p, O + S + 10 * P + 10000), 10);
+	assert_int_equal(k, O + S + 10 * P);
+	assert_int_equal(hm_pace_slot_us(p, k), k);
+	assert_int_equal(hm_pace_slot_us(NULL, k), k);
+	assert_int_equal(hm_pace_slot_us(p, HM_PACE_NO_SLOT), -1);
+	assert_int_equal(hm_pace_plan(p, O + S + 10 * P + 10000), O + S + 10 * P);
 	/* Later than the guard: the next slot (skip-to-next-slot policy). */
-	assert_int_equal(hm_pace_plan(p, O + S + 10 * P + 10001), 11);
+	assert_int_equal(hm_pace_plan(p, O + S + 10 * P + 10001), O + S + 11 * P);
 	/* Early: the coming slot. */
-	assert_int_equal(hm_pace_plan(p, O + S + 10 * P - 1), 10);
-	/* Before the origin: negative slot indices are slots too. */
-	assert_int_equal(hm_pace_plan(p, O + S - P), -1);
+	assert_int_equal(hm_pace_plan(p, O + S + 10 * P - 1), O + S + 10 * P);
+	/* Before the origin: the grid extends backwards. */
+	assert_int_equal(hm_pace_plan(p, O + S - P), O + S - P);
 
 	/* After using a slot, never plan it (or earlier) again: one burst per slot. */
-	slot_us = hm_pace_slot_us(p, hm_pace_plan(p, hm_pace_now_us()));
+	slot_us = hm_pace_plan(p, hm_pace_now_us());
 	assert_true(slot_us > 0);
 	hm_pace_comm_begin(p);
 	hm_pace_comm_end(p);
 	k = hm_pace_plan(p, O);
-	assert_true(hm_pace_slot_us(p, k) > slot_us);
+	assert_true(k > slot_us);
+	assert_int_equal((k - O - S) % P, 0);
 	hm_pace_fini(p);
 }
 
@@ -271,7 +202,7 @@ static void test_free_running(void **state)
 	set_assignment(0, 0, 0);
 	setenv(HM_PACE_ENV_GUARD_US, "0", 1);
 	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_OK);
-	assert_int_equal(a.period_us, 0);
+	assert_int_equal(a.cur.period_us, 0);
 	p = hm_pace_init();
 	assert_non_null(p);
 	assert_true(hm_pace_active(p));
@@ -280,15 +211,19 @@ static void test_free_running(void **state)
 	assert_true(timed_burst(p) < 100000); /* never held */
 	hm_pace_fini(p);
 
-	/* A shift or a guard needs slots: named, and what is accepted. */
-	setenv(HM_PACE_ENV_SHIFT_US, "5000", 1);
-	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_ERR_RANGE);
-	assert_non_null(strstr(err.msg, "HARMONICS_SHIFT_US=5000"));
-	assert_non_null(strstr(err.msg, "free running"));
-	setenv(HM_PACE_ENV_SHIFT_US, "0", 1);
-	setenv(HM_PACE_ENV_GUARD_US, "100", 1);
-	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_ERR_RANGE);
-	assert_non_null(strstr(err.msg, "HARMONICS_GUARD_US=100"));
+	/* A guard with period 0 is accepted and ignored (harmonics.conf Guard > 0 used to
+	 * break every free-running job): still active, still never held. */
+	setenv(HM_PACE_ENV_GUARD_US, "50000", 1);
+	assert_int_equal(pace_assign_from_env(&a, getenv, &err), HM_OK);
+	assert_int_equal(a.cur.guard_us, 50000);
+	p = hm_pace_init();
+	assert_true(hm_pace_active(p));
+	assert_int_equal(hm_pace_period_us(p), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(hm_pace_plan(p, hm_pace_now_us()), HM_PACE_NO_SLOT);
+		assert_true(timed_burst(p) < 100000);
+	}
+	hm_pace_fini(p);
 
 	/* Missing is still an error (0 is a value, not a default). */
 	unsetenv(HM_PACE_ENV_PERIOD_US);
@@ -324,7 +259,7 @@ static void assert_no_wait(const char *expect_warning)
 	hm_pace_stats_t st;
 	const char *err;
 
-	capture_stderr();
+	capture_stderr(tmpdir);
 	p = hm_pace_init();
 	assert_non_null(p);
 	assert_false(hm_pace_active(p));
@@ -372,26 +307,13 @@ static void test_failopen_garbage(void **state)
 	set_assignment(1000000, 0, hm_pace_now_us() + 900000);
 	setenv(HM_PACE_ENV_SHIFT_US, "0x10", 1);
 	assert_no_wait("HARMONICS_SHIFT_US: '0x10'");
-	clear_env();
+	pace_clear_env();
 	set_assignment(1000000, 0, hm_pace_now_us() + 900000);
 	setenv(HM_PACE_ENV_ORIGIN_US, "", 1);
 	assert_no_wait("HARMONICS_ORIGIN_US");
 }
 
 /* ---- update channel and report ---- */
-
-static void write_file_atomic(const char *path, const char *text)
-{
-	char tmp[512];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	f = fopen(tmp, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	assert_int_equal(rename(tmp, path), 0);
-}
 
 static void test_assign_file_update(void **state)
 {
@@ -417,10 +339,11 @@ static void test_assign_file_update(void **state)
 	usleep(120000);
 	hm_pace_iter_begin(p);
 	assert_true(hm_pace_active(p));
-	assert_int_equal(hm_pace_slot_us(p, 0), now + 100000);
+	assert_int_equal(hm_pace_period_us(p), 300000);
+	assert_int_equal(hm_pace_plan(p, now + 100000), now + 100000);
 
 	/* A garbage update: fail-open with a warning naming file and line. */
-	capture_stderr();
+	capture_stderr(tmpdir);
 	write_file_atomic(path, "HARMONICS_MODE=harmonics\nHARMONICS_PERIOD_US=fast\n");
 	usleep(120000);
 	hm_pace_iter_begin(p);
@@ -433,8 +356,6 @@ static void test_report(void **state)
 {
 	char tmpl[300], path[300], buf[2048];
 	hm_pace_t *p;
-	FILE *f;
-	size_t n;
 	long long now = hm_pace_now_us();
 
 	snprintf(tmpl, sizeof(tmpl), "%s/report.%%r", tmpdir);
@@ -451,12 +372,8 @@ static void test_report(void **state)
 		hm_pace_comm_end(p);
 	}
 	hm_pace_fini(p);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	assert_non_null(strstr(buf, "HARMONICS_REPORT_VERSION=1\n"));
+	slurp(path, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "HARMONICS_REPORT_VERSION=2\n"));
 	assert_non_null(strstr(buf, "\nRANK=3\n"));
 	assert_non_null(strstr(buf, "\nJOB_ID=42\n"));
 	assert_non_null(strstr(buf, "\nITERATIONS=4\n"));

@@ -134,9 +134,9 @@ static bool new_iteration(hm_pace_t *p, int64_t now_us)
 	bool fresh = false;
 
 	if (gap < 0) {
-		int64_t s0 = hm_pace_slot_us(p, 0), s1 = hm_pace_slot_us(p, 1);
+		int64_t period = hm_pace_period_us(p);
 
-		gap = (s0 >= 0 && s1 > s0) ? (s1 - s0) / 4 : DEFAULT_GAP_US;
+		gap = period > 0 ? period / 4 : DEFAULT_GAP_US;
 	}
 	pthread_mutex_lock(&mu);
 	if (marks > 0) {
