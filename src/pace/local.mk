@@ -24,6 +24,15 @@ src_pace_libharmonics_pace_la_LDFLAGS = -version-info 1:0:0 \
 EXTRA_src_pace_libharmonics_pace_la_DEPENDENCIES = src/pace/libharmonics-pace.sym
 EXTRA_DIST += src/pace/libharmonics-pace.sym
 
+# ---- the node agent's reader of report files: a convenience library ------------
+# Not the runtime: the agent (and tests) link it with libharmonics.la, which
+# provides hm_error/hm_parse (not compiled in here: that would define them twice).
+noinst_LTLIBRARIES += src/pace/libharmonics-pace-report.la
+src_pace_libharmonics_pace_report_la_SOURCES = \
+	src/pace/pace_report_read.c \
+	src/pace/pace_report_read.h
+src_pace_libharmonics_pace_report_la_LIBADD = -lm
+
 # ---- unit tests ----------------------------------------------------------------
 # test_pace links the library's internals (assignment parser, and the parse
 # helpers it needs) directly; neither test needs the rest of libharmonics.
@@ -40,6 +49,14 @@ tests_unit_test_pace_switch_SOURCES = tests/unit/test_pace_switch.c tests/unit/p
 tests_unit_test_pace_switch_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
 tests_unit_test_pace_switch_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_pace_switch_LDADD = $(PACE_TEST_LDADD)
+check_PROGRAMS += tests/unit/test_pace_report_read
+TESTS += tests/unit/test_pace_report_read
+tests_unit_test_pace_report_read_SOURCES = tests/unit/test_pace_report_read.c \
+	tests/unit/pace_fixture.h
+tests_unit_test_pace_report_read_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
+tests_unit_test_pace_report_read_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_pace_report_read_LDADD = src/pace/libharmonics-pace-report.la \
+	src/libharmonics/libharmonics.la $(PACE_TEST_LDADD)
 tests_unit_test_pace_align_SOURCES = tests/unit/test_pace_align.c
 tests_unit_test_pace_align_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
 tests_unit_test_pace_align_CFLAGS = $(UNIT_CFLAGS)
@@ -101,4 +118,5 @@ dist_man_MANS += docs/man/harmonics-emujob.1
 # runs tests/emulation/netns_stagger.sh BUILDDIR; tests/gpu/check_nccl_gpu.sh on a GPU.
 EXTRA_DIST += tests/emulation/netns_stagger.sh tests/emulation/run.sh tests/pace/run.sh \
 	tests/gpu/check_nccl_gpu.sh \
-	tests/gpu/nccl_paced.c tests/pace/standin.h tests/pace/fuzz.sh tests/pace/fuzz_pace_assign.c
+	tests/gpu/nccl_paced.c tests/pace/standin.h tests/pace/fuzz.sh tests/pace/fuzz_pace_assign.c \
+	tests/pace/fuzz_pace_report.c
