@@ -1,7 +1,8 @@
 #!/bin/sh
 # harmonics-emujob on loopback (make check): 3 ranks unpaced with a checked
 # all-reduce and valid JSON; 2 ranks paced, every burst on a slot of the
-# assignment (the barrier hands all ranks rank 0's slot) and a report per rank;
+# assignment (the barrier hands all ranks rank 0's slot id) and a report per rank;
+# 2 ranks across an update of the assignment file (both switch at its time);
 # bad options exit 2 with a message naming the value. Bounded by timeout.
 set -u
 b=${top_builddir:-.}
@@ -47,7 +48,45 @@ for r in 0 1; do
 	grep -q '^PACED=11$' "$tmp/rep.$r" || fail "report of rank $r: $(cat "$tmp/rep.$r" 2>&1)"
 done
 
-# 3. Strict options.
+# 3. An update while running: the assignment file holds C (epoch 1: 60 ms, shift 20 ms)
+# and N (epoch 2: 80 ms, shift 50 ms) switching at T. Rank 0 plans, both ranks wait
+# for its slot ids: slots on C's grid before T, on N's from T on, epochs 1 then 2,
+# and both ranks report applied epoch 2 and the same number of paced bursts.
+now=$(date +%s%6N)
+T=$((now + 700000))
+cat >"$tmp/assign" <<EOT
+HARMONICS_MODE=harmonics
+HARMONICS_PERIOD_US=60000
+HARMONICS_SHIFT_US=20000
+HARMONICS_ORIGIN_US=$now
+HARMONICS_GUARD_US=5000
+HARMONICS_EPOCH=1
+HARMONICS_VALID_UNTIL_US=$((now + 60000000))
+HARMONICS_NEXT_EFFECTIVE_US=$T
+HARMONICS_NEXT_MODE=harmonics
+HARMONICS_NEXT_PERIOD_US=80000
+HARMONICS_NEXT_SHIFT_US=50000
+HARMONICS_NEXT_ORIGIN_US=$now
+HARMONICS_NEXT_GUARD_US=5000
+HARMONICS_NEXT_EPOCH=2
+EOT
+HARMONICS_ASSIGN_FILE="$tmp/assign" HARMONICS_REPORT_FILE="$tmp/sw.%r" \
+	timeout 60 "$ej" --local 2 --compute 15ms --bytes 200KB --iterations 20 --warmup 1 \
+	>"$tmp/switch.txt" || fail "run across an update failed"
+awk -v o="$now" -v t="$T" '/^iter / { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+	s = v["slot"]; if (s < 0) { print "no slot"; exit 1 }
+	if (s < t) { if ((s - o - 20000) % 60000 || v["epoch"] != 1) { print "C: " $0; exit 1 }; c++ }
+	else { if ((s - o - 50000) % 80000 || v["epoch"] != 2) { print "N: " $0; exit 1 }; n++ } }
+	END { if (c < 2 || n < 2) { print "before " c " after " n; exit 1 } }' "$tmp/switch.txt" ||
+	fail "slots do not follow the switch: $(cat "$tmp/switch.txt")"
+for r in 0 1; do
+	grep -q '^APPLIED_EPOCH=2$' "$tmp/sw.$r" || fail "rank $r did not apply epoch 2: $(cat "$tmp/sw.$r")"
+	grep -q '^PACED=21$' "$tmp/sw.$r" || fail "rank $r paced: $(grep PACED "$tmp/sw.$r")"
+done
+grep "^summary pace" "$tmp/switch.txt"
+echo "ok: ranks switched from epoch 1 to 2 at T together"
+
+# 4. Strict options.
 for bad in "--bytes 3parsecs" "--ranks 0" "--compute-mode lazy" "--model nosuch" "--frob" \
 	"--ranks 2 --rank 2 --rendezvous 127.0.0.1:1" "--local 2 --rendezvous 127.0.0.1:1"; do
 	# shellcheck disable=SC2086
@@ -59,7 +98,7 @@ for bad in "--bytes 3parsecs" "--ranks 0" "--compute-mode lazy" "--model nosuch"
 done
 "$ej" --help | grep -q -- '--rendezvous' || fail "--help lacks --rendezvous"
 
-# 4. A rank whose peers never come fails within its timeout instead of hanging.
+# 5. A rank whose peers never come fails within its timeout instead of hanging.
 timeout 20 "$ej" --ranks 2 --rank 1 --rendezvous 127.0.0.1:9 --timeout 1s >/dev/null 2>"$tmp/err"
 rc=$?
 [ $rc = 1 ] || fail "missing peer: exit $rc, expected 1"

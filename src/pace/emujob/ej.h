@@ -2,7 +2,8 @@
  * ej.h - harmonics-emujob internals: an emulated data-parallel training job.
  * N ranks (processes) loop compute + a real ring all-reduce over TCP, with a
  * barrier that carries each rank's ready time up to rank 0 and the chosen slot
- * index back down, calling libharmonics-pace around the burst.
+ * id (the slot's start time, hm_pace.h) back down, calling libharmonics-pace
+ * around the burst.
  *
  * Units: microseconds (_us), seconds (_s), bytes (_bytes).
  */
@@ -61,7 +62,7 @@ hm_rc_t ej_net_listen_any(int port, int *fd_out, int *port_out, hm_err_t *err);
 
 /*
  * Barrier: every rank sends (iteration, ready_us) up; rank 0 calls plan(ctx,
- * max ready) and sends the slot down. Returns the slot in *slot on every rank.
+ * max ready) and sends the slot id (a time) down. Returns it in *slot on every rank.
  */
 typedef int64_t (*ej_plan_fn)(void *ctx, int64_t max_ready_us);
 hm_rc_t ej_net_barrier(ej_net_t *n, uint32_t iter, int64_t ready_us, ej_plan_fn plan, void *ctx,

@@ -17,7 +17,8 @@
 
 typedef struct {
 	double iter_ms, comm_ms, wait_ms;
-	int64_t slot;
+	int64_t slot;  /* slot id = its start time (us), HM_PACE_NO_SLOT when free */
+	int64_t epoch; /* assignment epoch that governed the burst, -1 before any */
 } ej_iter_t;
 
 /* Compute time of one iteration: uniform with the asked coefficient of variation
@@ -132,6 +133,10 @@ static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, const 
 		json_object_object_add(pj, "burst_us", json_object_new_double(ps->burst_us));
 		json_object_object_add(pj, "slot_error_us",
 				       json_object_new_double(ps->slot_error_us));
+		json_object_object_add(pj, "slot_misses",
+				       json_object_new_int64((int64_t)ps->slot_misses));
+		json_object_object_add(pj, "applied_epoch",
+				       json_object_new_int64(ps->applied_epoch));
 		json_object_object_add(j, "pace", pj);
 		for (int i = 0; i < n && !o->quiet; i++) {
 			json_object *e = json_object_new_object();
@@ -143,6 +148,7 @@ static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, const 
 					       it[i].slot == HM_PACE_NO_SLOT
 						   ? json_object_new_null()
 						   : json_object_new_int64(it[i].slot));
+			json_object_object_add(e, "epoch", json_object_new_int64(it[i].epoch));
 			json_object_array_add(arr, e);
 		}
 		if (!o->quiet)
@@ -155,20 +161,25 @@ static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, const 
 	}
 	if (!o->quiet)
 		for (int i = 0; i < n; i++)
-			fprintf(out, "iter %d iter_ms=%.2f comm_ms=%.2f wait_ms=%.2f slot=%lld\n",
-				i, it[i].iter_ms, it[i].comm_ms, it[i].wait_ms,
-				it[i].slot == HM_PACE_NO_SLOT ? -1LL : (long long)it[i].slot);
+			fprintf(
+			    out,
+			    "iter %d iter_ms=%.2f comm_ms=%.2f wait_ms=%.2f slot=%lld epoch=%lld\n",
+			    i, it[i].iter_ms, it[i].comm_ms, it[i].wait_ms,
+			    it[i].slot == HM_PACE_NO_SLOT ? -1LL : (long long)it[i].slot,
+			    (long long)it[i].epoch);
 	fprintf(out,
 		"summary ranks=%d iterations=%d bytes=%.0f compute_ms=%.1f\n"
 		"summary iter_ms mean=%.2f p50=%.2f p95=%.2f p99=%.2f max=%.2f\n"
 		"summary comm_ms mean=%.2f p50=%.2f p99=%.2f\n"
 		"summary wait_ms mean=%.2f\n"
 		"summary pace active=%d paced=%lld late=%lld skipped=%lld unpaced=%lld "
-		"period_us=%.0f burst_us=%.0f slot_error_us=%.1f\n",
+		"period_us=%.0f burst_us=%.0f slot_error_us=%.1f slot_misses=%llu "
+		"applied_epoch=%lld\n",
 		o->nranks, n, o->bytes, o->compute_s * 1e3, di.mean, di.p50, di.p95, di.p99, di.max,
 		dc.mean, dc.p50, dc.p99, dw.mean, active ? 1 : 0, (long long)ps->paced,
 		(long long)ps->late, (long long)ps->skipped, (long long)ps->unpaced, ps->period_us,
-		ps->burst_us, ps->slot_error_us);
+		ps->burst_us, ps->slot_error_us, (unsigned long long)ps->slot_misses,
+		(long long)ps->applied_epoch);
 }
 
 /* Every element must be the sum of (rank + 1) over ranks: a real, checked reduction. */
@@ -222,6 +233,8 @@ hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 		for (size_t k = 0; k < count; k++)
 			buf[k] = (float)(o->rank + 1);
 		ready = hm_pace_now_us();
+		/* Rank 0 plans once with the latest ready time and sends the slot id (a time)
+		 * to every rank: all wait for the same instant across an update. */
 		if ((rc = ej_net_barrier(&net, (uint32_t)i, ready, plan_cb, p, &slot, err)))
 			goto out;
 		hm_pace_comm_begin_slot(p, slot);
@@ -236,11 +249,14 @@ hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 		}
 		if (i >= o->warmup) {
 			ej_iter_t *e = &it[i - o->warmup];
+			hm_pace_stats_t now_st;
 
 			e->iter_ms = (double)(end - t0) / 1e3;
 			e->comm_ms = (double)(end - start) / 1e3;
 			e->wait_ms = (double)(start - ready) / 1e3;
 			e->slot = slot;
+			hm_pace_stats(p, &now_st);
+			e->epoch = now_st.applied_epoch;
 		}
 	}
 	hm_pace_stats(p, &ps);
