@@ -57,6 +57,14 @@ tests_unit_test_pace_report_read_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/p
 tests_unit_test_pace_report_read_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_pace_report_read_LDADD = src/pace/libharmonics-pace-report.la \
 	src/libharmonics/libharmonics.la $(PACE_TEST_LDADD)
+# The class -> NCCL knob mapping needs no NCCL: tested whether or not the interposer is built.
+check_PROGRAMS += tests/unit/test_nccl_class
+TESTS += tests/unit/test_nccl_class
+tests_unit_test_nccl_class_SOURCES = tests/unit/test_nccl_class.c src/pace/nccl/nccl_class.c \
+	src/pace/nccl/nccl_class.h
+tests_unit_test_nccl_class_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace/nccl
+tests_unit_test_nccl_class_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_nccl_class_LDADD = $(CMOCKA_LIBS)
 tests_unit_test_pace_align_SOURCES = tests/unit/test_pace_align.c
 tests_unit_test_pace_align_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
 tests_unit_test_pace_align_CFLAGS = $(UNIT_CFLAGS)
@@ -66,6 +74,8 @@ tests_unit_test_pace_align_LDADD = $(PACE_TEST_LDADD)
 if HAVE_NCCL
 lib_LTLIBRARIES += src/pace/libharmonics-nccl.la
 src_pace_libharmonics_nccl_la_SOURCES = \
+	src/pace/nccl/nccl_class.c \
+	src/pace/nccl/nccl_class.h \
 	src/pace/nccl/nccl_hold.c \
 	src/pace/nccl/nccl_hold.h \
 	src/pace/nccl/nccl_interpose.c \
@@ -85,9 +95,11 @@ tests_pace_libstandin_nccl_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(NCCL_CPPFLAGS)
 tests_pace_libstandin_nccl_cuda_la_LDFLAGS = -shared -avoid-version -rpath $(abs_builddir)/tests/pace
 
 check_PROGRAMS += tests/pace/test_nccl_interposer
-tests_pace_test_nccl_interposer_SOURCES = tests/pace/test_nccl_interposer.c
+# nccl_class.c is compiled in to compute the traffic class the interposer should forward.
+tests_pace_test_nccl_interposer_SOURCES = tests/pace/test_nccl_interposer.c \
+	src/pace/nccl/nccl_class.c
 tests_pace_test_nccl_interposer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
-	-I$(top_srcdir)/tests/pace $(NCCL_CPPFLAGS)
+	-I$(top_srcdir)/src/pace/nccl -I$(top_srcdir)/tests/pace $(NCCL_CPPFLAGS)
 tests_pace_test_nccl_interposer_CFLAGS = $(UNIT_CFLAGS)
 tests_pace_test_nccl_interposer_LDADD = tests/pace/libstandin_nccl_cuda.la \
 	src/pace/libharmonics-pace.la $(CMOCKA_LIBS) -ldl

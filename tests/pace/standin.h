@@ -7,7 +7,7 @@
  * Streams are real queues: each has a worker thread that runs, in order, host
  * functions (cudaLaunchHostFunc) and "kernels" (one per collective, 2 ms of sleep).
  * Inside ncclGroupStart/End the kernels are queued at the outermost GroupEnd,
- * as real NCCL does.
+ * as real NCCL does; ncclGroupSimulateEnd closes the group and queues nothing.
  */
 #ifndef STANDIN_H
 #define STANDIN_H
@@ -17,6 +17,11 @@
 #include <nccl.h>
 
 #define STANDIN_KERNEL_US 2000
+
+/* The entry points this stand-in and the tests cover beyond the oldest ones exist
+ * in nccl.h from 2.28 (AlltoAll, Gather, Scatter; Shrink 2.27; trafficClass 2.25):
+ * with an older header those parts are left out, as in the interposer. */
+#define STANDIN_NCCL_2_28 (NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0))
 
 typedef struct {
 	char name[48];    /* "host" or "kernel:ncclAllReduce" */

@@ -265,6 +265,41 @@ ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, nccl
 		      (int)datatype, (int)op, root, (void *)comm, (void *)stream);
 }
 
+ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+		       cudaStream_t stream)
+{
+	kernel(stream, __func__);
+	return record("%s(%p,%zu,%d,%d,%p,%p)", __func__, buff, count, (int)datatype, root,
+		      (void *)comm, (void *)stream);
+}
+
+#if STANDIN_NCCL_2_28
+ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
+			  ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
+{
+	kernel(stream, __func__);
+	return record("%s(%p,%p,%zu,%d,%p,%p)", __func__, sendbuff, recvbuff, count, (int)datatype,
+		      (void *)comm, (void *)stream);
+}
+
+ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+			int root, ncclComm_t comm, cudaStream_t stream)
+{
+	kernel(stream, __func__);
+	return record("%s(%p,%p,%zu,%d,%d,%p,%p)", __func__, sendbuff, recvbuff, count,
+		      (int)datatype, root, (void *)comm, (void *)stream);
+}
+
+ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count,
+			 ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
+{
+	kernel(stream, __func__);
+	return record("%s(%p,%p,%zu,%d,%d,%p,%p)", __func__, sendbuff, recvbuff, count,
+		      (int)datatype, root, (void *)comm, (void *)stream);
+}
+
+#endif
+
 ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
 		      ncclComm_t comm, cudaStream_t stream)
 {
@@ -301,6 +336,14 @@ ncclResult_t ncclGroupEnd(void)
 	return record("%s()", __func__);
 }
 
+/* A simulated group end: the group closes, its kernels are never launched. */
+ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo)
+{
+	if (group_depth > 0 && --group_depth == 0)
+		npending = 0;
+	return record("%s(%p)", __func__, (void *)simInfo);
+}
+
 /* Init calls also record the NCCL_IB_TC / NCCL_IB_SL they would read. */
 static const char *env_or_unset(const char *k)
 {
@@ -323,13 +366,55 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 		      env_or_unset("NCCL_IB_SL"));
 }
 
+/* What NCCL would read from a config: "cfg{null}" or its size, blocking flag, name and
+ * traffic class (the forwarded struct may be the interposer's copy). */
+static const char *config_str(const ncclConfig_t *c)
+{
+	static __thread char buf[160];
+
+	if (!c)
+		return "cfg{null}";
+#if STANDIN_NCCL_2_28
+	snprintf(buf, sizeof(buf), "cfg{size=%zu,blocking=%d,name=%s,tc=%d}", c->size, c->blocking,
+		 c->commName ? c->commName : "-", c->trafficClass);
+#else
+	snprintf(buf, sizeof(buf), "cfg{size=%zu,blocking=%d}", c->size, c->blocking);
+#endif
+	return buf;
+}
+
 ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
 				    ncclConfig_t *config)
 {
-	return record("%s(%p,%d,%.8s,%d,%p) TC=%s SL=%s", __func__, (void *)comm, nranks,
-		      commId.internal, rank, (void *)config, env_or_unset("NCCL_IB_TC"),
+	return record("%s(%p,%d,%.8s,%d,%s) TC=%s SL=%s", __func__, (void *)comm, nranks,
+		      commId.internal, rank, config_str(config), env_or_unset("NCCL_IB_TC"),
 		      env_or_unset("NCCL_IB_SL"));
 }
+
+#if STANDIN_NCCL_2_28
+ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId,
+				      ncclUniqueId *commIds, ncclConfig_t *config)
+{
+	return record("%s(%p,%d,%d,%d,%.8s,%s) TC=%s SL=%s", __func__, (void *)newcomm, nranks,
+		      myrank, nId, commIds[0].internal, config_str(config),
+		      env_or_unset("NCCL_IB_TC"), env_or_unset("NCCL_IB_SL"));
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+			   ncclConfig_t *config)
+{
+	return record("%s(%p,%d,%d,%p,%s)", __func__, (void *)comm, color, key, (void *)newcomm,
+		      config_str(config));
+}
+
+ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
+			    ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags)
+{
+	return record("%s(%p,%p,%d,%p,%s,%d)", __func__, (void *)comm, (void *)excludeRanksList,
+		      excludeRanksCount, (void *)newcomm, config_str(config), shrinkFlags);
+}
+
+#endif
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {

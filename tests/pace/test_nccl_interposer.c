@@ -1,9 +1,12 @@
 /*
  * The NCCL interposer (libharmonics-nccl.so, LD_PRELOAD) against the STAND-IN
  * NCCL/CUDA library: every wrapped symbol forwards its arguments and return code,
- * NCCL_IB_TC/SL come from the priority class unless the user set them, and the
- * hold happens in stream order without stalling the calling thread.
- * Run by nccl_preload.sh with HM_TEST_PACING=on|off and the expected TC/SL.
+ * NCCL_IB_TC/SL come from the priority class unless the user set them (creations
+ * without a config), ncclConfig_t.trafficClass does for creations with one unless
+ * the application set it, and the hold happens in stream order without stalling
+ * the calling thread (a simulated group leaves none).
+ * Run by nccl_preload.sh with HM_TEST_PACING=on|off, the expected TC/SL, and
+ * HM_TEST_CONFIG_ONLY=1 for a process that only creates communicators with a config.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -22,11 +25,12 @@
 #include <nccl.h>
 
 #include "hm_pace.h"
+#include "nccl_class.h"
 #include "standin.h"
 
 #define SLOT_TOLERANCE_US 30000 /* a hold released within 30 ms of its slot */
 
-static bool pacing_on;
+static bool pacing_on, config_only;
 static const char *expect_tc, *expect_sl;
 
 static const void *const SB = (const void *)0x1000;
@@ -96,8 +100,16 @@ static void test_forwarding(void **state)
 	ncclUniqueId id;
 	ncclComm_t comm_out;
 	ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+	ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
 	int devs[2] = {0, 1};
 
+	if (config_only)
+		skip();
+	cfg.blocking = 0;
+#if STANDIN_NCCL_2_28
+	cfg.commName = "app";
+	cfg.trafficClass = 5;
+#endif
 	assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
 	memset(&id, 0, sizeof(id));
 	memcpy(id.internal, "uniqueid", 8);
@@ -128,22 +140,117 @@ static void test_forwarding(void **state)
 	      (int)ncclUint8, (void *)COMM, (void *)s);
 	CHECK(ncclRecv(RB, 17, ncclUint64, 6, COMM, s), "ncclRecv(%p,17,%d,6,%p,%p)", RB,
 	      (int)ncclUint64, (void *)COMM, (void *)s);
+	CHECK(ncclBcast(RB, 18, ncclInt64, 4, COMM, s), "ncclBcast(%p,18,%d,4,%p,%p)", RB,
+	      (int)ncclInt64, (void *)COMM, (void *)s);
+#if STANDIN_NCCL_2_28
+	CHECK(ncclAlltoAll(SB, RB, 19, ncclBfloat16, COMM, s), "ncclAlltoAll(%p,%p,19,%d,%p,%p)",
+	      SB, RB, (int)ncclBfloat16, (void *)COMM, (void *)s);
+	CHECK(ncclGather(SB, RB, 20, ncclUint32, 1, COMM, s), "ncclGather(%p,%p,20,%d,1,%p,%p)", SB,
+	      RB, (int)ncclUint32, (void *)COMM, (void *)s);
+	CHECK(ncclScatter(SB, RB, 21, ncclFloat16, 2, COMM, s), "ncclScatter(%p,%p,21,%d,2,%p,%p)",
+	      SB, RB, (int)ncclFloat16, (void *)COMM, (void *)s);
+#endif
 	CHECK(ncclGroupStart(), "ncclGroupStart()");
 	CHECK(ncclGroupEnd(), "ncclGroupEnd()");
+	CHECK(ncclGroupStart(), "ncclGroupStart()");
+	CHECK(ncclGroupSimulateEnd(&sim), "ncclGroupSimulateEnd(%p)", (void *)&sim);
 	CHECK(ncclCommInitRank(&comm_out, 4, id, 1),
 	      "ncclCommInitRank(%p,4,uniqueid,1) TC=%s SL=%s", (void *)&comm_out, expect_tc,
 	      expect_sl);
 	CHECK(ncclCommInitAll(&comm_out, 2, devs), "ncclCommInitAll(%p,2,%p) TC=%s SL=%s",
 	      (void *)&comm_out, (void *)devs, expect_tc, expect_sl);
+	/* The application's own traffic class is forwarded as it set it. */
 	CHECK(ncclCommInitRankConfig(&comm_out, 8, id, 7, &cfg),
-	      "ncclCommInitRankConfig(%p,8,uniqueid,7,%p) TC=%s SL=%s", (void *)&comm_out,
-	      (void *)&cfg, expect_tc, expect_sl);
+	      "ncclCommInitRankConfig(%p,8,uniqueid,7,cfg{size=%zu,blocking=0,name=app,tc=5}) "
+	      "TC=%s SL=%s",
+	      (void *)&comm_out, sizeof(cfg), expect_tc, expect_sl);
+	CHECK(ncclCommInitRankConfig(&comm_out, 8, id, 7, NULL),
+	      "ncclCommInitRankConfig(%p,8,uniqueid,7,cfg{null}) TC=%s SL=%s", (void *)&comm_out,
+	      expect_tc, expect_sl);
+#if STANDIN_NCCL_2_28
+	CHECK(ncclCommInitRankScalable(&comm_out, 16, 3, 1, &id, NULL),
+	      "ncclCommInitRankScalable(%p,16,3,1,uniqueid,cfg{null}) TC=%s SL=%s",
+	      (void *)&comm_out, expect_tc, expect_sl);
+	CHECK(ncclCommSplit(COMM, 2, 9, &comm_out, NULL), "ncclCommSplit(%p,2,9,%p,cfg{null})",
+	      (void *)COMM, (void *)&comm_out);
+	CHECK(ncclCommShrink(COMM, devs, 2, &comm_out, &cfg, 1),
+	      "ncclCommShrink(%p,%p,2,%p,cfg{size=%zu,blocking=0,name=app,tc=5},1)", (void *)COMM,
+	      (void *)devs, (void *)&comm_out, sizeof(cfg));
+#endif
 	CHECK(ncclCommDestroy(COMM), "ncclCommDestroy(%p)", (void *)COMM);
 	CHECK(ncclCommAbort(COMM), "ncclCommAbort(%p)", (void *)COMM);
 #undef CHECK
 	standin_set_result(ncclSuccess);
 	cudaStreamSynchronize(s);
 	cudaStreamDestroy(s);
+}
+
+/* Communicators created with a config get the job's class in trafficClass (a copy
+ * is forwarded; the application's struct and its own value are left alone). */
+static void test_config_class(void **state)
+{
+#if STANDIN_NCCL_2_28
+	struct {
+		ncclConfig_t c;
+		int newer_fields[4]; /* an application built against a newer nccl.h */
+	} big = {NCCL_CONFIG_INITIALIZER, {0}};
+	ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+	ncclUniqueId id;
+	ncclComm_t comm_out;
+	int tc =
+	    pacing_on ? hm_nccl_config_traffic_class(1, HM_NCCL_SYSFS_IB) : NCCL_CONFIG_UNDEF_INT;
+	char want[512];
+
+	memset(&id, 0, sizeof(id));
+	memcpy(id.internal, "uniqueid", 8);
+	cfg.commName = "mine";
+	printf("nccl-interposer: CONFIG_TRAFFIC_CLASS=%d (class 1 on this node's links)\n", tc);
+#define EXPECT(call, ...)                                                                          \
+	do {                                                                                       \
+		assert_int_equal(call, ncclSuccess);                                               \
+		snprintf(want, sizeof(want), __VA_ARGS__);                                         \
+		if (strncmp(standin_last_call(), want, strlen(want)) != 0)                         \
+			fail_msg("forwarded '%s', expected '%s...'", standin_last_call(), want);   \
+	} while (0)
+	EXPECT(ncclCommInitRankConfig(&comm_out, 8, id, 7, &cfg),
+	       "ncclCommInitRankConfig(%p,8,uniqueid,7,cfg{size=%zu,blocking=%d,name=mine,tc=%d})",
+	       (void *)&comm_out, sizeof(cfg), NCCL_CONFIG_UNDEF_INT, tc);
+	assert_int_equal(cfg.trafficClass, NCCL_CONFIG_UNDEF_INT); /* not written */
+	EXPECT(ncclCommSplit(COMM, 0, 1, &comm_out, &cfg),
+	       "ncclCommSplit(%p,0,1,%p,cfg{size=%zu,blocking=%d,name=mine,tc=%d})", (void *)COMM,
+	       (void *)&comm_out, sizeof(cfg), NCCL_CONFIG_UNDEF_INT, tc);
+	EXPECT(ncclCommShrink(COMM, NULL, 0, &comm_out, &cfg, 0),
+	       "ncclCommShrink(%p,(nil),0,%p,cfg{size=%zu,blocking=%d,name=mine,tc=%d},0)",
+	       (void *)COMM, (void *)&comm_out, sizeof(cfg), NCCL_CONFIG_UNDEF_INT, tc);
+	EXPECT(
+	    ncclCommInitRankScalable(&comm_out, 4, 0, 1, &id, &cfg),
+	    "ncclCommInitRankScalable(%p,4,0,1,uniqueid,cfg{size=%zu,blocking=%d,name=mine,tc=%d})",
+	    (void *)&comm_out, sizeof(cfg), NCCL_CONFIG_UNDEF_INT, tc);
+	/* A larger struct is copied whole (its size kept). */
+	big.c.size = sizeof(big);
+	EXPECT(ncclCommSplit(COMM, 0, 1, &comm_out, &big.c),
+	       "ncclCommSplit(%p,0,1,%p,cfg{size=%zu,blocking=%d,name=-,tc=%d})", (void *)COMM,
+	       (void *)&comm_out, sizeof(big), NCCL_CONFIG_UNDEF_INT, tc);
+	/* The application's own value wins; a config older than trafficClass is left alone. */
+	cfg.trafficClass = 77;
+	EXPECT(ncclCommSplit(COMM, 0, 1, &comm_out, &cfg),
+	       "ncclCommSplit(%p,0,1,%p,cfg{size=%zu,blocking=%d,name=mine,tc=77})", (void *)COMM,
+	       (void *)&comm_out, sizeof(cfg), NCCL_CONFIG_UNDEF_INT);
+	cfg.trafficClass = NCCL_CONFIG_UNDEF_INT;
+	cfg.version = NCCL_VERSION(2, 24, 3);
+	EXPECT(ncclCommSplit(COMM, 0, 1, &comm_out, &cfg),
+	       "ncclCommSplit(%p,0,1,%p,cfg{size=%zu,blocking=%d,name=mine,tc=%d})", (void *)COMM,
+	       (void *)&comm_out, sizeof(cfg), NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT);
+#undef EXPECT
+	/* Creations with a config never export the process-wide variables (which NCCL
+	 * would let override an application's own trafficClass). */
+	if (config_only) {
+		assert_null(getenv("NCCL_IB_TC"));
+		assert_null(getenv("NCCL_IB_SL"));
+	}
+#else
+	skip();
+#endif
 }
 
 /* Expected op names, in order, and the ops actually executed on the stream. */
@@ -167,7 +274,7 @@ static void test_stream_order(void **state)
 	long long period_us = env_ll("HARMONICS_PERIOD_US");
 	hm_pace_stats_t st;
 
-	if (!pacing_on)
+	if (!pacing_on || config_only)
 		skip();
 	assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
 	sleep_past_guard(period_us / 2); /* > period / 4: a new iteration */
@@ -182,6 +289,19 @@ static void test_stream_order(void **state)
 	assert_int_equal(ncclAllGather(SB, RB, 1, ncclFloat32, COMM, s), ncclSuccess);
 	assert_int_equal(ncclReduceScatter(SB, RB, 1, ncclFloat32, ncclSum, COMM, s), ncclSuccess);
 	assert_int_equal(ncclGroupEnd(), ncclSuccess);
+	/* A simulated group launches nothing: no hold, no stamp is left on the stream. */
+	sleep_past_guard(period_us / 2);
+	{
+		ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
+
+		assert_int_equal(ncclGroupStart(), ncclSuccess);
+		assert_int_equal(ncclAllReduce(SB, RB, 1, ncclFloat32, ncclSum, COMM, s),
+				 ncclSuccess);
+		assert_int_equal(ncclGroupSimulateEnd(&sim), ncclSuccess);
+	}
+	/* Iteration 3: the deprecated in-place broadcast is held like the others. */
+	sleep_past_guard(period_us / 2);
+	assert_int_equal(ncclBcast(RB, 1, ncclFloat32, 0, COMM, s), ncclSuccess);
 	cudaStreamSynchronize(s);
 	{
 		const char *const want[] = {"host",
@@ -192,9 +312,12 @@ static void test_stream_order(void **state)
 					    "host",
 					    "kernel:ncclAllGather",
 					    "kernel:ncclReduceScatter",
+					    "host",
+					    "host",
+					    "kernel:ncclBcast",
 					    "host"};
 
-		expect_ops(s, want, 9, ops);
+		expect_ops(s, want, 12, ops);
 	}
 	printf("nccl-interposer: HOST_CALL_US=%lld KERNEL1_AFTER_SLOT_US=%lld "
 	       "KERNEL2_AFTER_SLOT_US=%lld\n",
@@ -204,13 +327,14 @@ static void test_stream_order(void **state)
 	/* Each held collective started on a slot of the assignment, after its hold. */
 	assert_true(after_slot_us(ops[1].start_us) < SLOT_TOLERANCE_US);
 	assert_true(after_slot_us(ops[6].start_us) < SLOT_TOLERANCE_US);
+	assert_true(after_slot_us(ops[10].start_us) < SLOT_TOLERANCE_US);
 	assert_true(ops[1].start_us >= ops[0].end_us);
 	assert_true(ops[6].start_us >= ops[5].end_us);
 	/* Ready 20 ms after a slot (guard 10 ms): both holds waited for the next one. */
 	assert_true(ops[0].end_us - ops[0].start_us > period_us / 2);
 	assert_true(ops[5].end_us - ops[5].start_us > period_us / 2);
 	hm_pace_stats(hm_pace_default(), &st);
-	assert_true(st.paced >= 2);
+	assert_true(st.paced >= 3);
 	assert_true(st.burst_us >= STANDIN_KERNEL_US);
 	cudaStreamDestroy(s);
 }
@@ -222,7 +346,7 @@ static void test_explicit_marks(void **state)
 	cudaStream_t s;
 	standin_op_t ops[64];
 
-	if (!pacing_on)
+	if (!pacing_on || config_only)
 		skip();
 	assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
 	hm_pace_iter_begin(hm_pace_default());
@@ -253,7 +377,7 @@ static void test_off_zero_cost(void **state)
 	const int n = 1000000;
 	double best_wrapped = 1e9, best_direct = 1e9;
 
-	if (pacing_on)
+	if (pacing_on || config_only)
 		skip();
 	assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
 	assert_int_equal(ncclAllReduce(SB, RB, 1, ncclFloat32, ncclSum, COMM, s), ncclSuccess);
@@ -300,7 +424,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_interposed),     cmocka_unit_test(test_stream_order),
 	    cmocka_unit_test(test_forwarding),     cmocka_unit_test(test_off_zero_cost),
-	    cmocka_unit_test(test_explicit_marks),
+	    cmocka_unit_test(test_explicit_marks), cmocka_unit_test(test_config_class),
 	};
 	const char *mode = getenv("HM_TEST_PACING");
 
@@ -310,6 +434,7 @@ int main(void)
 		return 77;
 	}
 	pacing_on = strcmp(mode, "on") == 0;
+	config_only = getenv("HM_TEST_CONFIG_ONLY") != NULL;
 	expect_tc = getenv("HM_TEST_EXPECT_TC") ? getenv("HM_TEST_EXPECT_TC") : "unset";
 	expect_sl = getenv("HM_TEST_EXPECT_SL") ? getenv("HM_TEST_EXPECT_SL") : "unset";
 	return cmocka_run_group_tests(tests, NULL, NULL);

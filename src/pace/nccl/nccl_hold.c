@@ -6,14 +6,20 @@
  * (the compute before it is done: the burst is ready) the host function plans the
  * slot from that ready time and sleeps until it; the collective's kernel, being
  * later in stream order, starts at the slot. The calling thread returns at once.
- * After each collective (after the outermost ncclGroupEnd inside a group) a second
- * host function stamps the burst end.
+ * Inside a group the hold is enqueued at the outermost ncclGroupEnd, just before
+ * the real one launches the group's kernels (so ncclGroupSimulateEnd, which
+ * launches nothing, leaves no hold behind). After each collective (after the
+ * outermost ncclGroupEnd inside a group) a second host function stamps the burst
+ * end. The job's class also reaches communicators created with a config, through
+ * ncclConfig_t.trafficClass.
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT, RTLD_NOLOAD */
 #include "nccl_hold.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +30,7 @@
 #include "hm_pace.h"
 #include "hm_pace_env.h"
 #include "hm_parse.h"
+#include "nccl_class.h"
 
 #define MAX_GROUP_STREAMS 16
 #define DEFAULT_GAP_US    5000
@@ -42,10 +49,13 @@ static int64_t seen_marks;   /* hm_pace_iter_begin calls already consumed */
 static bool burst_started;   /* a hold was enqueued: end stamps make sense */
 static bool warned_launch;
 
-/* Streams used inside the current group, per thread: they get the end stamp. */
+/* Streams used inside the current group, per thread: they get the end stamp; and
+ * the hold the group's first collective asked for, enqueued at the outermost GroupEnd. */
 static __thread int group_depth;
 static __thread int group_nstreams;
 static __thread cudaStream_t group_streams[MAX_GROUP_STREAMS];
+static __thread bool group_hold;
+static __thread cudaStream_t group_hold_stream;
 
 /* cudaLaunchHostFunc from the CUDA runtime the application already loaded; the
  * interposer never links cudart itself (NCCL and frameworks bring their own). */
@@ -156,6 +166,13 @@ void hm_nccl_before(cudaStream_t stream)
 
 	if (!new_iteration(p, hm_pace_now_us()) || !hm_pace_active(p))
 		return;
+	if (group_depth > 0) {
+		if (!group_hold) {
+			group_hold = true;
+			group_hold_stream = stream;
+		}
+		return;
+	}
 	if (launch(stream, hold_host_fn, p))
 		__atomic_store_n(&burst_started, true, __ATOMIC_RELEASE);
 }
@@ -184,6 +201,15 @@ void hm_nccl_group_start(void)
 	group_depth++;
 }
 
+void hm_nccl_group_closing(void)
+{
+	if (group_depth == 1 && group_hold) {
+		group_hold = false;
+		if (launch(group_hold_stream, hold_host_fn, hm_pace_default()))
+			__atomic_store_n(&burst_started, true, __ATOMIC_RELEASE);
+	}
+}
+
 void hm_nccl_group_end(void)
 {
 	if (group_depth > 0 && --group_depth == 0) {
@@ -193,18 +219,12 @@ void hm_nccl_group_end(void)
 	}
 }
 
-/* Class -> DSCP (RoCE traffic class = DSCP << 2): EF, AF41, AF31, AF21, AF11,
- * best effort, then CS1 ("scavenger", below best effort) for the two lowest. */
-static const int class_dscp[8] = {46, 34, 26, 18, 10, 0, 8, 8};
-
-int hm_nccl_class_tc(int prio)
+void hm_nccl_group_discard(void)
 {
-	return prio >= 0 && prio < 8 ? class_dscp[prio] << 2 : -1;
-}
-
-int hm_nccl_class_sl(int prio)
-{
-	return prio >= 0 && prio < 8 ? prio : -1;
+	if (group_depth > 0 && --group_depth == 0) {
+		group_hold = false;
+		group_nstreams = 0;
+	}
 }
 
 static void set_unless_user(const char *name, int value)
@@ -226,6 +246,43 @@ void hm_nccl_set_traffic_class(void)
 	prio = hm_pace_prio(hm_pace_default());
 	set_unless_user("NCCL_IB_TC", hm_nccl_class_tc(prio));
 	set_unless_user("NCCL_IB_SL", hm_nccl_class_sl(prio));
+}
+
+/* ncclConfig_t.trafficClass for this node and job: computed once (sysfs scan). */
+static pthread_once_t config_tc_once = PTHREAD_ONCE_INIT;
+static int config_tc = -1;
+
+static void config_tc_init(void)
+{
+	config_tc = hm_nccl_config_traffic_class(hm_pace_prio(hm_pace_default()), HM_NCCL_SYSFS_IB);
+}
+
+ncclConfig_t *hm_nccl_config(ncclConfig_t *config, hm_nccl_config_buf_t *buf)
+{
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 25, 0)
+	size_t size;
+
+	if (!config || !hm_nccl_pacing_possible())
+		return config;
+	/* The caller's struct is as large as its nccl.h made it: read size first. */
+	memcpy(&size, config, sizeof(size));
+	if (size < offsetof(ncclConfig_t, trafficClass) + sizeof(int) ||
+	    size > sizeof(buf->bytes) || config->magic != HM_NCCL_CONFIG_MAGIC ||
+	    config->version < NCCL_VERSION(2, 25, 0))
+		return config; /* not a config NCCL would take a traffic class from */
+	if (config->trafficClass != NCCL_CONFIG_UNDEF_INT)
+		return config; /* the application's own value wins */
+	pthread_once(&config_tc_once, config_tc_init);
+	if (config_tc < 0)
+		return config;
+	/* A copy: the application's struct stays as it wrote it (NCCL copies it at init). */
+	memcpy(buf->bytes, config, size);
+	buf->cfg.trafficClass = config_tc;
+	return &buf->cfg;
+#else
+	(void)buf;
+	return config;
+#endif
 }
 
 void hm_nccl_report(void)

@@ -8,6 +8,7 @@
 #define NCCL_HOLD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <nccl.h>
 
@@ -21,17 +22,35 @@ bool hm_nccl_pacing_possible(void);
 void hm_nccl_before(cudaStream_t stream);
 void hm_nccl_after(cudaStream_t stream);
 
-/* Group nesting (NCCL defers a group's kernels to the outermost ncclGroupEnd). */
+/* Group nesting (NCCL defers a group's kernels to the outermost ncclGroupEnd):
+ * start; closing (before the real GroupEnd: enqueues the group's hold); end (after
+ * it: stamps); discard (after ncclGroupSimulateEnd, which launches nothing). */
 void hm_nccl_group_start(void);
+void hm_nccl_group_closing(void);
 void hm_nccl_group_end(void);
+void hm_nccl_group_discard(void);
 
-/* Before communicator init: export NCCL_IB_TC / NCCL_IB_SL unless the user set them. */
+/* Before communicator init without a config: export NCCL_IB_TC / NCCL_IB_SL unless
+ * the user set them (process-wide; NCCL lets them override any config's class). */
 void hm_nccl_set_traffic_class(void);
 
-/* Traffic class (NCCL_IB_TC = DSCP << 2) and service level for priority class prio
- * (0 = highest, 7 = lowest); -1 for a class out of range. */
-int hm_nccl_class_tc(int prio);
-int hm_nccl_class_sl(int prio);
+/* NCCL_CONFIG_INITIALIZER's magic (nccl.h writes it as a literal). */
+#define HM_NCCL_CONFIG_MAGIC 0xcafebeefu
+
+/* Room for the caller's ncclConfig_t, which may be larger than ours (newer nccl.h). */
+typedef union {
+	ncclConfig_t cfg;
+	unsigned char bytes[1024];
+	max_align_t align;
+} hm_nccl_config_buf_t;
+
+/*
+ * The config to forward to a communicator-creating call: config itself (NULL,
+ * pacing impossible, too old for a traffic class, or trafficClass set by the
+ * application), or a copy in *buf with trafficClass set from the job's class
+ * (nccl_class.h). The application's struct is never written.
+ */
+ncclConfig_t *hm_nccl_config(ncclConfig_t *config, hm_nccl_config_buf_t *buf);
 
 /* Best-effort report at communicator teardown. */
 void hm_nccl_report(void);

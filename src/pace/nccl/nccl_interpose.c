@@ -1,9 +1,12 @@
 /*
- * libharmonics-nccl.so: LD_PRELOAD interposer over the public NCCL entry points.
+ * libharmonics-nccl.so: LD_PRELOAD interposer over every collective, group and
+ * communicator-creation entry point of nccl.h (and destroy/abort, for the report).
  * Each wrapper finds the real function once (dlsym RTLD_NEXT), forwards its
- * arguments unchanged and returns the real return code. When no assignment can
+ * arguments unchanged (a creation's config may be forwarded as a copy carrying the
+ * job's traffic class) and returns the real return code. When no assignment can
  * ever exist in this process (HARMONICS_MODE unset or "off", no assignment file)
- * the wrappers only forward. Pacing logic lives in nccl_hold.c.
+ * the wrappers only forward. Pacing logic lives in nccl_hold.c. Entry points newer
+ * than the nccl.h built against are compiled out (NCCL_VERSION_CODE guards).
  */
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include <dlfcn.h>
@@ -92,6 +95,38 @@ ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, nccl
 			  stream);
 }
 
+ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+		       cudaStream_t stream)
+{
+	REAL(ncclBcast);
+	FORWARD_ON_STREAM(ncclBcast, stream, buff, count, datatype, root, comm, stream);
+}
+
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
+			  ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
+{
+	REAL(ncclAlltoAll);
+	FORWARD_ON_STREAM(ncclAlltoAll, stream, sendbuff, recvbuff, count, datatype, comm, stream);
+}
+
+ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+			int root, ncclComm_t comm, cudaStream_t stream)
+{
+	REAL(ncclGather);
+	FORWARD_ON_STREAM(ncclGather, stream, sendbuff, recvbuff, count, datatype, root, comm,
+			  stream);
+}
+
+ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count,
+			 ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
+{
+	REAL(ncclScatter);
+	FORWARD_ON_STREAM(ncclScatter, stream, sendbuff, recvbuff, count, datatype, root, comm,
+			  stream);
+}
+#endif
+
 ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
 		      ncclComm_t comm, cudaStream_t stream)
 {
@@ -126,12 +161,28 @@ ncclResult_t ncclGroupEnd(void)
 	ncclResult_t rc;
 
 	REAL(ncclGroupEnd);
+	if (hm_nccl_pacing_possible())
+		hm_nccl_group_closing(); /* the group's hold, before its kernels */
 	rc = real_ncclGroupEnd();
 	/* Even a failed GroupEnd closes the group in NCCL: keep our depth in step. */
 	if (hm_nccl_pacing_possible())
 		hm_nccl_group_end();
 	return rc;
 }
+
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 22, 0)
+/* Closes the group like GroupEnd but only estimates it: no hold, no stamps. */
+ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo)
+{
+	ncclResult_t rc;
+
+	REAL(ncclGroupSimulateEnd);
+	rc = real_ncclGroupSimulateEnd(simInfo);
+	if (hm_nccl_pacing_possible())
+		hm_nccl_group_discard();
+	return rc;
+}
+#endif
 
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
 {
@@ -147,13 +198,57 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 	return real_ncclCommInitAll(comm, ndev, devlist);
 }
 
+/* With a config the class goes into its trafficClass (no process-wide variables, which
+ * NCCL would let override an application's own trafficClass); without, as InitRank. */
 ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
 				    ncclConfig_t *config)
 {
+	hm_nccl_config_buf_t buf;
+
 	REAL(ncclCommInitRankConfig);
-	hm_nccl_set_traffic_class();
-	return real_ncclCommInitRankConfig(comm, nranks, commId, rank, config);
+	if (!config)
+		hm_nccl_set_traffic_class();
+	return real_ncclCommInitRankConfig(comm, nranks, commId, rank,
+					   hm_nccl_config(config, &buf));
 }
+
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 23, 0)
+ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId,
+				      ncclUniqueId *commIds, ncclConfig_t *config)
+{
+	hm_nccl_config_buf_t buf;
+
+	REAL(ncclCommInitRankScalable);
+	if (!config)
+		hm_nccl_set_traffic_class();
+	return real_ncclCommInitRankScalable(newcomm, nranks, myrank, nId, commIds,
+					     hm_nccl_config(config, &buf));
+}
+#endif
+
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)
+/* Without a config the child inherits its parent's, class included. */
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+			   ncclConfig_t *config)
+{
+	hm_nccl_config_buf_t buf;
+
+	REAL(ncclCommSplit);
+	return real_ncclCommSplit(comm, color, key, newcomm, hm_nccl_config(config, &buf));
+}
+#endif
+
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
+			    ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags)
+{
+	hm_nccl_config_buf_t buf;
+
+	REAL(ncclCommShrink);
+	return real_ncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm,
+				   hm_nccl_config(config, &buf), shrinkFlags);
+}
+#endif
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {

@@ -1,0 +1,65 @@
+/* Priority class -> NCCL traffic class / service level (nccl_class.h). */
+#define _GNU_SOURCE
+#include "nccl_class.h"
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Class -> DSCP (RoCE traffic class = DSCP << 2): EF, AF41, AF31, AF21, AF11,
+ * best effort, then CS1 ("scavenger", below best effort) for the two lowest. */
+static const int class_dscp[8] = {46, 34, 26, 18, 10, 0, 8, 8};
+
+int hm_nccl_class_tc(int prio)
+{
+	return prio >= 0 && prio < 8 ? class_dscp[prio] << 2 : -1;
+}
+
+int hm_nccl_class_sl(int prio)
+{
+	return prio >= 0 && prio < 8 ? prio : -1;
+}
+
+/* Does link_layer of every port of every device read "Ethernet" (and is there one)? */
+static bool all_ports_ethernet(const char *sysfs_ib)
+{
+	DIR *devs = opendir(sysfs_ib), *ports;
+	struct dirent *d, *q;
+	char path[4096], buf[32];
+	int n = 0;
+	bool eth = true;
+
+	if (!devs)
+		return false;
+	while (eth && (d = readdir(devs))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/ports", sysfs_ib, d->d_name);
+		if (!(ports = opendir(path)))
+			continue;
+		while (eth && (q = readdir(ports))) {
+			FILE *f;
+
+			if (q->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/ports/%s/link_layer", sysfs_ib,
+				 d->d_name, q->d_name);
+			if (!(f = fopen(path, "r")))
+				continue;
+			eth = fgets(buf, sizeof(buf), f) && strncmp(buf, "Ethernet", 8) == 0;
+			n++;
+			fclose(f);
+		}
+		closedir(ports);
+	}
+	closedir(devs);
+	return eth && n > 0;
+}
+
+int hm_nccl_config_traffic_class(int prio, const char *sysfs_ib)
+{
+	if (prio < 0 || prio > 7)
+		return -1;
+	return all_ports_ethernet(sysfs_ib) ? hm_nccl_class_tc(prio) : hm_nccl_class_sl(prio);
+}
