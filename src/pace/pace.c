@@ -341,12 +341,14 @@ typedef struct {
 static burst_plan_t burst_plan_locked(hm_pace_t *p, int64_t slot, int64_t ready_us)
 {
 	burst_plan_t b = {HM_PACE_NO_SLOT, -1, 0, 0};
+	bool active = pace_active_locked(p, ready_us); /* warns when stale */
 	const pace_sched_t *s;
 
-	if (!pace_active_locked(p, ready_us))
-		return b;
-	if (slot == HM_PACE_NO_SLOT || slot - ready_us > pace_assign_max_wait_us(&p->a)) {
-		b.epoch = pace_assign_at(&p->a, ready_us)->epoch; /* running free under it */
+	if (!p->valid || ready_us > p->a.valid_until_us)
+		return b; /* nothing governs this burst */
+	if (!active || slot == HM_PACE_NO_SLOT ||
+	    (slot > ready_us && slot > ready_us + pace_assign_max_wait_us(&p->a))) {
+		b.epoch = pace_assign_at(&p->a, ready_us)->epoch; /* free or off under it */
 		return b;
 	}
 	/* Contract C: a slot before the switch time is the current assignment's. */

@@ -442,6 +442,37 @@ static void test_stale_then_resumed(void **state)
 	assert_int_equal(count_substr(err, "harmonics-pace: "), 2);
 }
 
+/* A switch to "off" is applied too: the step reports the new epoch, and never waits. */
+static void test_off_is_applied(void **state)
+{
+	char text[512];
+	int64_t now = hm_pace_now_us();
+	hm_pace_t *p;
+	hm_pace_stats_t st;
+
+	snprintf(text, sizeof(text),
+		 "HARMONICS_MODE=harmonics\nHARMONICS_PERIOD_US=0\nHARMONICS_EPOCH=3\n"
+		 "HARMONICS_NEXT_EFFECTIVE_US=%lld\nHARMONICS_NEXT_MODE=off\n"
+		 "HARMONICS_NEXT_EPOCH=4\n",
+		 (long long)now + 100000);
+	write_file_atomic(assign_path, text);
+	setenv(HM_PACE_ENV_ASSIGN_FILE, assign_path, 1);
+	p = hm_pace_init();
+	hm_pace_comm_begin(p);
+	hm_pace_comm_end(p);
+	hm_pace_stats(p, &st);
+	assert_int_equal(st.applied_epoch, 3);
+	assert_int_equal(hm_pace_prio(p), -1); /* no PRIO given */
+	usleep(120000);
+	assert_false(hm_pace_active(p)); /* off in force */
+	hm_pace_comm_begin(p);
+	hm_pace_comm_end(p);
+	hm_pace_stats(p, &st);
+	assert_int_equal(st.applied_epoch, 4);
+	assert_int_equal(st.unpaced, 2);
+	hm_pace_fini(p);
+}
+
 /* ---- report version 2 ---- */
 
 static uint64_t report_u64(const char *buf, const char *key)
@@ -538,6 +569,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_one_time_delay, setup),
 	    cmocka_unit_test_setup(test_renewal_keeps_history, setup),
 	    cmocka_unit_test_setup(test_stale_then_resumed, setup),
+	    cmocka_unit_test_setup(test_off_is_applied, setup),
 	    cmocka_unit_test_setup(test_report_v2, setup),
 	};
 	int rc;
