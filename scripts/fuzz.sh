@@ -15,11 +15,13 @@ if ! command -v clang >/dev/null || ! echo 'int LLVMFuzzerTestOneInput(const cha
 	exit 77
 fi
 
-src=("$top"/src/libharmonics/*.c "$top"/src/coordinator/*.c)
+src=("$top"/src/libharmonics/*/*.c "$top"/src/libharmonics/policy/harmonics/*.c "$top"/src/coordinator/*.c)
+libinc=()
+for d in "$top"/src/libharmonics/*/ "$top"/src/libharmonics/policy/harmonics/; do libinc+=(-I"$d"); done
 [[ -f $top/build/config.h ]] || { echo "fuzz: run scripts/build.sh first"; exit 1; }
 # shellcheck disable=SC2046
 clang -g -O1 -std=gnu11 -Wno-unknown-warning-option -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-I"$top/src/libharmonics" -I"$top/src/coordinator" -I"$top/build" \
+	"${libinc[@]}" -I"$top/src/coordinator" -I"$top/build" \
 	$(pkg-config --cflags json-c hwloc) "$top/tests/fuzz/fuzz_parsers.c" "${src[@]}" \
 	$(pkg-config --libs json-c hwloc) -lmunge -lm -lpthread -o "$out/fuzz_parsers"
 ((secs > 0)) || exit 0

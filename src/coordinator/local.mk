@@ -33,13 +33,6 @@ src_coordinator_libhmcoord_la_LIBADD = src/libharmonics/libharmonics.la $(JSONC_
 HMCOORD_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
 HMCOORD_LIBS = src/coordinator/libhmcoord.la $(JSONC_LIBS) $(MUNGE_LIBS) $(PTHREAD_LIBS) -lm
 
-# harmonicsctl: a thin entry file; the logic is hm_ctl.c.
-bin_PROGRAMS += src/tools/harmonicsctl
-src_tools_harmonicsctl_SOURCES = src/tools/harmonicsctl.c
-src_tools_harmonicsctl_CPPFLAGS = $(HMCOORD_CPPFLAGS)
-src_tools_harmonicsctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_tools_harmonicsctl_LDADD = $(HMCOORD_LIBS)
-
 # Unit tests (munge-dependent ones skip with a message when munged is not running).
 COORD_TEST_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 COORD_TEST_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)

@@ -14,8 +14,8 @@ src_pace_libharmonics_pace_la_SOURCES = \
 	src/pace/pace_assign.h \
 	src/pace/pace_internal.h \
 	src/pace/pace_report.c \
-	src/libharmonics/hm_error.c \
-	src/libharmonics/hm_parse.c
+	src/libharmonics/core/hm_error.c \
+	src/libharmonics/core/hm_parse.c
 src_pace_libharmonics_pace_la_CFLAGS = $(AM_CFLAGS)
 src_pace_libharmonics_pace_la_LIBADD = -lm
 # 1:0:0: slot ids became times (a meaning change) and hm_pace_stats_t grew.
@@ -40,12 +40,12 @@ PACE_TEST_LDADD = src/pace/libharmonics-pace.la $(CMOCKA_LIBS) -lm
 check_PROGRAMS += tests/unit/test_pace tests/unit/test_pace_align tests/unit/test_pace_switch
 TESTS += tests/unit/test_pace tests/unit/test_pace_align tests/unit/test_pace_switch
 tests_unit_test_pace_SOURCES = tests/unit/test_pace.c tests/unit/pace_fixture.h \
-	src/pace/pace_assign.c src/libharmonics/hm_error.c src/libharmonics/hm_parse.c
+	src/pace/pace_assign.c src/libharmonics/core/hm_error.c src/libharmonics/core/hm_parse.c
 tests_unit_test_pace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
 tests_unit_test_pace_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_pace_LDADD = $(PACE_TEST_LDADD)
 tests_unit_test_pace_switch_SOURCES = tests/unit/test_pace_switch.c tests/unit/pace_fixture.h \
-	src/pace/pace_assign.c src/libharmonics/hm_error.c src/libharmonics/hm_parse.c
+	src/pace/pace_assign.c src/libharmonics/core/hm_error.c src/libharmonics/core/hm_parse.c
 tests_unit_test_pace_switch_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
 tests_unit_test_pace_switch_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_pace_switch_LDADD = $(PACE_TEST_LDADD)
@@ -79,8 +79,8 @@ src_pace_libharmonics_nccl_la_SOURCES = \
 	src/pace/nccl/nccl_hold.c \
 	src/pace/nccl/nccl_hold.h \
 	src/pace/nccl/nccl_interpose.c \
-	src/libharmonics/hm_error.c \
-	src/libharmonics/hm_parse.c
+	src/libharmonics/core/hm_error.c \
+	src/libharmonics/core/hm_parse.c
 src_pace_libharmonics_nccl_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace $(NCCL_CPPFLAGS)
 src_pace_libharmonics_nccl_la_CFLAGS = $(AM_CFLAGS)
 src_pace_libharmonics_nccl_la_LIBADD = src/pace/libharmonics-pace.la -ldl
@@ -108,19 +108,6 @@ TESTS += tests/pace/nccl_preload.sh
 endif
 EXTRA_DIST += src/pace/nccl/libharmonics-nccl.sym tests/pace/nccl_preload.sh
 
-# ---- harmonics-emujob: the emulated training job ---------------------------------
-bin_PROGRAMS += src/tools/harmonics-emujob
-src_tools_harmonics_emujob_SOURCES = \
-	src/tools/harmonics-emujob.c \
-	src/pace/emujob/ej.h \
-	src/pace/emujob/ej_net.c \
-	src/pace/emujob/ej_opts.c \
-	src/pace/emujob/ej_run.c
-src_tools_harmonics_emujob_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
-	-I$(top_srcdir)/src/pace/emujob
-src_tools_harmonics_emujob_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_tools_harmonics_emujob_LDADD = src/pace/libharmonics-pace.la \
-	src/libharmonics/libharmonics.la $(JSONC_LIBS) -lm
 # Loopback end-to-end: checked all-reduce, JSON, paced slots, reports, strict options.
 TESTS += tests/pace/emujob_local.sh
 EXTRA_DIST += tests/pace/emujob_local.sh

@@ -39,7 +39,7 @@ endif
 
 if HAVE_SLURM_SOURCE
 # Compiled against the configured Slurm tree (its config.h, internal headers).
-SLURM_PLUGIN_CPPFLAGS = $(SLURM_SRC_CPPFLAGS) -I$(top_srcdir)/src/libharmonics \
+SLURM_PLUGIN_CPPFLAGS = $(SLURM_SRC_CPPFLAGS) $(HM_LIB_CPPFLAGS) \
 	-I$(top_srcdir)/src/coordinator -DHM_SLURM_VERSION_BUILT='"$(SLURM_VERSION_BUILT)"' \
 	-DHM_VERSION='"$(PACKAGE_VERSION)"'
 

@@ -1,4 +1,4 @@
-# Command-line tools.
+# Command-line tools: thin entry files; the logic lives in the libraries.
 bin_PROGRAMS += src/tools/harmonics-sim
 src_tools_harmonics_sim_SOURCES = \
 	src/tools/harmonics-sim.c \
@@ -9,3 +9,30 @@ src_tools_harmonics_sim_SOURCES = \
 src_tools_harmonics_sim_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_tools_harmonics_sim_LDADD = src/libharmonics/libharmonics.la $(JSONC_LIBS) -lm
 dist_man_MANS += docs/man/harmonics-sim.1
+
+# harmonics-bench: decision time and quality of the policies.
+bin_PROGRAMS += src/tools/harmonics-bench
+src_tools_harmonics_bench_SOURCES = src/tools/harmonics-bench.c
+src_tools_harmonics_bench_LDADD = src/libharmonics/libharmonics.la -lm
+dist_man_MANS += docs/man/harmonics-bench.1
+
+# harmonicsctl: a thin entry file; the logic is hm_ctl.c.
+bin_PROGRAMS += src/tools/harmonicsctl
+src_tools_harmonicsctl_SOURCES = src/tools/harmonicsctl.c
+src_tools_harmonicsctl_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+src_tools_harmonicsctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+src_tools_harmonicsctl_LDADD = $(HMCOORD_LIBS)
+
+# harmonics-emujob: the emulated training job (its tests are in src/pace/local.mk).
+bin_PROGRAMS += src/tools/harmonics-emujob
+src_tools_harmonics_emujob_SOURCES = \
+	src/tools/harmonics-emujob.c \
+	src/pace/emujob/ej.h \
+	src/pace/emujob/ej_net.c \
+	src/pace/emujob/ej_opts.c \
+	src/pace/emujob/ej_run.c
+src_tools_harmonics_emujob_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
+	-I$(top_srcdir)/src/pace/emujob
+src_tools_harmonics_emujob_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+src_tools_harmonics_emujob_LDADD = src/pace/libharmonics-pace.la \
+	src/libharmonics/libharmonics.la $(JSONC_LIBS) -lm

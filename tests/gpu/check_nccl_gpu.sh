@@ -19,7 +19,7 @@ fi
 nvidia-smi -L
 out=$(mktemp -d /tmp/hm_gpu.XXXXXX)
 trap 'rm -rf "$out"' EXIT
-inc=(-I"$root/src/pace" -I"$root/src/pace/nccl" -I"$root/src/libharmonics"
+inc=(-I"$root/src/pace" -I"$root/src/pace/nccl" -I"$root/src/libharmonics/core"
 	-isystem "$NCCL_HOME/include" -isystem "$CUDA_HOME/include")
 lib=(-L"$NCCL_HOME/lib64" -L"$NCCL_HOME/lib" -L"$CUDA_HOME/lib64")
 set -e
@@ -28,7 +28,7 @@ gcc -std=gnu11 -O2 -fPIC -shared -Wall -Wextra -Werror "${inc[@]}" \
 	-o "$out/libharmonics-nccl.so" \
 	"$root"/src/pace/nccl/nccl_hold.c "$root"/src/pace/nccl/nccl_interpose.c \
 	"$root"/src/pace/pace.c "$root"/src/pace/pace_assign.c "$root"/src/pace/pace_report.c \
-	"$root"/src/libharmonics/hm_error.c "$root"/src/libharmonics/hm_parse.c \
+	"$root"/src/libharmonics/core/hm_error.c "$root"/src/libharmonics/core/hm_parse.c \
 	-ldl -lpthread -lm
 gcc -std=gnu11 -O2 -Wall -Wextra "${inc[@]}" -o "$out/nccl_paced" "$root/tests/gpu/nccl_paced.c" \
 	"${lib[@]}" -lnccl -lcudart -Wl,-rpath,"$NCCL_HOME/lib64:$NCCL_HOME/lib:$CUDA_HOME/lib64"

@@ -15,8 +15,8 @@ if ! command -v clang >/dev/null || ! echo 'int LLVMFuzzerTestOneInput(const cha
 	exit 77
 fi
 cc=(clang -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-	-I"$top/src/pace" -I"$top/src/libharmonics")
-common=("$top/src/libharmonics/hm_parse.c" "$top/src/libharmonics/hm_error.c" -lm)
+	-I"$top/src/pace" -I"$top/src/libharmonics/core")
+common=("$top/src/libharmonics/core/hm_parse.c" "$top/src/libharmonics/core/hm_error.c" -lm)
 "${cc[@]}" "$top/tests/pace/fuzz_pace_assign.c" "$top/src/pace/pace_assign.c" "${common[@]}" \
 	-o "$out/fuzz_pace_assign"
 "${cc[@]}" "$top/tests/pace/fuzz_pace_report.c" "$top/src/pace/pace_report_read.c" \

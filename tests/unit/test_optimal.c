@@ -15,7 +15,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "hm_model.h"
+#include "hm_contention.h"
 #include "hm_sim.h"
 
 #define CAP  100e9

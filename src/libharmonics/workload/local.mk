@@ -1,14 +1,14 @@
-# job: training jobs, the model catalogue, traffic derivation, workloads
+# workload: training jobs, the model catalogue, traffic derivation, workloads
 # (trace CSV, generator) and the default placement (hm_job.h).
 src_libharmonics_libharmonics_la_SOURCES += \
-	src/libharmonics/hm_job.h \
-	src/libharmonics/hm_job_int.h \
-	src/libharmonics/hm_catalogue.c \
-	src/libharmonics/hm_job.c \
-	src/libharmonics/hm_traffic.c \
-	src/libharmonics/hm_workload_csv.c \
-	src/libharmonics/hm_workload_gen.c \
-	src/libharmonics/hm_place.c
+	src/libharmonics/workload/hm_job.h \
+	src/libharmonics/workload/hm_job_int.h \
+	src/libharmonics/workload/hm_catalogue.c \
+	src/libharmonics/workload/hm_job.c \
+	src/libharmonics/workload/hm_traffic.c \
+	src/libharmonics/workload/hm_workload_csv.c \
+	src/libharmonics/workload/hm_workload_gen.c \
+	src/libharmonics/workload/hm_place.c
 
 check_PROGRAMS += \
 	tests/unit/test_job \

@@ -1,8 +1,8 @@
 /*
- * Analytical contention model (hm_model.h): burst windows on a discretised
+ * Analytical contention model (hm_contention.h): burst windows on a discretised
  * hyperperiod, strict classes and proportional sharing per link and bin.
  */
-#include "hm_model.h"
+#include "hm_contention.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -61,7 +61,7 @@ static long long gcdll(long long a, long long b)
 	return a;
 }
 
-/* Hyperperiod and bins from the periods (see hm_model.h). */
+/* Hyperperiod and bins from the periods (see hm_contention.h). */
 static void layout(hm_cm_t *m, const hm_cm_opts_t *o)
 {
 	int bpp = o->bins_per_period > 0 ? o->bins_per_period : 96;

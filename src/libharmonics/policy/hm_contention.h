@@ -1,5 +1,5 @@
 /*
- * hm_model.h - fast analytical contention model (estimator) for policies.
+ * hm_contention.h - fast analytical contention model (estimator) for policies.
  *
  * Prefix hm_cm_ ("contention model"; hm_model_t is the job catalogue entry).
  *

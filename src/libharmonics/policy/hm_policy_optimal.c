@@ -1,7 +1,7 @@
 /*
  * optimal: exact joint search over discretised shifts and priority classes,
  * minimising the mean estimated slowdown (estimated iteration time over the
- * contention-free one) from the contention model (hm_model.h), with slot
+ * contention-free one) from the contention model (hm_contention.h), with slot
  * holding: each decided job gets period = its model period, its shift on that
  * grid and a guard.
  *
@@ -33,7 +33,7 @@
  * signature is kept in dec.epoch) keeps its decision, so arrivals elsewhere do
  * not perturb running slots.
  */
-#include "hm_model.h"
+#include "hm_contention.h"
 #include "hm_policy.h"
 
 #include <math.h>

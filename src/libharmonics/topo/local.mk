@@ -1,32 +1,24 @@
 # topo: cluster topology (hosts, switches, directed links, routes), loaders for
-# Slurm topology.conf and host CSV, the parametric generator, hwloc GPU->NIC
-# affinity, and Slurm hostlist expressions.
+# Slurm topology.conf and host CSV, the parametric generator and hwloc GPU->NIC
+# affinity.
 src_libharmonics_libharmonics_la_SOURCES += \
-	src/libharmonics/hm_hostlist.c \
-	src/libharmonics/hm_hostlist.h \
-	src/libharmonics/hm_topo.c \
-	src/libharmonics/hm_topo.h \
-	src/libharmonics/hm_topo_build.c \
-	src/libharmonics/hm_topo_build.h \
-	src/libharmonics/hm_topo_gen.c \
-	src/libharmonics/hm_topo_slurm.c \
-	src/libharmonics/hm_topo_csv.c \
-	src/libharmonics/hm_topo_hwloc.c
+	src/libharmonics/topo/hm_topo.c \
+	src/libharmonics/topo/hm_topo.h \
+	src/libharmonics/topo/hm_topo_build.c \
+	src/libharmonics/topo/hm_topo_build.h \
+	src/libharmonics/topo/hm_topo_gen.c \
+	src/libharmonics/topo/hm_topo_slurm.c \
+	src/libharmonics/topo/hm_topo_csv.c \
+	src/libharmonics/topo/hm_topo_hwloc.c
 
 check_PROGRAMS += \
-	tests/unit/test_hostlist \
 	tests/unit/test_topo \
 	tests/unit/test_topo_load \
 	tests/unit/test_topo_hwloc
 TESTS += \
-	tests/unit/test_hostlist \
 	tests/unit/test_topo \
 	tests/unit/test_topo_load \
 	tests/unit/test_topo_hwloc
-
-tests_unit_test_hostlist_SOURCES = tests/unit/test_hostlist.c
-tests_unit_test_hostlist_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_hostlist_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_topo_SOURCES = tests/unit/test_topo.c
 tests_unit_test_topo_CFLAGS = $(UNIT_CFLAGS)

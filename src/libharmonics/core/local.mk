@@ -1,0 +1,17 @@
+# core: errors, strict parsing of numbers/durations/sizes, Slurm hostlists.
+src_libharmonics_libharmonics_la_SOURCES += \
+	src/libharmonics/core/hm_error.c \
+	src/libharmonics/core/hm_error.h \
+	src/libharmonics/core/hm_parse.c \
+	src/libharmonics/core/hm_parse.h \
+	src/libharmonics/core/hm_hostlist.c \
+	src/libharmonics/core/hm_hostlist.h
+
+check_PROGRAMS += tests/unit/test_parse tests/unit/test_hostlist
+TESTS += tests/unit/test_parse tests/unit/test_hostlist
+tests_unit_test_parse_SOURCES = tests/unit/test_parse.c
+tests_unit_test_parse_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_parse_LDADD = $(UNIT_LDADD)
+tests_unit_test_hostlist_SOURCES = tests/unit/test_hostlist.c
+tests_unit_test_hostlist_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hostlist_LDADD = $(UNIT_LDADD)

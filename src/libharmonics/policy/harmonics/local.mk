@@ -1,0 +1,16 @@
+# policy/harmonics: the two-tier harmonics policy: the problem both tiers share,
+# the Local Scheduler (one rack), the Global Coordinator (cross-rack jobs).
+src_libharmonics_libharmonics_la_SOURCES += \
+	src/libharmonics/policy/harmonics/hm_harmonics_model.c \
+	src/libharmonics/policy/harmonics/hm_harmonics_model.h \
+	src/libharmonics/policy/harmonics/hm_harmonics_local.c \
+	src/libharmonics/policy/harmonics/hm_harmonics_local.h \
+	src/libharmonics/policy/harmonics/hm_harmonics_global.c \
+	src/libharmonics/policy/harmonics/hm_harmonics_global.h \
+	src/libharmonics/policy/harmonics/hm_policy_harmonics.c
+
+check_PROGRAMS += tests/unit/test_harmonics
+TESTS += tests/unit/test_harmonics
+tests_unit_test_harmonics_SOURCES = tests/unit/test_harmonics.c tests/unit/policies_fixture.h
+tests_unit_test_harmonics_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_harmonics_LDADD = $(UNIT_LDADD)

@@ -1,0 +1,39 @@
+# policy: the registry and documented defaults, the model the policies share,
+# the contention model, and the fair, optimal, cassini and crux policies.
+src_libharmonics_libharmonics_la_SOURCES += \
+	src/libharmonics/policy/hm_policy.c \
+	src/libharmonics/policy/hm_policy.h \
+	src/libharmonics/policy/hm_pol_common.c \
+	src/libharmonics/policy/hm_pol_common.h \
+	src/libharmonics/policy/hm_contention.c \
+	src/libharmonics/policy/hm_contention.h \
+	src/libharmonics/policy/hm_policy_fair.c \
+	src/libharmonics/policy/hm_policy_optimal.c \
+	src/libharmonics/policy/hm_cassini.h \
+	src/libharmonics/policy/hm_policy_cassini.c \
+	src/libharmonics/policy/hm_crux.h \
+	src/libharmonics/policy/hm_policy_crux.c
+
+check_PROGRAMS += \
+	tests/unit/test_optimal \
+	tests/unit/test_crux \
+	tests/unit/test_cassini \
+	tests/unit/test_policies_random
+TESTS += \
+	tests/unit/test_optimal \
+	tests/unit/test_crux \
+	tests/unit/test_cassini \
+	tests/unit/test_policies_random
+tests_unit_test_optimal_SOURCES = tests/unit/test_optimal.c
+tests_unit_test_optimal_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_optimal_LDADD = $(UNIT_LDADD)
+tests_unit_test_crux_SOURCES = tests/unit/test_crux.c
+tests_unit_test_crux_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_crux_LDADD = $(UNIT_LDADD)
+tests_unit_test_cassini_SOURCES = tests/unit/test_cassini.c tests/unit/policies_fixture.h
+tests_unit_test_cassini_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_cassini_LDADD = $(UNIT_LDADD)
+tests_unit_test_policies_random_SOURCES = tests/unit/test_policies_random.c \
+	tests/unit/policies_fixture.h
+tests_unit_test_policies_random_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_policies_random_LDADD = $(UNIT_LDADD)

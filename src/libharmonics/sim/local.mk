@@ -1,0 +1,23 @@
+# sim: max-min sharing and the flow-level simulator.
+src_libharmonics_libharmonics_la_SOURCES += \
+	src/libharmonics/sim/hm_sim.h \
+	src/libharmonics/sim/hm_sim_int.h \
+	src/libharmonics/sim/hm_maxmin.c \
+	src/libharmonics/sim/hm_sim.c \
+	src/libharmonics/sim/hm_sim_net.c \
+	src/libharmonics/sim/hm_sim_sched.c \
+	src/libharmonics/sim/hm_sim_out.c
+
+check_PROGRAMS += tests/unit/test_maxmin tests/unit/test_sim
+TESTS += tests/unit/test_maxmin tests/unit/test_sim
+tests_unit_test_maxmin_SOURCES = tests/unit/test_maxmin.c
+tests_unit_test_maxmin_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_maxmin_LDADD = $(UNIT_LDADD)
+tests_unit_test_sim_SOURCES = tests/unit/test_sim.c
+tests_unit_test_sim_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sim_LDADD = $(UNIT_LDADD)
+
+# Speed benchmark (prints numbers, not a test): make tests/bench/bench_sim && tests/bench/bench_sim
+noinst_PROGRAMS += tests/bench/bench_sim
+tests_bench_bench_sim_SOURCES = tests/bench/bench_sim.c
+tests_bench_bench_sim_LDADD = src/libharmonics/libharmonics.la -lm
