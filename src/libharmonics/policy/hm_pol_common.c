@@ -370,17 +370,3 @@ double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lloa
 	}
 	return best > 1 ? 1 : best;
 }
-
-double hm_pol_now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-double hm_pol_cpu_now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}

@@ -104,7 +104,4 @@ static inline bool hm_pview_link_contended(const hm_pview_t *v, int l)
 	return 2 * v->lmaxd[l] + v->lload[l] > 1.0;
 }
 
-double hm_pol_now_s(void);     /* monotonic wall clock */
-double hm_pol_cpu_now_s(void); /* thread CPU time */
-
 #endif

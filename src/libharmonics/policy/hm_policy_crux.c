@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hm_crux.h"
+#include "hm_clock.h"
 #include "hm_pol_common.h"
 #include "hm_policy.h"
 
@@ -324,7 +325,7 @@ double hm_crux_compress(int n, const double *prio, int nedges, const int *a, con
 		goto out;
 	for (int o = 0; o < (orders > 0 ? orders : 1); o++) {
 		double v;
-		if (o > 0 && deadline_s > 0 && hm_pol_now_s() > deadline_s) {
+		if (o > 0 && deadline_s > 0 && hm_mono_s() > deadline_s) {
 			if (cut_short)
 				*cut_short = 1;
 			break;
@@ -480,7 +481,7 @@ static hm_rc_t c_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	int *members = NULL, *local = NULL;
 	double *P = NULL, *I = NULL, *ew = NULL, *lprio = NULL;
 	int ne = 0, ecap = 0, ref = -1, K = s->cfg.prio_levels - s->cfg.reserved_levels;
-	double deadline = s->cfg.budget_s > 0 ? hm_pol_now_s() + s->cfg.budget_s : 0;
+	double deadline = s->cfg.budget_s > 0 ? hm_mono_s() + s->cfg.budget_s : 0;
 	hm_uf_t uf = {0};
 	hm_crux_kmemo_t *kmemo = NULL;
 	int cut = 0, ncomp = 0;

@@ -34,6 +34,7 @@
  * not perturb running slots.
  */
 #include "hm_contention.h"
+#include "hm_clock.h"
 #include "hm_policy.h"
 
 #include <math.h>
@@ -70,14 +71,6 @@ typedef struct {
 	double *rest;  /* rest[d]: sum of floor[d..n) */
 	double *guard; /* per job: the guard its decision will get, seconds */
 } search_t;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Usable classes: prio_levels - reserved_levels (the reserved are the lowest), 1..31. */
 static int class_levels(const opt_state_t *st)
@@ -159,7 +152,7 @@ static void save(search_t *s, double cost)
 /* The clock costs ~50 ns, an evaluation microseconds to milliseconds: check before each. */
 static bool out_of_time(search_t *s)
 {
-	if (!s->out_of_time && now_s() > s->deadline_s)
+	if (!s->out_of_time && hm_mono_s() > s->deadline_s)
 		s->out_of_time = true;
 	return s->out_of_time;
 }
@@ -549,7 +542,7 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	const opt_state_t *st = state;
 	hm_cm_t *m = NULL;
 	int n = ctx->njobs, *par = NULL, *member = NULL, *tmp = NULL, unreached = 0;
-	double deadline_s = now_s() + st->cfg.budget_s;
+	double deadline_s = hm_mono_s() + st->cfg.budget_s;
 	hm_rc_t rc;
 
 	rc = hm_cm_build(ctx, NULL, &m, err);
@@ -602,7 +595,7 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 			       ctx->jobs[member[i]].dec.period_s > 0;
 		if (same)
 			continue;
-		if (now_s() > deadline_s) {
+		if (hm_mono_s() > deadline_s) {
 			/* Budget spent on earlier components: these run free with classes. */
 			leave_to_classes(ctx, m, member, cnt, class_levels(st));
 			ctx->budget_exhausted = true;

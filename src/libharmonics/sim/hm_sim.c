@@ -5,6 +5,7 @@
  * hm_sim_sched.c, metrics in hm_sim_out.c. Semantics: docs/simulator.md.
  */
 #include "hm_sim_int.h"
+#include "hm_clock.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -23,14 +24,6 @@ void hm_sim_opts_defaults(hm_sim_opts_t *o)
 	o->max_iter_samples = 100000;
 }
 
-static double wall_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Standard normal from the job's own stream (Box-Muller, one draw per call). */
 static double normal(uint64_t st[2])
 {
@@ -47,6 +40,43 @@ static hm_rc_t push(sim_t *s, double t, int type, int j, hm_err_t *err)
 }
 
 static hm_rc_t iter_start(sim_t *s, int j, hm_err_t *err);
+
+/* The job's first iteration once placed and decided (after its one-time shift, if any). */
+static hm_rc_t job_begin(sim_t *s, int j, hm_err_t *err)
+{
+	sim_job_t *sj = &s->jobs[j];
+
+	if (sj->pending_delay_s > 0) {
+		double d = sj->pending_delay_s;
+		sj->pending_delay_s = 0;
+		return push(s, s->now + d, SEV_ITER_START, j, err);
+	}
+	return iter_start(s, j, err);
+}
+
+/* Place job j if it fits now; a placed job runs, the policy hears of it, it begins. */
+static hm_rc_t job_try_start(sim_t *s, int j, sim_place_t *out, hm_err_t *err)
+{
+	sim_job_t *sj = &s->jobs[j];
+	hm_rc_t rc = sim_place(s, j, out, err);
+
+	if (rc != HM_OK || *out == SIM_PLACE_QUEUED)
+		return rc;
+	if (*out == SIM_PLACE_NEVER) {
+		sj->state = SJ_UNPLACED;
+		s->remaining--;
+		return HM_OK;
+	}
+	sj->state = SJ_RUNNING;
+	sj->start_s = s->now;
+	sj->iter_start_s = s->now;
+	sj->run_pos = s->nrunning;
+	s->running[s->nrunning++] = j;
+	rc = sim_policy_call(s, HM_EV_ARRIVAL, j, err);
+	if (rc != HM_OK)
+		return rc;
+	return job_begin(s, j, err);
+}
 
 /* Job j finished its last iteration: free its GPUs, tell the policy, start queued jobs. */
 static hm_rc_t job_end(sim_t *s, int j, hm_err_t *err)
@@ -71,13 +101,13 @@ static hm_rc_t job_end(sim_t *s, int j, hm_err_t *err)
 	int kept = 0;
 	for (int i = 0; i < s->nqueue; i++) {
 		int q = s->queue[i];
-		rc = sim_place(s, q, err);
-		if (rc == HM_ERR_PLACE) {
-			s->queue[kept++] = q;
-			continue;
-		}
+		sim_place_t out;
+
+		rc = job_try_start(s, q, &out, err);
 		if (rc != HM_OK)
 			return rc;
+		if (out == SIM_PLACE_QUEUED)
+			s->queue[kept++] = q;
 	}
 	s->nqueue = kept;
 	return HM_OK;
@@ -185,14 +215,16 @@ static hm_rc_t handle(sim_t *s, const sim_ev_t *ev, hm_err_t *err)
 	hm_rc_t rc;
 
 	switch (ev->type) {
-	case SEV_ARRIVAL:
-		rc = sim_place(s, ev->job, err);
-		if (rc == HM_ERR_PLACE) {
+	case SEV_ARRIVAL: {
+		sim_place_t out;
+
+		rc = job_try_start(s, ev->job, &out, err);
+		if (rc == HM_OK && out == SIM_PLACE_QUEUED) {
 			sj->state = SJ_QUEUED;
 			s->queue[s->nqueue++] = ev->job;
-			rc = HM_OK;
 		}
 		return rc;
+	}
 	case SEV_ITER_START:
 		return iter_start(s, ev->job, err);
 	case SEV_COMPUTE_END:
@@ -239,19 +271,6 @@ static hm_rc_t handle(sim_t *s, const sim_ev_t *ev, hm_err_t *err)
 	default:
 		return hm_err_set(err, HM_ERR_INVAL, "simulator: unknown event type %d", ev->type);
 	}
-}
-
-/* The job's first iteration once placed (sim_place calls it after the policy). */
-hm_rc_t sim_job_begin(sim_t *s, int j, hm_err_t *err)
-{
-	sim_job_t *sj = &s->jobs[j];
-
-	if (sj->pending_delay_s > 0) {
-		double d = sj->pending_delay_s;
-		sj->pending_delay_s = 0;
-		return push(s, s->now + d, SEV_ITER_START, j, err);
-	}
-	return iter_start(s, j, err);
 }
 
 static uint64_t splitmix(uint64_t *x)
@@ -353,7 +372,7 @@ static void teardown(sim_t *s)
 
 static void progress(sim_t *s, double *last_wall)
 {
-	double w = wall_s();
+	double w = hm_mono_s();
 	if (w - *last_wall < 0.1)
 		return;
 	*last_wall = w;
@@ -370,7 +389,7 @@ hm_rc_t hm_sim_run(const hm_topo_t *t, const hm_workload_t *w, const hm_policy_o
 	sim_t s;
 	sim_ev_t ev;
 	hm_rc_t rc = HM_OK;
-	double t0 = wall_s(), last_wall = t0;
+	double t0 = hm_mono_s(), last_wall = t0;
 
 	if (!out)
 		return hm_err_set(err, HM_ERR_INVAL, "hm_sim_run: NULL result");
@@ -423,7 +442,7 @@ hm_rc_t hm_sim_run(const hm_topo_t *t, const hm_workload_t *w, const hm_policy_o
 	}
 	out->events = s.events;
 	rc = sim_results(&s, err);
-	out->sim_wall_s = wall_s() - t0;
+	out->sim_wall_s = hm_mono_s() - t0;
 	if (s.o.progress)
 		s.o.progress(1, s.o.progress_arg);
 out:

@@ -180,11 +180,13 @@ void sim_net_util(sim_t *s, double *busiest, double *mean);
 
 /* hm_sim_sched.c */
 hm_rc_t sim_policy_call(sim_t *s, hm_sched_event_t ev, int event_job, hm_err_t *err);
-/* Try to place job j now: HM_OK placed, HM_ERR_PLACE not now, HM_ERR_INVAL never. */
-hm_rc_t sim_place(sim_t *s, int j, hm_err_t *err);
-
-/* hm_sim.c: start job j's first iteration (after its one-time shift, if any). */
-hm_rc_t sim_job_begin(sim_t *s, int j, hm_err_t *err);
+/*
+ * Try to place job j now (placement, paths, traffic, iteration target): PLACED
+ * (the engine starts it), QUEUED (no room now) or NEVER (sj->note says why).
+ * Placement never starts a job, so the engine calls placement, not the reverse.
+ */
+typedef enum { SIM_PLACE_PLACED, SIM_PLACE_QUEUED, SIM_PLACE_NEVER } sim_place_t;
+hm_rc_t sim_place(sim_t *s, int j, sim_place_t *out, hm_err_t *err);
 
 /* hm_sim_out.c */
 void sim_record_iter(sim_t *s, sim_job_t *sj, double iter_s);

@@ -4,6 +4,7 @@
  * calls with measured profiles, and applying decisions.
  */
 #include "hm_sim_int.h"
+#include "hm_clock.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -12,14 +13,6 @@
 
 #define SIM_MAX_PATHS 8
 #define SIM_MAX_CANDS 4 /* default placement + up to 3 rack-rotated alternatives */
-
-static double wall_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Measured profile of the iterations seen since the last epoch (reset at epochs). */
 static void measure(sim_job_t *sj, bool reset)
@@ -107,9 +100,9 @@ hm_rc_t sim_policy_call(sim_t *s, hm_sched_event_t ev, int event_job, hm_err_t *
 	ctx.event_job = ev_idx;
 	ctx.njobs = n;
 	ctx.jobs = s->sched;
-	double t0 = wall_s();
+	double t0 = hm_mono_s();
 	hm_rc_t rc = s->pol->decide(s->pstate, &ctx, err);
-	double dt = wall_s() - t0;
+	double dt = hm_mono_s() - t0;
 	s->res->sched_time_s += dt;
 	if (dt > s->res->max_decision_s)
 		s->res->max_decision_s = dt;
@@ -218,9 +211,9 @@ static hm_rc_t choose_placement(sim_t *s, int j, hm_err_t *err)
 			      .event_job = n,
 			      .njobs = n + 1,
 			      .jobs = s->sched};
-	double t0 = wall_s();
+	double t0 = hm_mono_s();
 	pick = s->pol->place(s->pstate, &ctx, cands, ctr, nc);
-	s->res->sched_time_s += wall_s() - t0;
+	s->res->sched_time_s += hm_mono_s() - t0;
 	if (pick < 0 || pick >= nc)
 		pick = 0;
 	sj->pl = cands[pick];
@@ -242,25 +235,25 @@ out:
 	return rc;
 }
 
-static void unplaced(sim_t *s, sim_job_t *sj, const char *why)
+/* Never placeable: keep why for the per-job results. */
+static hm_rc_t never(sim_job_t *sj, const char *why, sim_place_t *out)
 {
-	sj->state = SJ_UNPLACED;
 	snprintf(sj->note, sizeof(sj->note), "%.*s", (int)sizeof(sj->note) - 1, why);
-	s->remaining--;
+	*out = SIM_PLACE_NEVER;
+	return HM_OK;
 }
 
-hm_rc_t sim_place(sim_t *s, int j, hm_err_t *err)
+hm_rc_t sim_place(sim_t *s, int j, sim_place_t *out, hm_err_t *err)
 {
 	sim_job_t *sj = &s->jobs[j];
 	hm_err_t e = {0};
 	hm_rc_t rc = hm_place_default(&s->cs, sj->job, &sj->pl, &e);
 
+	*out = SIM_PLACE_QUEUED;
 	if (rc == HM_ERR_PLACE)
-		return rc;
-	if (rc == HM_ERR_INVAL) {
-		unplaced(s, sj, e.msg);
 		return HM_OK;
-	}
+	if (rc == HM_ERR_INVAL)
+		return never(sj, e.msg, out);
 	if (rc != HM_OK)
 		return hm_err_set(err, rc, "%s", e.msg);
 	if (s->pol && s->pol->place && !sj->job->nodes) { /* a fixed nodes list is fixed */
@@ -277,8 +270,7 @@ hm_rc_t sim_place(sim_t *s, int j, hm_err_t *err)
 		if (rc != HM_OK) {
 			hm_place_release(&s->cs, &sj->pl);
 			hm_placement_free(&sj->pl);
-			unplaced(s, sj, e.msg);
-			return HM_OK;
+			return never(sj, e.msg, out);
 		}
 	}
 	for (int p = 0; p < sj->tr[0].nphases; p++)
@@ -293,8 +285,7 @@ hm_rc_t sim_place(sim_t *s, int j, hm_err_t *err)
 			 "accepted: > 0",
 			 sj->alone_iter_s, sj->job->profile.compute_s);
 		hm_place_release(&s->cs, &sj->pl);
-		unplaced(s, sj, why);
-		return HM_OK;
+		return never(sj, why, out);
 	}
 	if (sj->job->iterations > 0)
 		sj->target_iters = ceil(sj->job->iterations);
@@ -304,13 +295,6 @@ hm_rc_t sim_place(sim_t *s, int j, hm_err_t *err)
 		sj->target_iters = 1;
 	if (sj->target_iters < 1)
 		sj->target_iters = 1;
-	sj->state = SJ_RUNNING;
-	sj->start_s = s->now;
-	sj->iter_start_s = s->now;
-	sj->run_pos = s->nrunning;
-	s->running[s->nrunning++] = j;
-	rc = sim_policy_call(s, HM_EV_ARRIVAL, j, err);
-	if (rc != HM_OK)
-		return rc;
-	return sim_job_begin(s, j, err);
+	*out = SIM_PLACE_PLACED;
+	return HM_OK;
 }

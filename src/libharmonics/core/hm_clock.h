@@ -1,0 +1,50 @@
+/*
+ * hm_clock.h - the one clock helper: seconds (or ms/us) on a named POSIX clock.
+ *
+ * CLOCK_MONOTONIC for durations and deadlines, CLOCK_REALTIME for times shared
+ * across hosts (slots, validity), CLOCK_THREAD_CPUTIME_ID / CLOCK_PROCESS_CPUTIME_ID
+ * for CPU time. Header-only so that the small libraries (pace, client) use it
+ * without linking libharmonics.
+ */
+#ifndef HM_CLOCK_H
+#define HM_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline double hm_clock_s(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline int64_t hm_clock_us(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static inline int64_t hm_clock_ms(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Shorthands: monotonic seconds (durations), realtime seconds (shared times). */
+static inline double hm_mono_s(void)
+{
+	return hm_clock_s(CLOCK_MONOTONIC);
+}
+
+static inline double hm_real_s(void)
+{
+	return hm_clock_s(CLOCK_REALTIME);
+}
+
+#endif
