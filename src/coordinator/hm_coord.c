@@ -8,27 +8,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "hm_clock.h"
 #include "hm_coord_int.h"
 #include "hm_hostlist.h"
 #include "hm_log.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
-
-double hm_coord_now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static hm_rc_t policy_open(const hm_conf_t *conf, const hm_policy_ops_t **pol, void **state,
 			   hm_err_t *err)
@@ -91,7 +76,7 @@ hm_rc_t hm_coord_create(const hm_conf_t *conf, hm_topo_t *topo, hm_coord_t **out
 	pthread_condattr_destroy(&ca);
 	c->topo = topo;
 	topo = NULL;
-	c->started_s = hm_coord_now_s();
+	c->started_s = hm_real_s();
 	*out = c;
 	goto out;
 out_free:
@@ -524,7 +509,7 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 	hm_sched_job_t *sj = NULL;
 	int *map = NULL, n = 0, nchanged = 0;
 	bool epoch_due, ran = false;
-	double t0 = mono_s();
+	double t0 = hm_mono_s();
 	hm_rc_t rc = HM_OK;
 
 	*changed = false;
@@ -567,7 +552,7 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 		c->jobs[map[k]].arrived = false;
 		/* Bound the whole run (the server waits on the mutex): once the budget is
 		   spent, later arrivals count as placed by the calls already made. */
-		if (ran && mono_s() - t0 >= c->conf.decision_budget_s)
+		if (ran && hm_mono_s() - t0 >= c->conf.decision_budget_s)
 			continue;
 		rc = run_policy(c, sj, map, n, HM_EV_ARRIVAL, k, now_s, err);
 		ran = true;
@@ -598,7 +583,7 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 	c->need_decide = false;
 	c->had_departure = false;
 	c->last_decide_s = now_s;
-	c->last_decide_wall_s = mono_s() - t0;
+	c->last_decide_wall_s = hm_mono_s() - t0;
 	*changed = nchanged > 0;
 	if (nchanged)
 		hm_log(HM_LOG_INFO,

@@ -14,7 +14,7 @@
  * while holding the mutex except hm_coord_state_save (a small file write).
  *
  * Times: *_s are seconds, *_us microseconds, both on CLOCK_REALTIME (Unix epoch)
- * unless said otherwise; hm_coord_now_s() gives that clock.
+ * unless said otherwise; hm_real_s() (hm_clock.h) gives that clock.
  */
 #ifndef HM_COORD_H
 #define HM_COORD_H
@@ -207,9 +207,6 @@ hm_rc_t hm_coord_jobs(hm_coord_t *c, hm_coord_job_view_t **out, int *n);
 hm_rc_t hm_coord_job(hm_coord_t *c, uint32_t job_id, hm_coord_job_view_t *out);
 /* Racks: malloc'd array of *n; caller frees. */
 hm_rc_t hm_coord_racks(hm_coord_t *c, hm_coord_rack_view_t **out, int *n);
-
-/* CLOCK_REALTIME in seconds. */
-double hm_coord_now_s(void);
 
 /*
  * Validation shared with the SPANK plugin (allocator context).

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hm_clock.h"
 #include "hm_coord_int.h"
 #include "hm_coord_json.h"
 #include "hm_log.h"
@@ -69,7 +70,7 @@ hm_rc_t hm_coord_state_save(hm_coord_t *c, const char *path, hm_err_t *err)
 	json_object_object_add(root, "version", json_object_new_int(STATE_VERSION));
 	json_object_object_add(root, "epoch", json_object_new_int64((int64_t)c->epoch));
 	json_object_object_add(root, "policy", json_object_new_string(c->conf.policy));
-	json_object_object_add(root, "saved_s", json_object_new_double(hm_coord_now_s()));
+	json_object_object_add(root, "saved_s", json_object_new_double(hm_real_s()));
 	json_object_object_add(root, "last_decide_s", json_object_new_double(c->last_decide_s));
 	for (int i = 0; i < c->njobs; i++) {
 		const hm_cjob_t *j = &c->jobs[i];

@@ -9,14 +9,6 @@
 #include <sys/socket.h>
 #include <time.h>
 
-int64_t hm_proto_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 hm_rc_t hm_proto_seal(const char *json, uint32_t to_uid, char **cred, hm_err_t *err)
 {
 	munge_ctx_t ctx = NULL;

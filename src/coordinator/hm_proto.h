@@ -12,11 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hm_clock.h"
 #include "hm_error.h"
 
 #define HM_PROTO_UID_ANY ((uint32_t)-1)
 
-int64_t hm_proto_now_ms(void);
+/* The deadline clock (CLOCK_MONOTONIC milliseconds). */
+static inline int64_t hm_proto_now_ms(void)
+{
+	return hm_mono_ms();
+}
 
 /*
  * Seal json into a munge credential (*cred malloc'd, caller frees). to_uid:

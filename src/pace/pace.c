@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "hm_clock.h"
 #include "hm_pace_env.h"
 #include "hm_parse.h"
 
@@ -19,10 +20,7 @@
 
 int64_t hm_pace_now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return hm_clock_us(CLOCK_REALTIME);
 }
 
 /* Read the assignment file fully (bounded); NULL with err on failure. */

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "hm_clock.h"
 #include "hm_parse.h"
 #include "hm_policy.h"
 #include "hm_sim.h"
@@ -68,13 +69,6 @@ typedef struct {
 	bool finished, ran;
 	char err[600];
 } row_t;
-
-static double now_s(clockid_t c)
-{
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 typedef struct {
 	hm_topo_t *topo;
@@ -258,8 +252,8 @@ static void child_run(const opts_t *o, const hm_policy_ops_t *pol, int gpus, sam
 				scen_free(&s);
 				return;
 			}
-			w0 = now_s(CLOCK_MONOTONIC);
-			c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+			w0 = hm_clock_s(CLOCK_MONOTONIC);
+			c0 = hm_clock_s(CLOCK_PROCESS_CPUTIME_ID);
 			if (pol->decide && pol->decide(st, &ctx, &err) != HM_OK) {
 				snprintf(out->err, sizeof(out->err), "%s", err.msg);
 				if (pol->destroy)
@@ -267,8 +261,8 @@ static void child_run(const opts_t *o, const hm_policy_ops_t *pol, int gpus, sam
 				scen_free(&s);
 				return;
 			}
-			dec[ns] = now_s(CLOCK_MONOTONIC) - w0;
-			cpu[ns] = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+			dec[ns] = hm_clock_s(CLOCK_MONOTONIC) - w0;
+			cpu[ns] = hm_clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
 			ns++;
 			if (pol->destroy)
 				pol->destroy(st);

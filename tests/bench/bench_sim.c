@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hm_clock.h"
 #include "hm_sim.h"
 
 typedef struct {
@@ -211,11 +212,9 @@ static int run_point(int racks, int njobs, double scale, double horizon_s, unsig
 	o.horizon_s = horizon_s;
 	hm_policy_cfg_defaults(&cfg);
 	pt->xrack = g_xrack;
-	struct timespec c0, c1;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+	double c0 = hm_clock_s(CLOCK_PROCESS_CPUTIME_ID);
 	hm_rc_t src = hm_sim_run(t, &w, &hm_policy_fair, &cfg, &o, &r, &err);
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-	pt->cpu_s = (double)(c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) * 1e-9;
+	pt->cpu_s = hm_clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	if (src != HM_OK) {
 		fprintf(stderr, "bench_sim: %s\n", err.msg);
 		goto out;

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "../unit/coord_fixture.h"
+#include "hm_clock.h"
 #include "hm_client.h"
 #include "hm_log.h"
 #include "hm_proto.h"
@@ -20,14 +21,6 @@ static int cmp_dbl(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static double mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 int main(int argc, char **argv)
@@ -67,16 +60,16 @@ int main(int argc, char **argv)
 						  .mode = "auto",
 						  .profile = profiles[j],
 						  .gpus_per_node = 4,
-						  .start_s = hm_coord_now_s()};
+						  .start_s = hm_real_s()};
 			hm_coord_job_upsert(c, &in, &err);
 		}
-		t0 = mono_ms();
-		if (hm_coord_decide(c, hm_coord_now_s(), &changed, &err) != HM_OK)
+		t0 = (hm_mono_s() * 1e3);
+		if (hm_coord_decide(c, hm_real_s(), &changed, &err) != HM_OK)
 			goto out;
-		t1 = mono_ms();
-		if (hm_coord_decide(c, hm_coord_now_s() + conf.epoch_s, &changed, &err) != HM_OK)
+		t1 = (hm_mono_s() * 1e3);
+		if (hm_coord_decide(c, hm_real_s() + conf.epoch_s, &changed, &err) != HM_OK)
 			goto out;
-		t2 = mono_ms();
+		t2 = (hm_mono_s() * 1e3);
 		printf("decide %-9s 8 arriving jobs: %8.2f ms   epoch re-decision: %8.2f ms\n",
 		       conf.policy, t1 - t0, t2 - t1);
 	}
@@ -85,14 +78,14 @@ int main(int argc, char **argv)
 		goto out;
 	for (int i = 0; i < n; i++) {
 		char *reply = NULL;
-		double t0 = mono_ms();
+		double t0 = (hm_mono_s() * 1e3);
 
 		if (hm_client_call(
 			"127.0.0.1", hm_server_port(s),
 			"{\"op\":\"register\",\"job_id\":3,\"step_id\":0,\"node\":\"n3\"}", 2000,
 			&reply, &err) != HM_OK)
 			goto out;
-		lat[i] = mono_ms() - t0;
+		lat[i] = (hm_mono_s() * 1e3) - t0;
 		sum += lat[i];
 		free(reply);
 	}

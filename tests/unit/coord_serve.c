@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "coord_fixture.h"
+#include "hm_clock.h"
 #include "hm_log.h"
 #include "hm_server.h"
 
@@ -50,7 +51,7 @@ int main(int argc, char **argv)
 		goto out;
 	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++)
 		hm_coord_job_upsert(c, &jobs[i], &err);
-	if (hm_coord_decide(c, hm_coord_now_s(), &changed, &err) != HM_OK ||
+	if (hm_coord_decide(c, hm_real_s(), &changed, &err) != HM_OK ||
 	    hm_server_start(c, &conf, 64030, &s, &err) != HM_OK)
 		goto out;
 	if (!(f = fopen(argv[1], "w")) || fprintf(f, "%d\n", hm_server_port(s)) < 0 ||

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "hm_clock.h"
 #include "hm_contention.h"
 #include "hm_sim.h"
 
@@ -135,14 +136,6 @@ static void test_model_two_jobs(void **state)
 	hm_cm_free(m);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* One decision over jobs 0..n-1 with cfg; returns its wall time in seconds. */
 static double run_optimal_cfg(int n, const hm_policy_cfg_t *cfg, hm_sched_ctx_t *ctx)
 {
@@ -152,9 +145,9 @@ static double run_optimal_cfg(int n, const hm_policy_cfg_t *cfg, hm_sched_ctx_t 
 
 	assert_int_equal(p->create(cfg, &st, &err), HM_OK);
 	*ctx = make_ctx(n);
-	double t0_s = now_s();
+	double t0_s = hm_mono_s();
 	assert_int_equal(p->decide(st, ctx, &err), HM_OK);
-	double wall_s = now_s() - t0_s;
+	double wall_s = hm_mono_s() - t0_s;
 	p->destroy(st);
 	return wall_s;
 }

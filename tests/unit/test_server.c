@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "coord_fixture.h"
+#include "hm_clock.h"
 #include "hm_client.h"
 #include "hm_coord_json.h"
 #include "hm_log.h"
@@ -66,7 +67,7 @@ static int setup(void **state)
 		return -1;
 	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++)
 		hm_coord_job_upsert(coord, &jobs[i], &err);
-	if (hm_coord_decide(coord, hm_coord_now_s(), &changed, &err) != HM_OK)
+	if (hm_coord_decide(coord, hm_real_s(), &changed, &err) != HM_OK)
 		return -1;
 	if (hm_server_start(coord, &conf, SLURM_UID, &srv, &err) != HM_OK) {
 		fprintf(stderr, "server: %s\n", err.msg);

@@ -47,4 +47,10 @@ static inline double hm_real_s(void)
 	return hm_clock_s(CLOCK_REALTIME);
 }
 
+/* Monotonic milliseconds: socket and request deadlines. */
+static inline int64_t hm_mono_ms(void)
+{
+	return hm_clock_ms(CLOCK_MONOTONIC);
+}
+
 #endif

@@ -4,6 +4,7 @@
  * Every socket is non-blocking and every wait is bounded by the peer timeout.
  */
 #define _GNU_SOURCE
+#include "hm_clock.h"
 #include "ej.h"
 
 #include <arpa/inet.h>
@@ -36,14 +37,6 @@ struct down_msg {
 	uint32_t magic, iter;
 	int64_t slot;
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void close_fd(int *fd)
 {
@@ -129,11 +122,11 @@ hm_rc_t ej_net_listen_any(int port, int *fd_out, int *port_out, hm_err_t *err)
 static hm_rc_t accept_one(int lfd, int timeout_ms, int *fd_out, hm_err_t *err)
 {
 	struct pollfd pf = {.fd = lfd, .events = POLLIN};
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = hm_mono_ms() + timeout_ms;
 
 	for (;;) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-		int left = (int)(deadline - mono_ms());
+		int left = (int)(deadline - hm_mono_ms());
 
 		if (fd >= 0) {
 			*fd_out = fd;
@@ -154,7 +147,7 @@ static hm_rc_t accept_one(int lfd, int timeout_ms, int *fd_out, hm_err_t *err)
 static hm_rc_t connect_retry(const struct sockaddr_in *addr, int timeout_ms, const char *who,
 			     int *fd_out, hm_err_t *err)
 {
-	int64_t deadline = mono_ms() + timeout_ms;
+	int64_t deadline = hm_mono_ms() + timeout_ms;
 
 	for (;;) {
 		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -166,7 +159,7 @@ static hm_rc_t connect_retry(const struct sockaddr_in *addr, int timeout_ms, con
 			return HM_OK;
 		}
 		close(fd);
-		if (mono_ms() >= deadline)
+		if (hm_mono_ms() >= deadline)
 			return hm_err_set(err, HM_ERR_TIMEOUT, "cannot connect to %s %s:%d: %s",
 					  who, inet_ntoa(addr->sin_addr), ntohs(addr->sin_port),
 					  strerror(errno));

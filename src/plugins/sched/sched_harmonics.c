@@ -34,6 +34,7 @@
 #include "src/slurmctld/locks.h"
 #include "src/slurmctld/slurmctld.h"
 
+#include "hm_clock.h"
 #include "hm_conf.h"
 #include "hm_coord.h"
 #include "hm_log.h"
@@ -398,7 +399,7 @@ static void sync_round(void)
 			hm_log(HM_LOG_INFO, "job %u: %s", s[i].job_id, err.msg);
 	}
 	memset(&err, 0, sizeof(err));
-	if (hm_coord_decide(g.coord, hm_coord_now_s(), &changed, &err) != HM_OK)
+	if (hm_coord_decide(g.coord, hm_real_s(), &changed, &err) != HM_OK)
 		hm_log(HM_LOG_ERROR, "decide: %s", err.msg);
 	buf = malloc(buf_len);
 	for (int i = 0; buf && i < n; i++) {

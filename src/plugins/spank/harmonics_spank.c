@@ -20,6 +20,7 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "hm_clock.h"
 #include "hm_client.h"
 #include "hm_conf.h"
 #include "hm_pace_env.h"
@@ -306,13 +307,6 @@ static bool export_assignment(spank_t sp, uint32_t job_id, json_object *reply, c
 	return true;
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Remote context, once per step and node, as the job's user (munge uid = owner). */
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
@@ -349,7 +343,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	json_object_object_add(req, "job_id", json_object_new_int64(job_id));
 	json_object_object_add(req, "step_id", json_object_new_int64(step_id));
 	json_object_object_add(req, "node", json_object_new_string(node));
-	t0 = mono_s();
+	t0 = hm_mono_s();
 	uint32_t trusted[2];
 	int ntrusted = trusted_uids(trusted);
 	if (hm_client_call_trusted(host, port, json_object_to_json_string(req), timeout_ms, trusted,
@@ -374,7 +368,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	}
 	if (scheduled) {
 		slurm_verbose("harmonics: job %u step %u on %s registered in %.3f s", job_id,
-			      step_id, node, mono_s() - t0);
+			      step_id, node, hm_mono_s() - t0);
 	} else {
 		spank_setenv(sp, HM_PACE_ENV_MODE, HM_PACE_MODE_OFF, 1);
 		slurm_info("harmonics: job %u step %u on %s: %s; running unscheduled", job_id,
