@@ -29,6 +29,7 @@ TB_HOSTS=${TB_HOSTS:-4}
 TB_NIC=${TB_NIC:-200mbit}
 TB_UPLINK=${TB_UPLINK:-200mbit}
 TB_QUEUE_BYTES=${TB_QUEUE_BYTES:-125000}
+TB_RTO_MIN=${TB_RTO_MIN:-1ms}
 TB_NS=
 TB_CTL_ADDR=
 TB_MGMT_PREFIX=
@@ -107,7 +108,8 @@ tb_shape() {
 		id=$((10 + k))
 		"${t[@]}" class add dev "$dev" parent 1:1 classid "1:$id" htb rate "$min"bit ceil "$bps"bit \
 			prio "$k" quantum 60000 "${b[@]}" || return 1
-		"${t[@]}" qdisc add dev "$dev" parent "1:$id" handle "$id:" bfifo limit "$TB_QUEUE_BYTES" || return 1
+		"${t[@]}" qdisc add dev "$dev" parent "1:$id" handle "$id:" bfifo \
+			limit "$( ((k == 0)) && echo "$TB_QUEUE_BYTES" || echo "${TB_LOW_QUEUE_BYTES:-$TB_QUEUE_BYTES}")" || return 1
 		"${t[@]}" filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
 			match ip dsfield $((d << 2)) 0xfc flowid "1:$id" || return 1
 	done
@@ -154,7 +156,7 @@ tb_build() {
 			x ip -n "$ns" addr add "$(tb_node_addr $k)/24" dev eth0
 			x ip -n "$ns" link set eth0 up
 			x ip -n "$ns" route replace "$TB_DATA_PREFIX.0/24" dev eth0 \
-				src "$(tb_node_addr $k)" rto_min 5ms
+				src "$(tb_node_addr $k)" rto_min "$TB_RTO_MIN"
 			x tb_shape "$ns" eth0 "$TB_NIC"
 			x tb_shape "$tor" "p$k" "$TB_NIC"
 			x ip -n "$ns" link add mgmt0 type veth peer name "n$k" netns "${TB_NS}m"
