@@ -29,6 +29,7 @@ typedef struct {
 	const char *topology, *topo_gen, *csv_columns, *trace, *generate, *policies, *plot;
 	double nic_bps, uplink_bps;
 	double launch_window_s; /* < 0: every decision reaches every running job */
+	bool declared_only;	/* policies see no measured times */
 	unsigned long seed;
 	int fmt;
 	bool per_job, quiet;
@@ -69,6 +70,9 @@ static void usage(FILE *out)
 		"  --launch-window S     decisions reach a job only within S seconds of its start,\n"
 		"                        as assignments given to job steps at launch (default:\n"
 		"                        every decision reaches every running job)\n"
+		"  --declared-only       policies see only the jobs' declared profiles, no measured\n"
+		"                        iteration times (as the Slurm coordinator before its\n"
+		"                        measurements flow back)\n"
 		"Output:\n"
 		"  --json | --csv        machine-readable output instead of the table\n"
 		"  --per-job             include one row per job\n"
@@ -97,6 +101,7 @@ enum {
 	OPT_JITTER,
 	OPT_HORIZON,
 	OPT_LAUNCH_WINDOW,
+	OPT_DECLARED_ONLY,
 	OPT_JSON,
 	OPT_CSV,
 	OPT_PER_JOB,
@@ -121,6 +126,7 @@ static const struct option long_opts[] = {
 	{"jitter", required_argument, NULL, OPT_JITTER},
 	{"horizon", required_argument, NULL, OPT_HORIZON},
 	{"launch-window", required_argument, NULL, OPT_LAUNCH_WINDOW},
+	{"declared-only", no_argument, NULL, OPT_DECLARED_ONLY},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"csv", no_argument, NULL, OPT_CSV},
 	{"per-job", no_argument, NULL, OPT_PER_JOB},
@@ -194,6 +200,7 @@ static int parse_args(int argc, char **argv, sim_args_t *a, hm_err_t *err)
 			rc = hm_parse_duration_s(optarg, 0, 1e6, &a->launch_window_s, "--launch-window",
 						 err);
 			break;
+		case OPT_DECLARED_ONLY: a->declared_only = true; break;
 		case OPT_JSON: a->fmt = FMT_JSON; break;
 		case OPT_CSV: a->fmt = FMT_CSV; break;
 		case OPT_PER_JOB: a->per_job = true; break;
@@ -356,14 +363,16 @@ static void progress_bar(double frac, void *arg)
 }
 
 /*
- * --launch-window: the policy decides as usual, but a job applies a new
- * decision only within the window after its start (what a job step does when
- * its assignment reaches it once, at launch); older jobs keep the decision they
- * had. A wrapper around the chosen policy, one run at a time (file-static).
+ * What the Slurm path gives a policy today, as a wrapper around the chosen
+ * policy (one run at a time: file-static). --launch-window: the policy decides
+ * as usual, but a job applies a new decision only within the window after its
+ * start (a job step's assignment reaches it once, at launch); older jobs keep
+ * the decision they had. --declared-only: the policy sees no measured times.
  */
 static struct {
 	const hm_policy_ops_t *inner;
-	double window_s;
+	double window_s; /* < 0: no window */
+	bool declared_only;
 } launch;
 
 typedef struct {
@@ -395,12 +404,17 @@ static hm_rc_t launch_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 		ls->saved = d;
 		ls->cap = ctx->njobs;
 	}
-	for (int i = 0; i < ctx->njobs; i++)
-		ls->saved[i] = ctx->jobs[i].dec;
+	for (int i = 0; i < ctx->njobs; i++) {
+		hm_sched_job_t *j = &ctx->jobs[i];
+
+		ls->saved[i] = j->dec;
+		if (launch.declared_only)
+			j->meas_iter_s = j->meas_compute_s = j->meas_comm_s = j->meas_iter_sd_s = 0;
+	}
 	if ((rc = launch.inner->decide(ls->inner_state, ctx, err)) != HM_OK)
 		return rc;
 	for (int i = 0; i < ctx->njobs; i++)
-		if (ctx->now_s - ctx->jobs[i].start_s > launch.window_s)
+		if (launch.window_s >= 0 && ctx->now_s - ctx->jobs[i].start_s > launch.window_s)
 			ctx->jobs[i].dec = ls->saved[i];
 	return HM_OK;
 }
@@ -425,12 +439,14 @@ static int launch_place(void *state, hm_sched_ctx_t *ctx, const hm_placement_t *
 	return launch.inner->place(ls->inner_state, ctx, cands, cand_traffic, ncands);
 }
 
-static hm_policy_ops_t launch_ops(const hm_policy_ops_t *inner, double window_s)
+static hm_policy_ops_t launch_ops(const hm_policy_ops_t *inner, double window_s,
+				  bool declared_only)
 {
 	hm_policy_ops_t o = *inner;
 
 	launch.inner = inner;
 	launch.window_s = window_s;
+	launch.declared_only = declared_only;
 	o.create = launch_create;
 	o.decide = inner->decide ? launch_decide : NULL;
 	o.destroy = launch_destroy;
@@ -476,8 +492,8 @@ int main(int argc, char **argv)
 		hm_sim_opts_t so = a.sopts;
 		hm_policy_ops_t ops = *pols[i];
 
-		if (a.launch_window_s >= 0)
-			ops = launch_ops(pols[i], a.launch_window_s);
+		if (a.launch_window_s >= 0 || a.declared_only)
+			ops = launch_ops(pols[i], a.launch_window_s, a.declared_only);
 
 		if (!a.quiet && isatty(STDERR_FILENO)) {
 			so.progress = progress_bar;

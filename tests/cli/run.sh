@@ -81,6 +81,9 @@ if jq -e ".policies[0].completed == 2" "$tmp/lw-a.json" >/dev/null && cmp -s "$t
 else
 	not_ok "--launch-window longer than the run = every decision applied"
 fi
+expect "--declared-only" 0 "$sim" --topology "$fx/topology.conf" --trace "$tmp/late.csv" --policy harmonics \
+	--declared-only --json -q && { jq -e '.policies[0].completed == 2' "$tmp/out" >/dev/null &&
+	ok "--declared-only runs every job" || not_ok "--declared-only runs every job"; }
 expect "--launch-window 0" 0 "$sim" --topology "$fx/topology.conf" --trace "$tmp/late.csv" --policy harmonics \
 	--launch-window 0 --json -q && { jq -e '.policies[0].completed == 2' "$tmp/out" >/dev/null && ok "--launch-window 0 runs every job" || not_ok "--launch-window 0 runs every job"; }
 
