@@ -4,9 +4,11 @@
 # its iterations), measured compute jitter and start times, under the same
 # policy, in harmonics-sim. Source this file; tb_case_sim DIR SEED reads
 # DIR/case.json and writes DIR/result.json: case.json with, per job,
-# "simulated" (what ran: a decision reaches a job only at its launch,
-# harmonics-sim --launch-window) and "simulated_updates" (every decision reaches
-# running jobs: what running-step updates, issue 11, will give) beside "measured".
+# "simulated" (what ran: a decision reaches a job only at its launch and
+# policies see declared profiles only, harmonics-sim --launch-window
+# --declared-only) and "simulated_updates" (every decision reaches
+# running jobs, policies see measured times: what issue 11 will give) beside
+# "measured".
 # A release group's jobs start within a second of each other and all register
 # against the decision that knows them all, hence the 1 s window.
 #
@@ -24,10 +26,14 @@ tb_case_sim() {
 	pol=$(jq -r .policy "$dir/case.json")
 	tb_sim_topology "$dir/sim-topology.conf"
 	# Jobs start when their first iteration did; every iteration is simulated,
-	# the warm-up one included (it is in the measured JCT too).
+	# the warm-up one included (it is in the measured JCT too). Jobs of one model
+	# declared one profile: they get one compute, the mean of their measured ones
+	# (policies then see them equal, as the coordinator did, and break ties alike).
 	jq -r '(.jobs | map(.start_s) | min) as $t0 |
+		(.jobs | group_by(.model) | map({(.[0].model): (map(.measured.mean_compute_s) | add / length)})
+			| add) as $c |
 		"arrival_s,name,gpus,compute_s,comm_bytes,iterations,nodes",
-		(.jobs[] | [(.start_s - $t0), .name, .ranks, .measured.mean_compute_s, .bytes,
+		(.jobs[] | [(.start_s - $t0), .name, .ranks, $c[.model], .bytes,
 			(.iterations + .warmup), "\"" + .nodes + "\""] | map(tostring) | join(","))' \
 		"$dir/case.json" >"$dir/sim-trace.csv"
 	jitter=$(jq '[.jobs[].measured.compute_cv] | add / length' "$dir/case.json")
@@ -36,7 +42,7 @@ tb_case_sim() {
 	for mode in launch updates; do
 		out=$dir/sim-$mode.json
 		extra=()
-		[[ $mode == launch ]] && extra=(--launch-window 1)
+		[[ $mode == launch ]] && extra=(--launch-window 1 --declared-only)
 		"$TB_SIM" --topology "$dir/sim-topology.conf" \
 			--nic-gbps "$(awk -v b="$TB_NIC_BPS" 'BEGIN { printf "%.6f", b / 1e9 }')" \
 			--trace "$dir/sim-trace.csv" --policy "$pol" --epoch "$TB_EPOCH_S" --seed "$seed" \
