@@ -18,15 +18,22 @@
 #   --build DIR         an existing build (default: scripts/build.sh ./build)
 #   --keep DIR          keep every case's raw output (emujob JSON, reports, decisions) in DIR
 #   --max-error F       exit 1 when a case's simulated mean iteration is off by more (e.g. 0.1)
+#   --report FILE       also write the table, the noise and how it was run as a
+#                       markdown section (docs/eval/testbed-measured.md, which
+#                       scripts/evaluate.sh puts into docs/evaluation.md)
 # Root only (namespaces, daemons); exit 77 otherwise. Exit 1 when a case failed.
 set -uo pipefail
+# One compound command: bash parses it whole before running it, so a run of
+# many minutes cannot be broken by an edit of this file.
+{
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 tb=$top/tests/testbed
-quick=0 reps=3 json= plot= keep= build= max_error=
+quick=0 reps=3 json= plot= keep= build= max_error= report=
 scenarios=pairs,mixed,arrival policies=fair,crux,cassini,harmonics
 TB_NIC=200mbit TB_UPLINK=200mbit TB_JITTER=0.05 TB_TCP_CC=cubic TB_TIME_SCALE=0.3 ref_gbps=10
 
+cmdline="scripts/testbed.sh $*"
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 die() { echo "testbed: $*" >&2; exit 2; }
 while (($#)); do
@@ -46,6 +53,7 @@ while (($#)); do
 	--build) build=${2:-}; shift ;;
 	--keep) keep=${2:-}; shift ;;
 	--max-error) max_error=${2:-}; shift ;;
+	--report) report=${2:-}; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
 	esac
@@ -122,6 +130,19 @@ TB_DURATION_FACTOR=$(awk -v q="$quick" 'BEGIN { print q ? 0.5 : 1 }')
 TB_EPOCH_S=0
 export TB_EMUJOB TB_TIME_SCALE TB_BYTES_SCALE TB_JITTER TB_TCP_CC
 
+# Every scenario file, model and node is checked before anything starts.
+for f in "${scen_files[@]}"; do
+	tb_scen_load "$f" || exit 2
+	for ((j = 0; j < ${#SC_NAME[@]}; j++)); do
+		tb_profile "${SC_MODEL[$j]}" >/dev/null 2>&1 ||
+			die "$f: job ${SC_NAME[$j]}: '${SC_MODEL[$j]}' is not a catalogue model ($("$TB_EMUJOB" --model nosuch 2>&1 | sed 's/.*accepted: //'))"
+		for n in ${SC_NODES[$j]//,/ }; do
+			((${n#n} >= 1 && ${n#n} <= TB_RACKS * TB_HOSTS)) ||
+				die "$f: job ${SC_NAME[$j]}: node $n is not in n1..n$((TB_RACKS * TB_HOSTS))"
+		done
+	done
+done
+
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 tb_net_up "$TB_EMUJOB" || exit 1
 export HM_NODES=$TB_NNODES HM_RACK_HOSTS=$TB_HOSTS HM_CTL_ADDR=$TB_CTL_ADDR \
@@ -171,16 +192,47 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 tb_summary "${results[@]}" >"$out/summary.json"
 tb_noise "${results[@]}" >"$out/noise.json"
+tb_noise_lines() {
+	jq -r '"noise: spread of the measured mean iteration over repetitions: median \(map(.range) | sort | .[length / 2 | floor] * 1000 | round / 10)%," +
+	" largest \(map(.range) | max * 1000 | round / 10)% (\(max_by(.range).case)); measured compute jitter (CV) \(map(.jitter_cv) | add / length * 1000 | round / 1000);" +
+	" sleep overshoot of compute, median \(map(.overshoot_ms) | sort | .[length / 2 | floor] * 100 | round / 100) ms"' "$out/noise.json"
+	echo "noise: load average (1, 5, 15 min) $load0 at the start, $load1 at the end; $(nproc) cores; machine shared with other work"
+}
 echo
 tb_table "$out/summary.json" "$out/noise.json"
 echo
-jq -r '"noise: spread of the measured mean iteration over repetitions: median \(map(.range) | sort | .[length / 2 | floor] * 1000 | round / 10)%," +
-	" largest \(map(.range) | max * 1000 | round / 10)% (\(max_by(.range).case)); measured compute jitter (CV) \(map(.jitter_cv) | add / length * 1000 | round / 1000);" +
-	" sleep overshoot of compute, median \(map(.overshoot_ms) | sort | .[length / 2 | floor] * 100 | round / 100) ms"' "$out/noise.json"
-echo "noise: load average (1, 5, 15 min) $load0 at the start, $load1 at the end; $(nproc) cores; machine shared with other work"
+tb_noise_lines
 [[ -n $json ]] && cp "$out/summary.json" "$json"
 [[ -n $plot ]] && tb_plot "$out/summary.json" "$plot" && echo "testbed: plot in $plot"
-echo "testbed: done in $(($(date +%s) - t_start)) s${keep:+; raw results in $out}"
+t_total=$(($(date +%s) - t_start))
+if [[ -n $report ]]; then
+	{
+		echo "## (d) The emulated testbed: real jobs through Slurm, measured and simulated"
+		echo
+		echo "Measured on $(date -u +%Y-%m-%d) ($(uname -m), $(nproc) cores, a machine shared with other"
+		echo "work) in $t_total s by"
+		echo
+		echo '```'
+		echo "$cmdline"
+		echo '```'
+		echo
+		echo "Real Slurm jobs (harmonics-emujob under sbatch/srun with --comm-sched) on"
+		echo "$TB_RACKS racks x $TB_HOSTS hosts in network namespaces, NICs $TB_NIC and"
+		echo "uplinks $TB_UPLINK with strict-priority classes, TCP $TB_TCP_CC; the same"
+		echo "cases in harmonics-sim (docs/testbed.md). Medians over $reps repetitions;"
+		echo "\"sim error\" is simulated / measured - 1 of the mean iteration, the fidelity"
+		echo "goal is 10%; the last column simulates running-step updates (issue 11),"
+		echo "which the Slurm path does not have yet. Why rows differ: docs/simulator.md,"
+		echo "\"Fidelity against the testbed\"."
+		echo
+		tb_table "$out/summary.json" "$out/noise.json"
+		echo
+		tb_noise_lines | sed 's/^/- /'
+		[[ -n $plot ]] && printf '\n![measured vs simulated mean iteration](%s)\n' "img/$(basename "$plot")"
+	} >"$report"
+	echo "testbed: report in $report"
+fi
+echo "testbed: done in $t_total s${keep:+; raw results in $out}"
 ((failed == 0)) || exit 1
 if [[ -n $max_error ]]; then
 	jq -e --argjson e "$max_error" '[.scenarios[].policies[] |
@@ -188,3 +240,4 @@ if [[ -n $max_error ]]; then
 		{ echo "testbed: FAIL: a simulated mean iteration is off by more than $max_error"; exit 1; }
 fi
 exit 0
+}

@@ -68,12 +68,13 @@ tb_table() { # summary.json noise.json
 		($n[0] | map({(.case): .}) | add) as $noise |
 		def f3: if . == null then "-" else (. * 1000 | round / 1000 | tostring) end;
 		def pct: if . == null then "-" else ((. * 1000 | round) / 10 | tostring) + "%" end;
-		"| scenario | policy | iter measured (s) | iter simulated (s) | sim error | comm measured (s) | comm simulated (s) | JCT measured (s) | iter vs fair (measured) | spread over reps (CV) | iter simulated with updates (s) |",
-		"|---|---|---|---|---|---|---|---|---|---|---|",
-		(.scenarios[] | .name as $s | (.policies[] | select(.name == "fair") | .measured_mean_iter_s) as $fair |
+		"| scenario | policy | iter measured (s) | iter simulated (s) | sim error | within 10% | comm measured (s) | comm simulated (s) | JCT measured (s) | iter vs fair (measured) | spread over reps (CV) | iter simulated with updates (s) |",
+		"|---|---|---|---|---|---|---|---|---|---|---|---|",
+		(.scenarios[] | .name as $s | ([.policies[] | select(.name == "fair") | .measured_mean_iter_s] | first) as $fair |
 		 .policies[] | $noise[$s + "/" + .name] as $z |
 		 "| \($s) | \(.name) | \(.measured_mean_iter_s | f3) | \(.simulated_mean_iter_s | f3) | " +
 		 "\((.simulated_mean_iter_s / .measured_mean_iter_s - 1) | pct) | " +
+		 "\(if ((.simulated_mean_iter_s / .measured_mean_iter_s - 1) | fabs) <= 0.1 then "yes" else "no" end) | " +
 		 "\(.measured_mean_comm_s | f3) | \(.simulated_mean_comm_s | f3) | \(.measured_mean_jct_s | f3) | " +
 		 "\(if $fair then (.measured_mean_iter_s / $fair - 1) | pct else "-" end) | " +
 		 "\($z.range | pct) (\($z.cv | pct), \($z.reps) reps) | \($z.updates_iter_s | f3) |")' "$1"
