@@ -29,7 +29,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 tb=$top/tests/testbed
-quick=0 reps=3 json= plot= keep= build= max_error= report=
+quick=0 reps=3 json='' plot='' keep='' build='' max_error='' report=
 scenarios=pairs,mixed,arrival policies=fair,crux,cassini,harmonics
 TB_NIC=200mbit TB_UPLINK=200mbit TB_JITTER=0.05 TB_TCP_CC=cubic TB_TIME_SCALE=0.3 ref_gbps=10
 
@@ -69,10 +69,10 @@ scen_files=()
 for s in ${scenarios//,/ }; do
 	f=$s
 	[[ -f $f ]] || f=$tb/scenarios/$s.conf
-	[[ -f $f ]] || die "--scenarios: no scenario '$s' (accepted: $(cd "$tb/scenarios" && ls | sed 's/\.conf$//' | paste -sd,), or a file)"
+	[[ -f $f ]] || die "--scenarios: no scenario '$s' (accepted: $(basename -s .conf "$tb"/scenarios/*.conf | paste -sd,), or a file)"
 	scen_files+=("$f")
 done
-pols=(${policies//,/ })
+IFS=, read -ra pols <<<"$policies"
 for p in "${pols[@]}"; do
 	[[ $p =~ ^(fair|crux|cassini|harmonics|optimal)$ ]] || die "--policies: '$p' (accepted: fair, crux, cassini, harmonics, optimal)"
 done
@@ -149,11 +149,12 @@ export HM_NODES=$TB_NNODES HM_RACK_HOSTS=$TB_HOSTS HM_CTL_ADDR=$TB_CTL_ADDR \
 	HM_NODE_ADDR_PREFIX=$TB_MGMT_PREFIX HM_NODE_NETNS_PREFIX=${TB_NS}n
 # One emulated job rank per node (GpusPerNode=1); decisions at job start and
 # end only (EpochLength=0: running steps keep their launch-time assignment).
-export HM_CONF_EXTRA="GpusPerNode=1
+HM_CONF_EXTRA="GpusPerNode=1
 NicSpeed=$(awk -v b="$TB_NIC_BPS" 'BEGIN { printf "%.6fGbps", b / 1e9 }')
 UplinkSpeed=$(awk -v b="$TB_UPLINK_BPS" 'BEGIN { printf "%.6fGbps", b / 1e9 }')
 EpochLength=$TB_EPOCH_S
 LogLevel=info"
+export HM_CONF_EXTRA
 hm_cluster_up "$build" --no-db || { HM_KEEP=1; exit 1; }
 TB_TOPOLOGY=$HM_DIR/etc/topology.conf
 cp "$TB_TOPOLOGY" "$HARMONICS_CONF" "$out/"

@@ -101,8 +101,8 @@ tb_write_batch() {
 
 # tb_case_run SCENARIO_FILE POLICY DIR: run it, write DIR/case.json.
 tb_case_run() {
-	local scen=$1 pol=$2 dir=$3 j n prof compute bytes ranks edge_bytes alone iters
-	local -a ids=() go_us=() iter_n=() comp=() byt=()
+	local scen=$1 pol=$2 dir=$3 j n prof compute bytes ranks alone iters
+	local -a ids=() go_us=()
 	local arr t0=0 now wait_s bound=0 id
 	tb_scen_load "$scen" || return 1
 	mkdir -p "$dir" && chmod 755 "$dir"
@@ -119,7 +119,6 @@ tb_case_run() {
 				a = 2 * (r - 1) / r * b * 8 / bps
 				it = int(d * f / (c + a) + 0.5); if (it < 6) it = 6
 				print a, it - 1 }')
-		comp[j]=$compute byt[j]=$bytes iter_n[j]=$iters
 		bound=$(awk -v b="$bound" -v d="${SC_DURATION[$j]}" -v a="${SC_ARRIVAL[$j]}" \
 			-v f="$TB_DURATION_FACTOR" 'BEGIN { v = (a + 3 * d) * f + 30; print (v > b ? v : b) }')
 		tb_write_batch "$j" "$dir" "$iters"

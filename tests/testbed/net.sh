@@ -174,10 +174,14 @@ tb_net_up() {
 	for t in ip tc nsenter jq flock; do
 		command -v $t >/dev/null || { tb_log "'$t' not found (scripts/deps.sh)"; return 1; }
 	done
-	tb_rate_bps "$TB_NIC" >/dev/null && tb_rate_bps "$TB_UPLINK" >/dev/null ||
-		{ tb_log "TB_NIC=$TB_NIC TB_UPLINK=$TB_UPLINK: accepted rates like 200mbit, 1gbit"; return 1; }
-	[[ $TB_QUEUE_BYTES =~ ^[0-9]+$ ]] && ((TB_QUEUE_BYTES >= 3000)) ||
-		{ tb_log "TB_QUEUE_BYTES=$TB_QUEUE_BYTES: accepted an integer >= 3000"; return 1; }
+	if ! tb_rate_bps "$TB_NIC" >/dev/null || ! tb_rate_bps "$TB_UPLINK" >/dev/null; then
+		tb_log "TB_NIC=$TB_NIC TB_UPLINK=$TB_UPLINK: accepted rates like 200mbit, 1gbit"
+		return 1
+	fi
+	if [[ ! $TB_QUEUE_BYTES =~ ^[0-9]+$ ]] || ((TB_QUEUE_BYTES < 3000)); then
+		tb_log "TB_QUEUE_BYTES=$TB_QUEUE_BYTES: accepted an integer >= 3000"
+		return 1
+	fi
 	TB_NNODES=$((TB_RACKS * TB_HOSTS))
 	((TB_RACKS >= 1 && TB_RACKS <= 16 && TB_HOSTS >= 1 && TB_NNODES <= 200)) ||
 		{ tb_log "TB_RACKS=$TB_RACKS TB_HOSTS=$TB_HOSTS: accepted 1-16 racks, at most 200 hosts"; return 1; }

@@ -41,13 +41,13 @@ tb_net_up "$emujob" || exit 1
 
 # job NAME RANK0_NODE RANK1_NODE PORT ITERATIONS [ENV...]: in the background.
 job() {
-	local name=$1 a=$2 b=$3 port=$4 n=$5 r node
+	local name=$1 n0=$2 n1=$3 port=$4 n=$5 r node
 	shift 5
 	for r in 1 0; do
-		node=$a
-		((r == 1)) && node=$b
+		node=$n0
+		((r == 1)) && node=$n1
 		tb_in_node "$node" env "$@" timeout 60 "$emujob" --ranks 2 --rank $r \
-			--rendezvous "$(tb_node_addr "$a"):$port" --compute 0ms --bytes "$BYTES" \
+			--rendezvous "$(tb_node_addr "$n0"):$port" --compute 0ms --bytes "$BYTES" \
 			--iterations "$n" --warmup 1 --json --quiet --timeout 20s \
 			>"$tmp/$name.$r" 2>"$tmp/$name.$r.err" &
 		pids+=($!)
