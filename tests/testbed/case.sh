@@ -166,7 +166,9 @@ tb_case_run() {
 	tb_case_json "$scen" "$pol" "$dir" "$t0" >"$dir/case.json.tmp" && mv "$dir/case.json.tmp" "$dir/case.json"
 }
 
-# case.json from the emujobs' own output (rank 0's JSON) and the runtime's reports.
+# case.json from the emujobs' own output (rank 0's JSON) and the runtime's reports;
+# per iteration the epoch that governed the burst (with running-step updates,
+# issue 11, it shows when a running job switched).
 # A job's compute is the time until its last rank was ready (the barrier waits
 # for the slowest rank; each rank's compute jitters on its own).
 tb_case_json() {
@@ -206,7 +208,7 @@ tb_case_json() {
 					skipped: .pace.skipped, comment: $comment
 				},
 				per_iteration: [.per_iteration[] | {start_s: ((.start_us - $t0) / 1e6),
-					iter_s: (.iter_ms / 1e3), comm_s: (.comm_ms / 1e3)}]
+					iter_s: (.iter_ms / 1e3), comm_s: (.comm_ms / 1e3), slot, epoch}]
 			}' "$out")")
 	done
 	printf '%s\n' "${jobs[@]}" | jq -s --arg s "$(basename "$scen" .conf)" --arg p "$pol" \
