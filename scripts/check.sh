@@ -7,13 +7,15 @@
 #   fuzz      every parser under libFuzzer with ASan/UBSan for a bounded time (scripts/fuzz.sh)
 #   pace      pacing runtime tiers that need root (tests/pace/run.sh, tests/emulation/run.sh)
 #   slurm     a real one-machine Slurm cluster (tests/slurm/run.sh)
+#   testbed   priority classes on shaped links, and a short emulated testbed through
+#             Slurm against the simulator (tests/testbed/run.sh; scripts/testbed.sh)
 # Usage: scripts/check.sh [TIER ...]   (default: all tiers)
 # Ends with one line "check: N passed, N failed, N skipped".
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-all=(unit cli sanitize fuzz distcheck pace slurm)
+all=(unit cli sanitize fuzz distcheck pace slurm testbed)
 tiers=("$@")
 ((${#tiers[@]})) || tiers=("${all[@]}")
 
@@ -107,6 +109,7 @@ for t in "${tiers[@]}"; do
 	fuzz) run_tier fuzz scripts/fuzz.sh "${HM_FUZZ_SECONDS:-60}" ;;
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
 	slurm) run_tier slurm tier_scripts tests/slurm/run.sh ;;
+	testbed) run_tier testbed tier_scripts tests/testbed/run.sh ;;
 	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;
 	esac
 done

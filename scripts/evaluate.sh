@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates docs/evaluation.md (and docs/img/decision-time.png): the five
 # policies side by side on (a) a testbed-sized contention scenario, (b) a
-# production-sized Clos, and (c) scheduling time vs cluster size.
+# production-sized Clos, and (c) scheduling time vs cluster size; (d) the
+# emulated testbed's last measured report (docs/eval/testbed-measured.md).
 #
 #   scripts/evaluate.sh [BUILD_DIR]        (default: build/, built if needed)
 # Environment:
@@ -35,6 +36,17 @@ if "$sim" --help 2>&1 | grep -q "among fair,optimal,cassini,crux,harmonics"; the
 else
 	runner=bench
 fi
+
+# Section (d), the emulated testbed: measured by scripts/testbed.sh --report
+# (root, about 12 minutes), not rerun here; its last report is kept in docs/eval.
+testbed_section() {
+	local f=$top/docs/eval/testbed-measured.md
+	if [[ -f $f ]]; then
+		cat "$f"
+	else
+		printf '## (d) The emulated testbed\n\nNot measured yet: `scripts/testbed.sh --quick --report docs/eval/testbed-measured.md --plot docs/img/testbed.png` (root).\n'
+	fi
+}
 
 # run NAME TOPO (trace:FILE|gen:SPEC) SEED JITTER BUDGET -> $tmp/NAME.csv, one
 # simulator run per policy (a policy that exceeds the time limit loses only
@@ -347,6 +359,8 @@ $bench_cmd_text
 $(awk -F, '{ printf "| %s | %s | %s | %.6f | %.6f | %.1f | %s |\n", $1, $2, $3, $4, $5, $6 / 1048576, $7 }' "$tmp/bench.csv")
 
 ![decision time vs GPUs](img/decision-time.png)
+
+$(testbed_section)
 
 ## Targets (issue 3, item 5), measured in the runs above
 

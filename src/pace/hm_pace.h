@@ -141,6 +141,16 @@ int hm_pace_report(hm_pace_t *p);
  * (for NCCL_IB_TC/SL and ncclConfig_t.trafficClass). */
 int hm_pace_prio(hm_pace_t *p);
 
+/*
+ * Mark the outgoing traffic of socket fd (IPv4) with the class in force:
+ * IP_TOS = hm_pace_class_dscp(class) << 2 (hm_pace_env.h), so switches (and tc
+ * filters) can queue it by class; Linux also derives the socket's local
+ * priority from it. Call again when the class may have changed. Returns the
+ * DSCP set, -1 when there is no class (nothing is changed: the socket keeps
+ * what it carries), or -2 with errno when setsockopt failed.
+ */
+int hm_pace_mark_socket(hm_pace_t *p, int fd);
+
 /* CLOCK_REALTIME now, microseconds since the Unix epoch. */
 int64_t hm_pace_now_us(void);
 

@@ -59,4 +59,17 @@
 /* The value of HARMONICS_MODE that disables pacing. */
 #define HM_PACE_MODE_OFF "off"
 
+/*
+ * DSCP of priority class prio (HARMONICS_PRIO), or -1 outside [0, 7]: EF, AF41,
+ * AF31, AF21, AF11, best effort, then CS1 ("scavenger", below best effort) for
+ * the two lowest. IP's TOS byte and RoCE's traffic class are DSCP << 2. The
+ * switches' (or tc's) DSCP -> queue map is site configuration.
+ */
+static inline int hm_pace_class_dscp(int prio)
+{
+	static const int class_dscp[8] = {46, 34, 26, 18, 10, 0, 8, 8};
+
+	return prio >= 0 && prio < 8 ? class_dscp[prio] : -1;
+}
+
 #endif

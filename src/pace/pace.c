@@ -6,9 +6,12 @@
 #include "pace_internal.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -222,6 +225,16 @@ int hm_pace_prio(hm_pace_t *p)
 	}
 	pthread_mutex_unlock(&p->mu);
 	return prio;
+}
+
+int hm_pace_mark_socket(hm_pace_t *p, int fd)
+{
+	int dscp = hm_pace_class_dscp(hm_pace_prio(p)), tos;
+
+	if (dscp < 0)
+		return -1;
+	tos = dscp << 2;
+	return setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) == 0 ? dscp : -2;
 }
 
 /* A new iteration starts at t_us: the interval from the previous one is a period sample. */

@@ -22,6 +22,10 @@ int main(int argc, char **argv)
 		ej_usage(stdout);
 		return 0;
 	}
+	if (o.dry_run) {
+		ej_print_resolved(&o, stdout);
+		return 0;
+	}
 	if (o.local > 0)
 		return ej_run_local(&o, stdout);
 	if (ej_run_rank(&o, stdout, &err) != HM_OK) {

@@ -28,6 +28,8 @@ enum { FMT_TABLE, FMT_JSON, FMT_CSV };
 typedef struct {
 	const char *topology, *topo_gen, *csv_columns, *trace, *generate, *policies, *plot;
 	double nic_bps, uplink_bps;
+	double launch_window_s; /* < 0: every decision reaches every running job */
+	bool declared_only;	/* policies see no measured times */
 	unsigned long seed;
 	int fmt;
 	bool per_job, quiet;
@@ -65,6 +67,12 @@ static void usage(FILE *out)
 		"  --jitter CV           per-iteration compute jitter, coefficient of variation\n"
 		"                        (default 0.02)\n"
 		"  --horizon S           stop after S simulated seconds (default: all jobs finish)\n"
+		"  --launch-window S     decisions reach a job only within S seconds of its start,\n"
+		"                        as assignments given to job steps at launch (default:\n"
+		"                        every decision reaches every running job)\n"
+		"  --declared-only       policies see only the jobs' declared profiles, no measured\n"
+		"                        iteration times (as the Slurm coordinator before its\n"
+		"                        measurements flow back)\n"
 		"Output:\n"
 		"  --json | --csv        machine-readable output instead of the table\n"
 		"  --per-job             include one row per job\n"
@@ -92,6 +100,8 @@ enum {
 	OPT_SEED,
 	OPT_JITTER,
 	OPT_HORIZON,
+	OPT_LAUNCH_WINDOW,
+	OPT_DECLARED_ONLY,
 	OPT_JSON,
 	OPT_CSV,
 	OPT_PER_JOB,
@@ -115,6 +125,8 @@ static const struct option long_opts[] = {
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"jitter", required_argument, NULL, OPT_JITTER},
 	{"horizon", required_argument, NULL, OPT_HORIZON},
+	{"launch-window", required_argument, NULL, OPT_LAUNCH_WINDOW},
+	{"declared-only", no_argument, NULL, OPT_DECLARED_ONLY},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"csv", no_argument, NULL, OPT_CSV},
 	{"per-job", no_argument, NULL, OPT_PER_JOB},
@@ -135,6 +147,7 @@ static int parse_args(int argc, char **argv, sim_args_t *a, hm_err_t *err)
 	memset(a, 0, sizeof(*a));
 	a->policies = "all";
 	a->seed = 1;
+	a->launch_window_s = -1;
 	hm_policy_cfg_defaults(&a->pcfg);
 	a->pcfg.epoch_s = 30;
 	hm_sim_opts_defaults(&a->sopts);
@@ -183,6 +196,11 @@ static int parse_args(int argc, char **argv, sim_args_t *a, hm_err_t *err)
 		case OPT_HORIZON:
 			rc = hm_parse_duration_s(optarg, 0, 1e9, &a->sopts.horizon_s, "--horizon", err);
 			break;
+		case OPT_LAUNCH_WINDOW:
+			rc = hm_parse_duration_s(optarg, 0, 1e6, &a->launch_window_s, "--launch-window",
+						 err);
+			break;
+		case OPT_DECLARED_ONLY: a->declared_only = true; break;
 		case OPT_JSON: a->fmt = FMT_JSON; break;
 		case OPT_CSV: a->fmt = FMT_CSV; break;
 		case OPT_PER_JOB: a->per_job = true; break;
@@ -344,6 +362,98 @@ static void progress_bar(double frac, void *arg)
 	fflush(stderr);
 }
 
+/*
+ * What the Slurm path gives a policy today, as a wrapper around the chosen
+ * policy (one run at a time: file-static). --launch-window: the policy decides
+ * as usual, but a job applies a new decision only within the window after its
+ * start (a job step's assignment reaches it once, at launch); older jobs keep
+ * the decision they had. --declared-only: the policy sees no measured times.
+ */
+static struct {
+	const hm_policy_ops_t *inner;
+	double window_s; /* < 0: no window */
+	bool declared_only;
+} launch;
+
+typedef struct {
+	void *inner_state;
+	hm_decision_t *saved;
+	int cap;
+} launch_state_t;
+
+static hm_rc_t launch_create(const hm_policy_cfg_t *cfg, void **state, hm_err_t *err)
+{
+	launch_state_t *ls = calloc(1, sizeof(*ls));
+
+	if (!ls)
+		return hm_err_set(err, HM_ERR_NOMEM, "out of memory");
+	*state = ls;
+	return launch.inner->create ? launch.inner->create(cfg, &ls->inner_state, err) : HM_OK;
+}
+
+static hm_rc_t launch_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
+{
+	launch_state_t *ls = state;
+	hm_rc_t rc;
+
+	if (ctx->njobs > ls->cap) {
+		hm_decision_t *d = realloc(ls->saved, sizeof(*d) * (size_t)ctx->njobs);
+
+		if (!d)
+			return hm_err_set(err, HM_ERR_NOMEM, "out of memory");
+		ls->saved = d;
+		ls->cap = ctx->njobs;
+	}
+	for (int i = 0; i < ctx->njobs; i++) {
+		hm_sched_job_t *j = &ctx->jobs[i];
+
+		ls->saved[i] = j->dec;
+		if (launch.declared_only)
+			j->meas_iter_s = j->meas_compute_s = j->meas_comm_s = j->meas_iter_sd_s = 0;
+	}
+	if ((rc = launch.inner->decide(ls->inner_state, ctx, err)) != HM_OK)
+		return rc;
+	for (int i = 0; i < ctx->njobs; i++)
+		if (launch.window_s >= 0 && ctx->now_s - ctx->jobs[i].start_s > launch.window_s)
+			ctx->jobs[i].dec = ls->saved[i];
+	return HM_OK;
+}
+
+static void launch_destroy(void *state)
+{
+	launch_state_t *ls = state;
+
+	if (!ls)
+		return;
+	if (launch.inner->destroy)
+		launch.inner->destroy(ls->inner_state);
+	free(ls->saved);
+	free(ls);
+}
+
+static int launch_place(void *state, hm_sched_ctx_t *ctx, const hm_placement_t *cands,
+			const hm_traffic_t *cand_traffic, int ncands)
+{
+	launch_state_t *ls = state;
+
+	return launch.inner->place(ls->inner_state, ctx, cands, cand_traffic, ncands);
+}
+
+static hm_policy_ops_t launch_ops(const hm_policy_ops_t *inner, double window_s,
+				  bool declared_only)
+{
+	hm_policy_ops_t o = *inner;
+
+	launch.inner = inner;
+	launch.window_s = window_s;
+	launch.declared_only = declared_only;
+	o.create = launch_create;
+	o.decide = inner->decide ? launch_decide : NULL;
+	o.destroy = launch_destroy;
+	o.place = inner->place ? launch_place : NULL;
+	return o;
+}
+
 int main(int argc, char **argv)
 {
 	const hm_policy_ops_t *pols[16];
@@ -380,12 +490,16 @@ int main(int argc, char **argv)
 	for (int i = 0; i < npol; i++) {
 		progress_t prog = {.policy = pols[i]->name, .last = -1};
 		hm_sim_opts_t so = a.sopts;
+		hm_policy_ops_t ops = *pols[i];
+
+		if (a.launch_window_s >= 0 || a.declared_only)
+			ops = launch_ops(pols[i], a.launch_window_s, a.declared_only);
 
 		if (!a.quiet && isatty(STDERR_FILENO)) {
 			so.progress = progress_bar;
 			so.progress_arg = &prog;
 		}
-		if (hm_sim_run(topo, &wl, pols[i], &a.pcfg, &so, &res[i], &err) != HM_OK) {
+		if (hm_sim_run(topo, &wl, &ops, &a.pcfg, &so, &res[i], &err) != HM_OK) {
 			fprintf(stderr, "harmonics-sim: policy %s: %s\n", pols[i]->name, err.msg);
 			goto out;
 		}

@@ -68,6 +68,25 @@ jq 'del(.policies[].sched_time_s, .policies[].max_decision_s, .policies[].sim_wa
 "$sim" --policy fair --json -q | jq 'del(.policies[].sched_time_s, .policies[].max_decision_s, .policies[].sim_wall_s)' >"$tmp/b.json"
 if cmp -s "$tmp/a.json" "$tmp/b.json"; then ok "deterministic for a seed"; else not_ok "deterministic for a seed"; fi
 
+# --launch-window: decisions reach a job only near its start; a window longer
+# than the run changes nothing.
+printf 'arrival_s,gpus,model,iterations,nodes\n0,16,bert-base,200,"gpu01,gpu05"\n30,16,bert-base,100,"gpu02,gpu06"\n' >"$tmp/late.csv"
+expect "bad --launch-window rejected" 2 "$sim" --launch-window -1 && has "bad window named" '--launch-window' "$tmp/err"
+nt='del(.policies[].sched_time_s, .policies[].max_decision_s, .policies[].sim_wall_s)'
+"$sim" --topology "$fx/topology.conf" --trace "$tmp/late.csv" --policy harmonics,crux --json -q | jq "$nt" >"$tmp/lw-a.json"
+"$sim" --topology "$fx/topology.conf" --trace "$tmp/late.csv" --policy harmonics,crux --json -q \
+	--launch-window 1e6 | jq "$nt" >"$tmp/lw-b.json"
+if jq -e ".policies[0].completed == 2" "$tmp/lw-a.json" >/dev/null && cmp -s "$tmp/lw-a.json" "$tmp/lw-b.json"; then
+	ok "--launch-window longer than the run = every decision applied"
+else
+	not_ok "--launch-window longer than the run = every decision applied"
+fi
+expect "--declared-only" 0 "$sim" --topology "$fx/topology.conf" --trace "$tmp/late.csv" --policy harmonics \
+	--declared-only --json -q && { jq -e '.policies[0].completed == 2' "$tmp/out" >/dev/null &&
+	ok "--declared-only runs every job" || not_ok "--declared-only runs every job"; }
+expect "--launch-window 0" 0 "$sim" --topology "$fx/topology.conf" --trace "$tmp/late.csv" --policy harmonics \
+	--launch-window 0 --json -q && { jq -e '.policies[0].completed == 2' "$tmp/out" >/dev/null && ok "--launch-window 0 runs every job" || not_ok "--launch-window 0 runs every job"; }
+
 # Loaders through the CLI: topology.conf + trace with fixed nodes.
 if expect "topology.conf + trace" 0 "$sim" --topology "$fx/topology.conf" --trace "$fx/trace.csv" --policy fair --per-job -q; then
 	has "table has fair row" '^fair ' "$tmp/out"

@@ -86,9 +86,22 @@ done
 grep "^summary pace" "$tmp/switch.txt"
 echo "ok: ranks switched from epoch 1 to 2 at T together"
 
-# 4. Strict options.
+# 4. --dry-run resolves a scaled catalogue model and the class's DSCP; a run marks
+# its sockets with that DSCP (IP_TOS), and says so.
+d=$("$ej" --model bert-base --scale 0.5 --bytes-scale 0.1 --dry-run) || fail "--dry-run failed"
+echo "$d" | grep -q '"bytes":22000000' || fail "--dry-run bytes (bert-base 440 MB x 0.5 x 0.1): $d"
+echo "$d" | grep -q '"dscp":null' || fail "--dry-run without an assignment has a DSCP: $d"
+d=$(HARMONICS_MODE=crux HARMONICS_PERIOD_US=0 HARMONICS_PRIO=2 "$ej" --dry-run)
+echo "$d" | grep -q '"prio":2,"dscp":26' || fail "--dry-run class 2 is not DSCP 26: $d"
+HARMONICS_MODE=crux HARMONICS_PERIOD_US=0 HARMONICS_PRIO=6 timeout 60 "$ej" --local 2 \
+	--compute 1ms --bytes 100KB --iterations 2 --json --quiet >"$tmp/prio.json" || fail "class 6 run failed"
+grep -q '"dscp":8' "$tmp/prio.json" || fail "class 6 run did not mark DSCP 8: $(cat "$tmp/prio.json")"
+echo "ok: --dry-run and the class's DSCP"
+
+# 5. Strict options.
 for bad in "--bytes 3parsecs" "--ranks 0" "--compute-mode lazy" "--model nosuch" "--frob" \
-	"--ranks 2 --rank 2 --rendezvous 127.0.0.1:1" "--local 2 --rendezvous 127.0.0.1:1"; do
+	"--ranks 2 --rank 2 --rendezvous 127.0.0.1:1" "--local 2 --rendezvous 127.0.0.1:1" \
+	"--bytes 1MB --bytes-scale 0.5" "--model resnet50 --bytes-scale 0"; do
 	# shellcheck disable=SC2086
 	"$ej" $bad >/dev/null 2>"$tmp/err"
 	rc=$?
@@ -98,7 +111,7 @@ for bad in "--bytes 3parsecs" "--ranks 0" "--compute-mode lazy" "--model nosuch"
 done
 "$ej" --help | grep -q -- '--rendezvous' || fail "--help lacks --rendezvous"
 
-# 5. A rank whose peers never come fails within its timeout instead of hanging.
+# 6. A rank whose peers never come fails within its timeout instead of hanging.
 timeout 20 "$ej" --ranks 2 --rank 1 --rendezvous 127.0.0.1:9 --timeout 1s >/dev/null 2>"$tmp/err"
 rc=$?
 [ $rc = 1 ] || fail "missing peer: exit $rc, expected 1"

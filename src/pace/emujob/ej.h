@@ -2,8 +2,7 @@
  * ej.h - harmonics-emujob internals: an emulated data-parallel training job.
  * N ranks (processes) loop compute + a real ring all-reduce over TCP, with a
  * barrier that carries each rank's ready time up to rank 0 and the chosen slot
- * id (the slot's start time, hm_pace.h) back down, calling libharmonics-pace
- * around the burst.
+ * index back down, calling libharmonics-pace around the burst.
  *
  * Units: microseconds (_us), seconds (_s), bytes (_bytes).
  */
@@ -26,6 +25,7 @@ typedef struct {
 	int rdv_port;       /* rendezvous TCP port */
 	char model[64];     /* catalogue name or "" */
 	double scale;       /* multiplies the model's bytes and compute */
+	double bytes_scale; /* multiplies the model's bytes once more (a slower network) */
 	double compute_s;   /* per-iteration compute */
 	ej_compute_mode_t compute_mode;
 	double jitter;    /* coefficient of variation of compute, [0, 0.5] (uniform) */
@@ -36,6 +36,7 @@ typedef struct {
 	char tcp_cc[16];  /* per-socket congestion control, "" = system default */
 	bool json;
 	bool quiet;    /* no per-iteration lines */
+	bool dry_run;  /* print the resolved job (JSON) and exit */
 	int listen_fd; /* rank 0's rendezvous socket when inherited (--local), else -1 */
 } ej_opts_t;
 
@@ -62,7 +63,7 @@ hm_rc_t ej_net_listen_any(int port, int *fd_out, int *port_out, hm_err_t *err);
 
 /*
  * Barrier: every rank sends (iteration, ready_us) up; rank 0 calls plan(ctx,
- * max ready) and sends the slot id (a time) down. Returns it in *slot on every rank.
+ * max ready) and sends the slot down. Returns the slot in *slot on every rank.
  */
 typedef int64_t (*ej_plan_fn)(void *ctx, int64_t max_ready_us);
 hm_rc_t ej_net_barrier(ej_net_t *n, uint32_t iter, int64_t ready_us, ej_plan_fn plan, void *ctx,
@@ -72,6 +73,8 @@ hm_rc_t ej_net_barrier(ej_net_t *n, uint32_t iter, int64_t ready_us, ej_plan_fn 
 hm_rc_t ej_net_allreduce(ej_net_t *n, float *buf, size_t count, hm_err_t *err);
 
 /* ---- the run (ej_run.c) ---- */
+/* --dry-run: the resolved job and the traffic class it would use, as JSON. */
+void ej_print_resolved(const ej_opts_t *o, FILE *out);
 /* Run this rank to completion; rank 0 prints the results to out. */
 hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err);
 /* --local: fork o->local ranks on 127.0.0.1 and wait for them. Exit status. */

@@ -30,6 +30,8 @@ void ej_usage(FILE *f)
 	      "Work:\n"
 	      "  --model NAME           compute time and gradient bytes of a catalogue model\n"
 	      "  --scale F              multiply the model's bytes and compute by F (default 1)\n"
+	      "  --bytes-scale F        multiply the model's bytes once more, e.g. by emulated /\n"
+	      "                         real link speed (default 1)\n"
 	      "  --compute DURATION     compute per iteration, e.g. 200ms (default 100ms)\n"
 	      "  --compute-mode MODE    sleep (default) or busy\n"
 	      "  --compute-jitter CV    per-iteration compute variation, coefficient of variation\n"
@@ -42,6 +44,7 @@ void ej_usage(FILE *f)
 	      "Output (rank 0):\n"
 	      "  --json                 JSON instead of text\n"
 	      "  --quiet                summary only, no per-iteration lines\n"
+	      "  --dry-run              print the resolved job and its traffic class (JSON), exit\n"
 	      "  --help                 this text\n",
 	      f);
 }
@@ -53,6 +56,7 @@ enum {
 	OPT_RDV,
 	OPT_MODEL,
 	OPT_SCALE,
+	OPT_BYTES_SCALE,
 	OPT_COMPUTE,
 	OPT_COMPUTE_MODE,
 	OPT_JITTER,
@@ -63,6 +67,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_JSON,
 	OPT_QUIET,
+	OPT_DRY_RUN,
 	OPT_HELP,
 };
 
@@ -73,6 +78,7 @@ static const struct option long_opts[] = {
     {"rendezvous", required_argument, NULL, OPT_RDV},
     {"model", required_argument, NULL, OPT_MODEL},
     {"scale", required_argument, NULL, OPT_SCALE},
+    {"bytes-scale", required_argument, NULL, OPT_BYTES_SCALE},
     {"compute", required_argument, NULL, OPT_COMPUTE},
     {"compute-mode", required_argument, NULL, OPT_COMPUTE_MODE},
     {"compute-jitter", required_argument, NULL, OPT_JITTER},
@@ -83,6 +89,7 @@ static const struct option long_opts[] = {
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"json", no_argument, NULL, OPT_JSON},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -152,7 +159,11 @@ static hm_rc_t apply_model(ej_opts_t *o, bool have_compute, bool have_bytes, hm_
 	const hm_model_t *m;
 
 	if (!o->model[0])
-		return HM_OK;
+		return o->bytes_scale == 1.0
+			   ? HM_OK
+			   : hm_err_set(err, HM_ERR_INVAL,
+					"--bytes-scale applies to a --model's bytes; with --bytes, "
+					"give the size itself");
 	m = hm_catalogue_find(o->model);
 	if (!m)
 		return hm_err_set(err, HM_ERR_NOTFOUND, "--model: unknown model '%s'; accepted: %s",
@@ -160,7 +171,7 @@ static hm_rc_t apply_model(ej_opts_t *o, bool have_compute, bool have_bytes, hm_
 	if (!have_compute)
 		o->compute_s = m->compute_s * o->scale;
 	if (!have_bytes)
-		o->bytes = m->params * m->bytes_per_param * o->scale;
+		o->bytes = m->params * m->bytes_per_param * o->scale * o->bytes_scale;
 	if (o->bytes > EJ_MAX_BYTES)
 		return hm_err_set(err, HM_ERR_RANGE,
 				  "--model %s: %.3g bytes per iteration exceeds %.0g; use --scale "
@@ -178,6 +189,7 @@ hm_rc_t ej_opts_parse(int argc, char **argv, ej_opts_t *o, bool *help, hm_err_t 
 	memset(o, 0, sizeof(*o));
 	o->nranks = 1;
 	o->scale = 1.0;
+	o->bytes_scale = 1.0;
 	o->compute_s = 0.1;
 	o->bytes = 4e6;
 	o->iterations = 20;
@@ -209,6 +221,10 @@ hm_rc_t ej_opts_parse(int argc, char **argv, ej_opts_t *o, bool *help, hm_err_t 
 			break;
 		case OPT_SCALE:
 			rc = hm_parse_double(optarg, 1e-6, 1e3, &o->scale, "--scale", err);
+			break;
+		case OPT_BYTES_SCALE:
+			rc = hm_parse_double(optarg, 1e-9, 1e3, &o->bytes_scale, "--bytes-scale",
+					     err);
 			break;
 		case OPT_COMPUTE:
 			rc = hm_parse_duration_s(optarg, 0, 3600, &o->compute_s, "--compute", err);
@@ -261,6 +277,9 @@ hm_rc_t ej_opts_parse(int argc, char **argv, ej_opts_t *o, bool *help, hm_err_t 
 			break;
 		case OPT_QUIET:
 			o->quiet = true;
+			break;
+		case OPT_DRY_RUN:
+			o->dry_run = true;
 			break;
 		case OPT_HELP:
 			*help = true;

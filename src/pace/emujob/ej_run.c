@@ -16,9 +16,12 @@
 #include "hm_pace_env.h"
 
 typedef struct {
-	double iter_ms, comm_ms, wait_ms;
-	int64_t slot;  /* slot id = its start time (us), HM_PACE_NO_SLOT when free */
-	int64_t epoch; /* assignment epoch that governed the burst, -1 before any */
+	double iter_ms, comm_ms, wait_ms, compute_ms;
+	double
+	    ready_ms; /* rank 0: iteration start until every rank was ready (the job's compute) */
+	int64_t start_us; /* CLOCK_REALTIME at the iteration's start */
+	int64_t slot;     /* slot id = its start time (us), HM_PACE_NO_SLOT when free */
+	int64_t epoch;    /* assignment epoch that governed the burst, -1 before any */
 } ej_iter_t;
 
 /* Compute time of one iteration: uniform with the asked coefficient of variation
@@ -45,9 +48,18 @@ static void compute(const ej_opts_t *o, unsigned *seed)
 		; /* busy: a GPU-less stand-in for a saturated device */
 }
 
+/* The barrier's planner (rank 0): remembers when the last rank was ready. */
+typedef struct {
+	hm_pace_t *p;
+	int64_t max_ready_us;
+} ej_plan_t;
+
 static int64_t plan_cb(void *ctx, int64_t max_ready_us)
 {
-	return hm_pace_plan((hm_pace_t *)ctx, max_ready_us);
+	ej_plan_t *pl = ctx;
+
+	pl->max_ready_us = max_ready_us;
+	return hm_pace_plan(pl->p, max_ready_us);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -104,12 +116,25 @@ static json_object *dist_json(ej_dist_t d)
 	return j;
 }
 
-static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, const hm_pace_stats_t *ps,
-			  bool active, FILE *out)
+typedef struct {
+	hm_pace_stats_t ps;
+	bool active;
+	int prio;         /* class in force at the end, -1 = none */
+	int dscp;         /* DSCP the sockets carried last, -1 = unmarked */
+	int64_t start_us; /* CLOCK_REALTIME at the start of the first (warm-up) iteration */
+	int64_t end_us;   /* CLOCK_REALTIME at the end of the last iteration */
+} ej_summary_t;
+
+static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, const ej_summary_t *sm,
+			  FILE *out)
 {
+	const hm_pace_stats_t *ps = &sm->ps;
+	bool active = sm->active;
 	ej_dist_t di = dist(it, n, offsetof(ej_iter_t, iter_ms));
 	ej_dist_t dc = dist(it, n, offsetof(ej_iter_t, comm_ms));
 	ej_dist_t dw = dist(it, n, offsetof(ej_iter_t, wait_ms));
+	ej_dist_t dp = dist(it, n, offsetof(ej_iter_t, compute_ms));
+	ej_dist_t dr = dist(it, n, offsetof(ej_iter_t, ready_ms));
 
 	if (o->json) {
 		json_object *j = json_object_new_object(), *arr = json_object_new_array();
@@ -124,6 +149,16 @@ static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, const 
 		json_object_object_add(j, "iter_ms", dist_json(di));
 		json_object_object_add(j, "comm_ms", dist_json(dc));
 		json_object_object_add(j, "wait_ms", dist_json(dw));
+		json_object_object_add(j, "compute_ms", dist_json(dp));
+		json_object_object_add(j, "ready_ms", dist_json(dr));
+		json_object_object_add(j, "start_us", json_object_new_int64(sm->start_us));
+		json_object_object_add(j, "end_us", json_object_new_int64(sm->end_us));
+		json_object_object_add(pj, "prio",
+				       sm->prio < 0 ? json_object_new_null()
+						    : json_object_new_int(sm->prio));
+		json_object_object_add(pj, "dscp",
+				       sm->dscp < 0 ? json_object_new_null()
+						    : json_object_new_int(sm->dscp));
 		json_object_object_add(pj, "active", json_object_new_boolean(active));
 		json_object_object_add(pj, "paced", json_object_new_int64(ps->paced));
 		json_object_object_add(pj, "late", json_object_new_int64(ps->late));
@@ -144,6 +179,12 @@ static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, const 
 			json_object_object_add(e, "iter_ms", json_object_new_double(it[i].iter_ms));
 			json_object_object_add(e, "comm_ms", json_object_new_double(it[i].comm_ms));
 			json_object_object_add(e, "wait_ms", json_object_new_double(it[i].wait_ms));
+			json_object_object_add(e, "compute_ms",
+					       json_object_new_double(it[i].compute_ms));
+			json_object_object_add(e, "ready_ms",
+					       json_object_new_double(it[i].ready_ms));
+			json_object_object_add(e, "start_us",
+					       json_object_new_int64(it[i].start_us));
 			json_object_object_add(e, "slot",
 					       it[i].slot == HM_PACE_NO_SLOT
 						   ? json_object_new_null()
@@ -197,6 +238,29 @@ static hm_rc_t check_sum(const float *buf, size_t count, int nranks, hm_err_t *e
 				      : hm_err_set(err, HM_ERR_PROTO, "all-reduce tail is wrong");
 }
 
+/* Mark every socket of the job (ring and barrier: a barrier held behind another
+ * class's burst would delay the job like its own data) with the class in force
+ * when it changed (an assignment update may change it); *dscp keeps what they carry. */
+static hm_rc_t mark_sockets(hm_pace_t *p, const ej_net_t *net, int *dscp, hm_err_t *err)
+{
+	int want = hm_pace_class_dscp(hm_pace_prio(p));
+
+	if (want < 0 || want == *dscp)
+		return HM_OK; /* no class: the sockets keep what they carry */
+	for (int i = -3; i < (net->down_fds ? net->nranks : 0); i++) {
+		int fd = i == -3   ? net->next_fd
+			 : i == -2 ? net->prev_fd
+			 : i == -1 ? net->up_fd
+				   : net->down_fds[i];
+
+		if (fd >= 0 && hm_pace_mark_socket(p, fd) == -2)
+			return hm_err_set(err, HM_ERR_IO, "rank %d: IP_TOS (DSCP %d): %s",
+					  net->rank, want, strerror(errno));
+	}
+	*dscp = want;
+	return HM_OK;
+}
+
 hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 {
 	ej_net_t net = {.next_fd = -1, .prev_fd = -1, .up_fd = -1};
@@ -205,8 +269,8 @@ hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 	ej_iter_t *it = calloc((size_t)o->iterations, sizeof(*it));
 	float *buf = malloc((count ? count : 1) * sizeof(float));
 	hm_pace_t *p = NULL;
-	hm_pace_stats_t ps;
-	bool active;
+	ej_summary_t sm = {.dscp = -1};
+	ej_plan_t pl = {0};
 	hm_rc_t rc;
 	char rank_s[16];
 	unsigned seed = (unsigned)hm_pace_now_us() ^ (unsigned)getpid() * 2654435761u;
@@ -215,6 +279,7 @@ hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 	snprintf(rank_s, sizeof(rank_s), "%d", o->rank);
 	setenv(HM_PACE_ENV_RANK, rank_s, 1);
 	p = hm_pace_init();
+	pl.p = p;
 
 	if (count == 0)
 		count = 1;
@@ -228,14 +293,19 @@ hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 	for (int i = 0; i < total; i++) {
 		int64_t t0 = hm_pace_now_us(), ready, start, end, slot = HM_PACE_NO_SLOT;
 
+		if (i == 0)
+			sm.start_us = t0;
 		hm_pace_iter_begin(p);
+		if ((rc = mark_sockets(p, &net, &sm.dscp, err)))
+			goto out;
 		compute(o, &seed);
 		for (size_t k = 0; k < count; k++)
 			buf[k] = (float)(o->rank + 1);
 		ready = hm_pace_now_us();
 		/* Rank 0 plans once with the latest ready time and sends the slot id (a time)
 		 * to every rank: all wait for the same instant across an update. */
-		if ((rc = ej_net_barrier(&net, (uint32_t)i, ready, plan_cb, p, &slot, err)))
+		pl.max_ready_us = ready;
+		if ((rc = ej_net_barrier(&net, (uint32_t)i, ready, plan_cb, &pl, &slot, err)))
 			goto out;
 		hm_pace_comm_begin_slot(p, slot);
 		start = hm_pace_now_us();
@@ -254,21 +324,49 @@ hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 			e->iter_ms = (double)(end - t0) / 1e3;
 			e->comm_ms = (double)(end - start) / 1e3;
 			e->wait_ms = (double)(start - ready) / 1e3;
+			e->compute_ms = (double)(ready - t0) / 1e3;
+			e->ready_ms = (double)(pl.max_ready_us - t0) / 1e3;
+			e->start_us = t0;
 			e->slot = slot;
 			hm_pace_stats(p, &now_st);
 			e->epoch = now_st.applied_epoch;
 		}
+		sm.end_us = end;
 	}
-	hm_pace_stats(p, &ps);
-	active = hm_pace_active(p);
+	hm_pace_stats(p, &sm.ps);
+	sm.active = hm_pace_active(p);
+	sm.prio = hm_pace_prio(p);
 	if (o->rank == 0)
-		print_results(o, it, o->iterations, &ps, active, out);
+		print_results(o, it, o->iterations, &sm, out);
 out:
 	ej_net_close(&net);
 	hm_pace_fini(p);
 	free(buf);
 	free(it);
 	return rc;
+}
+
+void ej_print_resolved(const ej_opts_t *o, FILE *out)
+{
+	hm_pace_t *p = hm_pace_init();
+	int prio = hm_pace_prio(p);
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "ranks", json_object_new_int(o->nranks));
+	json_object_object_add(j, "model", json_object_new_string(o->model));
+	json_object_object_add(j, "compute_s", json_object_new_double(o->compute_s));
+	json_object_object_add(j, "compute_jitter", json_object_new_double(o->jitter));
+	json_object_object_add(j, "bytes", json_object_new_double(o->bytes));
+	json_object_object_add(j, "iterations", json_object_new_int(o->iterations));
+	json_object_object_add(j, "warmup", json_object_new_int(o->warmup));
+	json_object_object_add(j, "prio",
+			       prio < 0 ? json_object_new_null() : json_object_new_int(prio));
+	json_object_object_add(j, "dscp",
+			       prio < 0 ? json_object_new_null()
+					: json_object_new_int(hm_pace_class_dscp(prio)));
+	fprintf(out, "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
+	json_object_put(j);
+	hm_pace_fini(p);
 }
 
 int ej_run_local(ej_opts_t *o, FILE *out)

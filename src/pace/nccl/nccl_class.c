@@ -7,13 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Class -> DSCP (RoCE traffic class = DSCP << 2): EF, AF41, AF31, AF21, AF11,
- * best effort, then CS1 ("scavenger", below best effort) for the two lowest. */
-static const int class_dscp[8] = {46, 34, 26, 18, 10, 0, 8, 8};
+#include "../hm_pace_env.h" /* the class -> DSCP table */
 
+/* RoCE traffic class = DSCP << 2. */
 int hm_nccl_class_tc(int prio)
 {
-	return prio >= 0 && prio < 8 ? class_dscp[prio] << 2 : -1;
+	int dscp = hm_pace_class_dscp(prio);
+
+	return dscp < 0 ? -1 : dscp << 2;
 }
 
 int hm_nccl_class_sl(int prio)
