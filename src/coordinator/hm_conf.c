@@ -39,6 +39,10 @@ typedef enum {
 	K_REQ_TIMEOUT,
 	K_CONN_TIMEOUT,
 	K_MAX_MSG,
+	K_RUN_DIR,
+	K_HEARTBEAT,
+	K_AGENT_VALIDITY,
+	K_UPDATE_LEAD,
 	K_FAIL_OPEN,
 	K_LOG_LEVEL,
 	K_STATE_FILE,
@@ -66,6 +70,10 @@ static const char *const key_names[K__COUNT] = {
     [K_REQ_TIMEOUT] = "RequestTimeout",
     [K_CONN_TIMEOUT] = "ConnectionTimeout",
     [K_MAX_MSG] = "MaxMessageSize",
+    [K_RUN_DIR] = "RunDir",
+    [K_HEARTBEAT] = "HeartbeatInterval",
+    [K_AGENT_VALIDITY] = "AgentValidity",
+    [K_UPDATE_LEAD] = "UpdateLead",
     [K_FAIL_OPEN] = "FailOpen",
     [K_LOG_LEVEL] = "LogLevel",
     [K_STATE_FILE] = "StateFile",
@@ -106,6 +114,10 @@ void hm_conf_defaults(hm_conf_t *conf)
 	conf->request_timeout_ms = 2000;
 	conf->conn_timeout_ms = 1000;
 	conf->max_message_bytes = 65536;
+	snprintf(conf->run_dir, sizeof(conf->run_dir), "/run/harmonics");
+	conf->heartbeat_ms = 1000;
+	conf->agent_valid_ms = 3 * conf->heartbeat_ms;
+	conf->update_lead_ms = 1000;
 	conf->fail_open = true;
 	conf->log_level = HM_LOG_INFO;
 	conf->admin_comment_max_bytes = 512;
@@ -141,6 +153,31 @@ static bool valid_hostname(const char *s)
 		if (!isalnum((unsigned char)*s) && *s != '.' && *s != '-' && *s != '_')
 			return false;
 	return true;
+}
+
+/* A "." or ".." path component. */
+static bool has_dot_component(const char *path)
+{
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, "/");
+
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return true;
+		p += n;
+		p += *p == '/';
+	}
+	return false;
+}
+
+/* RunDir: absolute, not "/", no "." or ".." component (the agent builds paths under it). */
+static hm_rc_t set_run_dir(hm_conf_t *c, const char *val, const char *key, hm_err_t *err)
+{
+	if (val[0] != '/' || val[strspn(val, "/")] == '\0' || has_dot_component(val))
+		return hm_err_set(err, HM_ERR_INVAL,
+				  "%s='%s' is not accepted (accepted: an absolute directory path "
+				  "other than /, without '.' or '..' components)",
+				  key, val);
+	return set_str(c->run_dir, sizeof(c->run_dir), val, key, err);
 }
 
 static hm_rc_t set_key(hm_conf_t *c, conf_key_t k, const char *val, hm_err_t *err)
@@ -257,6 +294,18 @@ static hm_rc_t set_key(hm_conf_t *c, conf_key_t k, const char *val, hm_err_t *er
 			c->max_message_bytes = (int)bytes;
 		break;
 	}
+	case K_RUN_DIR:
+		rc = set_run_dir(c, val, key, err);
+		break;
+	case K_HEARTBEAT:
+		rc = set_ms(&c->heartbeat_ms, val, 0.1, 60, key, err);
+		break;
+	case K_AGENT_VALIDITY:
+		rc = set_ms(&c->agent_valid_ms, val, 0.2, 3600, key, err);
+		break;
+	case K_UPDATE_LEAD:
+		rc = set_ms(&c->update_lead_ms, val, 0.2, 600, key, err);
+		break;
 	case K_FAIL_OPEN:
 		rc = hm_parse_bool(val, &b, key, err);
 		if (rc == HM_OK)
@@ -289,6 +338,36 @@ static hm_rc_t set_key(hm_conf_t *c, conf_key_t k, const char *val, hm_err_t *er
 		rc = hm_err_set(err, HM_ERR_INVAL, "internal: key %d", (int)k);
 	}
 	return rc;
+}
+
+/*
+ * The node agent's timing keys depend on each other: derive the ones not given
+ * from HeartbeatInterval, and refuse values that would let a step's assignment
+ * expire between two renewals or switch before every rank can have read it.
+ */
+static hm_rc_t agent_timing_check(hm_conf_t *c, const int *key_line, const char *fname,
+				  hm_err_t *err)
+{
+	int min_lead_ms = c->heartbeat_ms + 2 * HM_CONF_RUNTIME_POLL_MS;
+
+	if (!key_line[K_AGENT_VALIDITY])
+		c->agent_valid_ms = 3 * c->heartbeat_ms;
+	if (!key_line[K_UPDATE_LEAD])
+		c->update_lead_ms = min_lead_ms > 1000 ? min_lead_ms : 1000;
+	if (c->agent_valid_ms < 2 * c->heartbeat_ms)
+		return hm_err_set(err, HM_ERR_RANGE,
+				  "%s:%d: AgentValidity=%dms is shorter than two heartbeats "
+				  "(HeartbeatInterval=%dms; accepted: AgentValidity >= %dms)",
+				  fname, key_line[K_AGENT_VALIDITY], c->agent_valid_ms,
+				  c->heartbeat_ms, 2 * c->heartbeat_ms);
+	if (c->update_lead_ms < min_lead_ms)
+		return hm_err_set(err, HM_ERR_RANGE,
+				  "%s:%d: UpdateLead=%dms is shorter than a heartbeat and two polls "
+				  "of the runtime (HeartbeatInterval=%dms; accepted: UpdateLead >= "
+				  "%dms)",
+				  fname, key_line[K_UPDATE_LEAD], c->update_lead_ms, c->heartbeat_ms,
+				  min_lead_ms);
+	return HM_OK;
 }
 
 static int find_key(const char *key)
@@ -356,6 +435,8 @@ hm_rc_t hm_conf_load_string(const char *text, const char *fname, hm_conf_t *conf
 			}
 		}
 	}
+	if ((rc = agent_timing_check(&c, key_line, fname, err)) != HM_OK)
+		goto out;
 	if (c.reserved_levels >= c.prio_levels) {
 		int ln = key_line[K_RESERVED_LEVELS] ? key_line[K_RESERVED_LEVELS]
 						     : key_line[K_PRIO_LEVELS];
@@ -472,12 +553,14 @@ void hm_conf_format(const hm_conf_t *c, char *buf, size_t len)
 		 "PriorityLevels=%d\nReservedLevels=%d\nDecisionBudget=%gs\nGuard=%gs\n"
 		 "AssignmentValidity=%gs\nTopology=%s\nGpusPerNode=%d\nNicSpeed=%gGbps\n"
 		 "UplinkSpeed=%gGbps\nListenAddress=%s\nListenPort=%d\nCoordinatorHost=%s\n"
-		 "RequestTimeout=%dms\nConnectionTimeout=%dms\nMaxMessageSize=%d\nFailOpen=%s\n"
+		 "RequestTimeout=%dms\nConnectionTimeout=%dms\nMaxMessageSize=%d\nRunDir=%s\n"
+		 "HeartbeatInterval=%dms\nAgentValidity=%dms\nUpdateLead=%dms\nFailOpen=%s\n"
 		 "LogLevel=%s\nStateFile=%s\nAdminCommentMaxBytes=%zu\n",
 		 c->policy, c->default_mode, c->default_profile, c->epoch_s, c->prio_levels,
 		 c->reserved_levels, c->decision_budget_s, c->guard_s, c->valid_s, c->topology,
 		 c->gpus_per_node, c->nic_bps / 1e9, c->uplink_bps / 1e9, c->listen_addr,
 		 c->listen_port, c->coordinator_host, c->request_timeout_ms, c->conn_timeout_ms,
-		 c->max_message_bytes, c->fail_open ? "yes" : "no", hm_log_level_name(c->log_level),
+		 c->max_message_bytes, c->run_dir, c->heartbeat_ms, c->agent_valid_ms,
+		 c->update_lead_ms, c->fail_open ? "yes" : "no", hm_log_level_name(c->log_level),
 		 c->state_file, c->admin_comment_max_bytes);
 }

@@ -31,6 +31,34 @@ static void test_defaults(void **state)
 	assert_int_equal(c.request_timeout_ms, 2000);
 	assert_int_equal(c.admin_comment_max_bytes, 512);
 	assert_string_equal(hm_conf_client_host(&c), "127.0.0.1");
+	assert_string_equal(c.run_dir, "/run/harmonics");
+	assert_int_equal(c.heartbeat_ms, 1000);
+	assert_int_equal(c.agent_valid_ms, 3000);
+	assert_int_equal(c.update_lead_ms, 1000);
+}
+
+/* The agent's timing keys: derived from HeartbeatInterval when not given. */
+static void test_agent_keys(void **state)
+{
+	hm_conf_t c;
+	hm_err_t err = {0};
+
+	assert_int_equal(hm_conf_load_string("HeartbeatInterval=2s\n", "a.conf", &c, &err), HM_OK);
+	assert_int_equal(c.heartbeat_ms, 2000);
+	assert_int_equal(c.agent_valid_ms, 6000);
+	assert_int_equal(c.update_lead_ms, 2200);
+	assert_int_equal(hm_conf_load_string("HeartbeatInterval=200ms AgentValidity=600ms "
+					     "UpdateLead=400ms RunDir=/tmp/hm.run/x\n",
+					     "a.conf", &c, &err),
+			 HM_OK);
+	assert_int_equal(c.heartbeat_ms, 200);
+	assert_int_equal(c.agent_valid_ms, 600);
+	assert_int_equal(c.update_lead_ms, 400);
+	assert_string_equal(c.run_dir, "/tmp/hm.run/x");
+	assert_int_equal(hm_conf_load_string("HeartbeatInterval=100ms\n", "a.conf", &c, &err),
+			 HM_OK);
+	assert_int_equal(c.agent_valid_ms, 300);
+	assert_int_equal(c.update_lead_ms, 1000);
 }
 
 static void test_full_file(void **state)
@@ -61,6 +89,10 @@ static void test_full_file(void **state)
 	assert_int_equal(c.request_timeout_ms, 1500);
 	assert_int_equal(c.conn_timeout_ms, 2000);
 	assert_int_equal(c.max_message_bytes, 128 * 1024);
+	assert_string_equal(c.run_dir, "/var/run/harmonics-test");
+	assert_int_equal(c.heartbeat_ms, 500);
+	assert_int_equal(c.agent_valid_ms, 2000);
+	assert_int_equal(c.update_lead_ms, 1500);
 	assert_false(c.fail_open);
 	assert_int_equal(c.log_level, HM_LOG_VERBOSE);
 	assert_string_equal(c.state_file, "/var/spool/slurmctld/harmonics.state");
@@ -86,6 +118,10 @@ static void test_format_roundtrip(void **state)
 	assert_float_equal(a.nic_bps, b.nic_bps, 1);
 	assert_int_equal(a.fail_open, b.fail_open);
 	assert_string_equal(a.default_profile, b.default_profile);
+	assert_string_equal(a.run_dir, b.run_dir);
+	assert_int_equal(a.heartbeat_ms, b.heartbeat_ms);
+	assert_int_equal(a.agent_valid_ms, b.agent_valid_ms);
+	assert_int_equal(a.update_lead_ms, b.update_lead_ms);
 }
 
 /* Each bad line must be refused, naming file:line, the bad text and what is accepted. */
@@ -124,6 +160,17 @@ static const struct {
     {"StateFile=relative/path\n", 1, "relative/path", "absolute"},
     {"AdminCommentMaxBytes=10\n", 1, "10", "64"},
     {"ListenPort=7000\nlistenport=7001\n", 2, "ListenPort", "line 1"},
+    {"RunDir=run/harmonics\n", 1, "run/harmonics", "absolute"},
+    {"RunDir=/\n", 1, "'/'", "other than /"},
+    {"RunDir=/run/../etc\n", 1, "/run/../etc", "'..'"},
+    {"RunDir=/run/./h\n", 1, "/run/./h", "'..'"},
+    {"HeartbeatInterval=50ms\n", 1, "50ms", "60"},
+    {"HeartbeatInterval=2min\n", 1, "2min", "60"},
+    {"AgentValidity=forever\n", 1, "forever", "accepted"},
+    {"HeartbeatInterval=1s\nAgentValidity=1500ms\n", 2, "AgentValidity=1500ms", ">= 2000ms"},
+    {"AgentValidity=1s\n", 1, "AgentValidity=1000ms", ">= 2000ms"},
+    {"UpdateLead=1s\nHeartbeatInterval=2s\n", 1, "UpdateLead=1000ms", ">= 2200ms"},
+    {"UpdateLead=100ms\n", 1, "100ms", "600"},
     {"Policy\n", 1, "Policy", "Key=Value"},
     {"=fair\n", 1, "=fair", "Key=Value"},
 };
@@ -186,6 +233,7 @@ int main(void)
 	    cmocka_unit_test(test_defaults),         cmocka_unit_test(test_full_file),
 	    cmocka_unit_test(test_format_roundtrip), cmocka_unit_test(test_bad_values),
 	    cmocka_unit_test(test_missing_file),     cmocka_unit_test(test_paths),
+	    cmocka_unit_test(test_agent_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
