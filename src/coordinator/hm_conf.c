@@ -361,12 +361,13 @@ static hm_rc_t agent_timing_check(hm_conf_t *c, const int *key_line, const char 
 				  fname, key_line[K_AGENT_VALIDITY], c->agent_valid_ms,
 				  c->heartbeat_ms, 2 * c->heartbeat_ms);
 	if (c->update_lead_ms < min_lead_ms)
-		return hm_err_set(err, HM_ERR_RANGE,
-				  "%s:%d: UpdateLead=%dms is shorter than a heartbeat and two polls "
-				  "of the runtime (HeartbeatInterval=%dms; accepted: UpdateLead >= "
-				  "%dms)",
-				  fname, key_line[K_UPDATE_LEAD], c->update_lead_ms, c->heartbeat_ms,
-				  min_lead_ms);
+		return hm_err_set(
+		    err, HM_ERR_RANGE,
+		    "%s:%d: UpdateLead=%dms is shorter than a heartbeat and two polls "
+		    "of the runtime (HeartbeatInterval=%dms; accepted: UpdateLead >= "
+		    "%dms)",
+		    fname, key_line[K_UPDATE_LEAD], c->update_lead_ms, c->heartbeat_ms,
+		    min_lead_ms);
 	return HM_OK;
 }
 

@@ -24,8 +24,10 @@
 #define HM_CONF_PATH_MAX     4096
 #define HM_CONF_NAME_MAX     64
 #define HM_CONF_HOST_MAX     256
-#define HM_CONF_RUN_DIR_MAX  256 /* RunDir + node + job + report names stay short */
-#define HM_CONF_RUNTIME_POLL_MS 100 /* the pacing runtime's poll of the assignment file */
+/* RunDir: short enough that RunDir/<node>/job.<id>/<file> stays far below PATH_MAX. */
+#define HM_CONF_RUN_DIR_MAX 256
+/* The pacing runtime's poll of the assignment file (docs/pacing.md). */
+#define HM_CONF_RUNTIME_POLL_MS 100
 
 typedef struct {
 	/* Scheduling. */
@@ -68,18 +70,21 @@ typedef struct {
 	int conn_timeout_ms;      /* ConnectionTimeout=: server-side limit per connection,
 				     default 1000 */
 	int max_message_bytes;    /* MaxMessageSize=: bytes, default 65536 */
-	char run_dir[HM_CONF_RUN_DIR_MAX]; /* RunDir=: absolute path of the node agents' files
-					      (contract A, docs/pacing.md), default /run/harmonics */
-	int heartbeat_ms;   /* HeartbeatInterval=: node agent <-> coordinator beat, default 1000 */
-	int agent_valid_ms; /* AgentValidity=: how long a step's assignment file stays valid
-			       after the agent last heard from the coordinator; default
-			       3 x heartbeat_ms, at least 2 x heartbeat_ms */
-	int update_lead_ms; /* UpdateLead=: a changed decision switches this long after it is
-			       sent; default max(1000, heartbeat_ms + 200), at least
-			       heartbeat_ms + 200 (two polls of the runtime) */
 	bool fail_open;           /* FailOpen=: yes (default): an unreachable coordinator
 				     means unscheduled; no: the step fails */
 	hm_log_level_t log_level; /* LogLevel=: error|info|verbose|debug, default info */
+
+	/* Node agent (docs/pacing.md contract A, docs/protocol.md contract B). */
+	/* RunDir=: absolute path of the agents' files, default /run/harmonics */
+	char run_dir[HM_CONF_RUN_DIR_MAX];
+	/* HeartbeatInterval=: agent <-> coordinator beat, default 1000 */
+	int heartbeat_ms;
+	/* AgentValidity=: how long an assignment file stays valid after the agent last
+	   heard from the coordinator; default 3 x heartbeat_ms, at least 2 x */
+	int agent_valid_ms;
+	/* UpdateLead=: a changed decision switches this long after it is sent; default
+	   max(1000, heartbeat_ms + 200), at least heartbeat_ms + 2 runtime polls */
+	int update_lead_ms;
 
 	/* Records. */
 	char state_file[HM_CONF_PATH_MAX]; /* StateFile=: default "" = harmonics.state in
