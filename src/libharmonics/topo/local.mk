@@ -9,7 +9,9 @@ src_libharmonics_libharmonics_la_SOURCES += \
 	src/libharmonics/topo/hm_topo_gen.c \
 	src/libharmonics/topo/hm_topo_slurm.c \
 	src/libharmonics/topo/hm_topo_csv.c \
-	src/libharmonics/topo/hm_topo_hwloc.c
+	src/libharmonics/topo/hm_topo_hwloc.c \
+	src/libharmonics/topo/hm_hwnode.c \
+	src/libharmonics/topo/hm_hwnode.h
 
 check_PROGRAMS += \
 	tests/unit/test_topo \
