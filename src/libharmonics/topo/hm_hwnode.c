@@ -174,6 +174,8 @@ hm_rc_t hm_hwnode_read(const char *xml_path, const char *sysfs_root, hm_hwnode_t
 	}
 	qsort(gpus, (size_t)ngpus, sizeof(gpus[0]), cmp_pci);
 	qsort(nics, (size_t)nnics, sizeof(nics[0]), cmp_pci);
+	for (int g = 0; g < ngpus; g++)
+		hw.gpu_nic[g] = -1;
 	for (int g = 0; g < ngpus && nnics > 0; g++) {
 		int best = 0, best_hops = hops(gpus[g], nics[0]);
 

@@ -37,7 +37,7 @@ typedef struct {
 	int ngpus;
 	int nnics;
 	hm_hwnic_t nics[HM_MAX_NICS_PER_HOST];
-	int gpu_nic[HM_MAX_GPUS_PER_HOST]; /* index into nics of each GPU's NIC (0 without NICs) */
+	int gpu_nic[HM_MAX_GPUS_PER_HOST]; /* index into nics of each GPU's NIC; -1 without NICs */
 	int this_system;                   /* 1 when read from the running machine */
 } hm_hwnode_t;
 

@@ -1,0 +1,116 @@
+/*
+ * agent.h - the node agent as a library (internal; the tests and the two entry
+ * points link it): its configuration, its logging, its slurmd helpers, and
+ * the agent object whose thread runs agent_loop.c.
+ *
+ * One agent serves one node name: it keeps one connection to the coordinator
+ * (agent_conn.c, contract B) and the files of its node's steps
+ * (agent_files.c, agent_jobs.c, contract A). No Slurm.
+ */
+#ifndef AGENT_H
+#define AGENT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hm_agent.h"
+#include "hm_conf.h"
+#include "hm_error.h"
+
+#define AGENT_NODE_MAX       64    /* HM_AW_NODE_MAX */
+#define AGENT_MAX_TRUSTED    2     /* root and SlurmUser */
+#define AGENT_CLEAN_GRACE_MS 30000 /* an unlisted job dir quiet this long is removed */
+
+/* ---- logging: a fixed prefix, a level, and "once per state change" ------------- */
+
+typedef struct {
+	hm_agent_log_fn fn; /* NULL: stderr */
+	int level;          /* lines above it are dropped */
+	char prefix[96];    /* "harmonics-agent NODE: " */
+} agent_log_t;
+
+void agent_log(const agent_log_t *lg, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * Log msg at level only when it differs from *last (then remember it): a
+ * failure that repeats on every retry is logged once, and again only when it
+ * changes or after agent_log_clear() (it was resolved). last holds 256 bytes.
+ */
+typedef struct {
+	char last[256];
+} agent_once_t;
+
+void agent_log_once(const agent_log_t *lg, agent_once_t *once, int level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Forget the remembered failure; returns whether there was one (to log "recovered"). */
+bool agent_log_clear(agent_once_t *once);
+
+/* ---- slurmd's command line and the node name ----------------------------------- */
+
+/* Accepted node names: 1-63 of [A-Za-z0-9._-]. */
+bool agent_node_valid(const char *name);
+
+/*
+ * Parse a command line as /proc/self/cmdline holds it (arguments separated and
+ * ended by NUL) the way slurmd 22.05's getopt_long does: the last -N NAME
+ * (or -NNAME, or inside a cluster like -DN NAME) into node ("" when none);
+ * *foreground set when -D is given. Returns whether argv[0] is slurmd.
+ */
+bool agent_slurmd_args(const char *buf, size_t len, char *node, size_t node_len, bool *foreground);
+
+/*
+ * The node name of this process (as hm_agent_node_name) and whether it is a
+ * slurmd that will daemonize (no -D). HM_ERR_NOTFOUND when no valid name.
+ */
+hm_rc_t agent_node_name(char *out, size_t len, bool *daemonizes, hm_err_t *err);
+
+/* ---- back-off of reconnects ----------------------------------------------------- */
+
+#define AGENT_BACKOFF_MIN_MS 500
+#define AGENT_BACKOFF_MAX_MS 30000
+
+typedef struct {
+	int step_ms; /* nominal delay of the next retry: 500, 1000, ... 30000 */
+} agent_backoff_t;
+
+/* Delay of the next retry: the nominal delay minus up to 20% (jitter, r in [0, 1)),
+ * then the nominal delay doubles up to the maximum. */
+int agent_backoff_next(agent_backoff_t *b, double r);
+void agent_backoff_reset(agent_backoff_t *b);
+
+/* ---- the agent ---------------------------------------------------------------- */
+
+typedef struct {
+	char node[AGENT_NODE_MAX];
+	hm_conf_t conf;                      /* harmonics.conf (or defaults) */
+	uint32_t trusted[AGENT_MAX_TRUSTED]; /* senders accepted for coordinator frames */
+	int ntrusted;
+	char topo_xml[4096]; /* "" = this machine */
+	agent_log_t log;
+} agent_cfg_t;
+
+typedef struct agent agent_t;
+
+/*
+ * Build a configuration: node (NULL/"": agent_node_name), conf_path (NULL: default
+ * path; a missing file means defaults), slurm_uid (HM_AGENT_NO_UID: look up
+ * "slurm"), topo_xml (NULL: the machine), log sink. HM_ERR_* with file:line.
+ */
+hm_rc_t agent_cfg_init(agent_cfg_t *cfg, const char *node, const char *conf_path,
+		       uint32_t slurm_uid, const char *topo_xml, hm_agent_log_fn log,
+		       hm_err_t *err);
+
+/* Create the agent and start its thread (all signals blocked in it). */
+hm_rc_t agent_start(const agent_cfg_t *cfg, agent_t **out, hm_err_t *err);
+
+/*
+ * Stop: wake the thread and join it within bound_ms. Returns HM_OK when joined
+ * (the agent is freed), HM_ERR_TIMEOUT when not (the thread is detached and
+ * frees the agent itself when it ends). NULL is fine.
+ */
+hm_rc_t agent_stop(agent_t *a, int bound_ms);
+
+#endif

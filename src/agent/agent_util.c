@@ -1,0 +1,250 @@
+/* The agent's logging, slurmd command line, node name, back-off and configuration. */
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+/* ---- logging ------------------------------------------------------------------- */
+
+static void agent_vlog(const agent_log_t *lg, int level, const char *fmt, va_list ap)
+{
+	static const char *const names[] = {"error", "info", "verbose", "debug"};
+	char msg[1024];
+	int n;
+
+	if (level > lg->level)
+		return;
+	n = snprintf(msg, sizeof(msg), "%s", lg->prefix);
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		n = 0;
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	if (lg->fn)
+		lg->fn(level, msg);
+	else
+		fprintf(stderr, "%s: %s\n", names[level < 0 ? 0 : level > 3 ? 3 : level], msg);
+}
+
+void agent_log(const agent_log_t *lg, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	agent_vlog(lg, level, fmt, ap);
+	va_end(ap);
+}
+
+void agent_log_once(const agent_log_t *lg, agent_once_t *once, int level, const char *fmt, ...)
+{
+	char msg[sizeof(once->last)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (strcmp(msg, once->last) == 0)
+		return;
+	memcpy(once->last, msg, sizeof(msg));
+	agent_log(lg, level, "%s", msg);
+}
+
+bool agent_log_clear(agent_once_t *once)
+{
+	bool had = once->last[0] != '\0';
+
+	once->last[0] = '\0';
+	return had;
+}
+
+/* ---- slurmd's command line ------------------------------------------------------ */
+
+bool agent_node_valid(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	return n >= 1 && n < AGENT_NODE_MAX &&
+	       strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
+		   n;
+}
+
+/* slurmd 22.05: short options "bcCd:Df:F::GhL:Mn:N:svVZ", long conf=, conf-server=, version. */
+#define SLURMD_OPTS "bcCd:Df:F::GhL:Mn:N:svVZ"
+
+/* Does the long option (without "--", up to '=') take an argument? -1: not slurmd's. */
+static int long_opt_arg(const char *name, size_t len)
+{
+	static const struct {
+		const char *name;
+		int arg;
+	} longs[] = {{"conf", 1}, {"conf-server", 1}, {"version", 0}};
+	int found = -1, matches = 0;
+
+	for (size_t i = 0; i < sizeof(longs) / sizeof(longs[0]); i++) {
+		if (strncmp(longs[i].name, name, len) != 0)
+			continue;
+		if (strlen(longs[i].name) == len)
+			return longs[i].arg; /* exact */
+		found = longs[i].arg;
+		matches++;
+	}
+	return matches == 1 ? found : -1;
+}
+
+bool agent_slurmd_args(const char *buf, size_t len, char *node, size_t node_len, bool *foreground)
+{
+	const char *argv[256];
+	const char *base;
+	int argc = 0;
+
+	node[0] = '\0';
+	*foreground = false;
+	for (size_t i = 0; i < len && argc < 256;) {
+		const char *s = buf + i;
+		size_t n = strnlen(s, len - i);
+
+		argv[argc++] = s;
+		i += n + 1;
+	}
+	if (argc == 0)
+		return false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0)
+			break;
+		if (strncmp(a, "--", 2) == 0) {
+			size_t nl = strcspn(a + 2, "=");
+
+			if (long_opt_arg(a + 2, nl) == 1 && a[2 + nl] != '=')
+				i++; /* its argument */
+			continue;
+		}
+		if (a[0] != '-' || a[1] == '\0')
+			continue; /* getopt permutes: operands may sit anywhere */
+		for (int j = 1; a[j]; j++) {
+			const char *o = strchr(SLURMD_OPTS, a[j]);
+			const char *optarg = NULL;
+
+			if (!o || a[j] == ':')
+				continue;
+			if (o[1] != ':') {
+				*foreground |= a[j] == 'D';
+				continue;
+			}
+			if (a[j + 1])
+				optarg = a + j + 1;
+			else if (o[2] != ':' && i + 1 < argc)
+				optarg = argv[++i];
+			if (a[j] == 'N' && optarg)
+				snprintf(node, node_len, "%s", optarg);
+			break;
+		}
+	}
+	base = strrchr(argv[0], '/');
+	base = base ? base + 1 : argv[0];
+	return strcmp(base, "slurmd") == 0;
+}
+
+hm_rc_t agent_node_name(char *out, size_t len, bool *daemonizes, hm_err_t *err)
+{
+	char buf[8192], node[256] = "", host[256];
+	bool foreground = false, slurmd = false;
+	ssize_t n = 0;
+	FILE *f = fopen("/proc/self/cmdline", "re");
+
+	if (f) {
+		n = (ssize_t)fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		slurmd = agent_slurmd_args(buf, (size_t)n, node, sizeof(node), &foreground);
+	}
+	*daemonizes = slurmd && !foreground;
+	if (!node[0]) {
+		if (gethostname(host, sizeof(host)) != 0)
+			return hm_err_set(err, HM_ERR_NOTFOUND, "gethostname: %s", strerror(errno));
+		host[sizeof(host) - 1] = '\0';
+		host[strcspn(host, ".")] = '\0';
+		snprintf(node, sizeof(node), "%s", host);
+	}
+	if (!agent_node_valid(node) || strlen(node) >= len)
+		return hm_err_set(err, HM_ERR_NOTFOUND,
+				  "node name '%.80s' is not accepted (1-63 of A-Z a-z 0-9 . _ -)",
+				  node);
+	snprintf(out, len, "%s", node);
+	return HM_OK;
+}
+
+/* ---- back-off ------------------------------------------------------------------- */
+
+int agent_backoff_next(agent_backoff_t *b, double r)
+{
+	int nominal = b->step_ms < AGENT_BACKOFF_MIN_MS ? AGENT_BACKOFF_MIN_MS : b->step_ms;
+	int delay;
+
+	if (r < 0 || r >= 1)
+		r = 0;
+	delay = nominal - (int)(nominal * 0.2 * r);
+	b->step_ms = nominal >= AGENT_BACKOFF_MAX_MS / 2 ? AGENT_BACKOFF_MAX_MS : 2 * nominal;
+	return delay;
+}
+
+void agent_backoff_reset(agent_backoff_t *b)
+{
+	b->step_ms = AGENT_BACKOFF_MIN_MS;
+}
+
+/* ---- configuration ------------------------------------------------------------- */
+
+hm_rc_t agent_cfg_init(agent_cfg_t *cfg, const char *node, const char *conf_path,
+		       uint32_t slurm_uid, const char *topo_xml, hm_agent_log_fn log, hm_err_t *err)
+{
+	char path[HM_CONF_PATH_MAX];
+	bool daemonizes = false;
+	hm_rc_t rc;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->log.fn = log;
+	cfg->log.level = HM_AGENT_LOG_INFO;
+	if (node && *node) {
+		if (!agent_node_valid(node))
+			return hm_err_set(err, HM_ERR_INVAL,
+					  "node name '%.80s' is not accepted (1-63 of A-Z a-z 0-9 "
+					  ". _ -)",
+					  node);
+		snprintf(cfg->node, sizeof(cfg->node), "%s", node);
+	} else if ((rc = agent_node_name(cfg->node, sizeof(cfg->node), &daemonizes, err)) !=
+		   HM_OK) {
+		return rc;
+	}
+	snprintf(cfg->log.prefix, sizeof(cfg->log.prefix), "harmonics-agent %s: ", cfg->node);
+	if (conf_path && *conf_path)
+		snprintf(path, sizeof(path), "%s", conf_path);
+	else
+		hm_conf_default_path(path, sizeof(path));
+	rc = hm_conf_load(path, &cfg->conf, err);
+	if (rc == HM_ERR_IO && access(path, F_OK) != 0 && errno == ENOENT) {
+		hm_conf_defaults(&cfg->conf);
+		agent_log(&cfg->log, HM_AGENT_LOG_INFO, "%s does not exist: using the defaults",
+			  path);
+	} else if (rc != HM_OK) {
+		return rc;
+	}
+	cfg->log.level = (int)cfg->conf.log_level;
+	cfg->trusted[cfg->ntrusted++] = 0;
+	if (slurm_uid == HM_AGENT_NO_UID) {
+		struct passwd pw, *res = NULL;
+		char buf[1024];
+
+		if (getpwnam_r("slurm", &pw, buf, sizeof(buf), &res) == 0 && res)
+			slurm_uid = res->pw_uid;
+	}
+	if (slurm_uid != HM_AGENT_NO_UID && slurm_uid != 0)
+		cfg->trusted[cfg->ntrusted++] = slurm_uid;
+	if (topo_xml && strlen(topo_xml) >= sizeof(cfg->topo_xml))
+		return hm_err_set(err, HM_ERR_RANGE, "hwloc XML path is longer than %zu bytes",
+				  sizeof(cfg->topo_xml) - 1);
+	snprintf(cfg->topo_xml, sizeof(cfg->topo_xml), "%s", topo_xml ? topo_xml : "");
+	return HM_OK;
+}

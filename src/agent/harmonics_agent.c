@@ -1,0 +1,95 @@
+/*
+ * harmonics_agent.c - the exported ABI of harmonics_agent.so (hm_agent.h): one
+ * agent per process, started and stopped by the SPANK plugin in slurmd. Thin:
+ * the agent itself is agent_*.c.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "hm_agent.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static agent_t *g_agent;
+static pid_t g_pid; /* the process that started g_agent: a forked child has no thread */
+
+static void log_start_error(hm_agent_log_fn fn, const char *node, const char *msg)
+{
+	agent_log_t lg = {.fn = fn, .level = HM_AGENT_LOG_ERROR};
+
+	snprintf(lg.prefix, sizeof(lg.prefix), "harmonics-agent %s: ", node && *node ? node : "?");
+	agent_log(&lg, HM_AGENT_LOG_ERROR, "not started: %s; this node's steps run unscheduled",
+		  msg);
+}
+
+EXPORT int hm_agent_start(const hm_agent_args_t *args)
+{
+	hm_agent_args_t in;
+	agent_cfg_t cfg;
+	hm_err_t err = {0};
+	char node[AGENT_NODE_MAX];
+	bool daemonizes = false;
+	int rc = -1;
+
+	if (!args || args->version != HM_AGENT_ABI_VERSION || args->size < sizeof(in)) {
+		bool has_log =
+		    args && args->size >= offsetof(hm_agent_args_t, log) + sizeof(args->log);
+
+		log_start_error(has_log ? args->log : NULL, NULL,
+				"hm_agent_args_t of another ABI (accepted: version 1, size >= "
+				"sizeof(hm_agent_args_t))");
+		return -1;
+	}
+	memcpy(&in, args, sizeof(in)); /* members appended by a later ABI are not read */
+	pthread_mutex_lock(&g_mu);
+	if (g_agent && g_pid == getpid()) {
+		log_start_error(in.log, in.node, "an agent already runs in this process");
+		goto out;
+	}
+	g_agent = NULL;
+	/* slurmd without -D forks after its plugins load: a thread started now would be lost. */
+	if (agent_node_name(node, sizeof(node), &daemonizes, &err) == HM_OK && daemonizes) {
+		log_start_error(in.log, in.node,
+				"slurmd runs without -D and daemonizes after loading plugins, "
+				"which the agent's thread would not survive (run slurmd -D, as "
+				"systemd's slurmd.service does)");
+		goto out;
+	}
+	if (agent_cfg_init(&cfg, in.node, in.conf_path, in.slurm_user_uid, in.topo_xml, in.log,
+			   &err) != HM_OK ||
+	    agent_start(&cfg, &g_agent, &err) != HM_OK) {
+		log_start_error(in.log, in.node, err.msg);
+		goto out;
+	}
+	g_pid = getpid();
+	rc = 0;
+out:
+	pthread_mutex_unlock(&g_mu);
+	return rc;
+}
+
+EXPORT int hm_agent_stop(void)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&g_mu);
+	if (g_agent && g_pid == getpid())
+		rc = agent_stop(g_agent, HM_AGENT_STOP_BOUND_MS) == HM_OK ? 0 : -1;
+	g_agent = NULL;
+	pthread_mutex_unlock(&g_mu);
+	return rc;
+}
+
+EXPORT int hm_agent_node_name(char *buf, size_t len)
+{
+	hm_err_t err = {0};
+	bool daemonizes;
+
+	if (!buf || len == 0)
+		return -1;
+	return agent_node_name(buf, len, &daemonizes, &err) == HM_OK ? 0 : -1;
+}

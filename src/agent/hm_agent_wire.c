@@ -1,0 +1,772 @@
+/*
+ * Contract B codec. Flat records are described once, by field tables that drive
+ * both encoding and decoding (type, range, required or optional); the lists and
+ * nesting of each message are written out below.
+ */
+#include "hm_agent_wire.h"
+
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ADD(o, k, v) json_object_object_add((o), (k), (v))
+#define NFIELDS(t)   (sizeof(t) / sizeof((t)[0]))
+#define US_MAX       3600000000.0          /* one hour, the runtime's bound of periods and shifts */
+#define TIME_US_MAX  4611686018427387904.0 /* 2^62 */
+#define COUNT_MAX    9007199254740992.0    /* 2^53: exact in every JSON reader */
+
+static const char *const op_names[HM_AW__COUNT] = {
+    [HM_AW_HELLO] = "agent_hello",   [HM_AW_WELCOME] = "agent_welcome", [HM_AW_BEAT] = "agent_beat",
+    [HM_AW_ASSIGN] = "agent_assign", [HM_AW_ERROR] = "error",
+};
+
+const char *hm_aw_op_name(hm_aw_op_t op)
+{
+	return op >= 0 && op < HM_AW__COUNT ? op_names[op] : NULL;
+}
+
+/* ---- field tables ---------------------------------------------------------------- */
+
+typedef enum { T_I64, T_LONG, T_INT, T_U32, T_U64, T_DBL, T_STR, T_BOOL } ftype_t;
+
+enum {
+	F_REQ = 1,  /* required on decode */
+	F_NEG = 2,  /* optional: omitted when < 0 on encode, -1 when absent on decode */
+	F_NULL = 4, /* null when < 0 on encode; null or absent decodes to -1 */
+};
+
+typedef struct {
+	const char *key;
+	ftype_t type;
+	size_t off;
+	size_t size; /* T_STR: buffer size */
+	double min, max;
+	unsigned flags;
+	const char *charset; /* T_STR: accepted characters (NULL: printable ASCII) */
+} field_t;
+
+#define NAME_CHARS   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
+#define POLICY_CHARS "abcdefghijklmnopqrstuvwxyz0123456789_-"
+#define DEV_CHARS    NAME_CHARS ":"
+
+#define FS(st, m) offsetof(st, m), sizeof(((st *)0)->m)
+#define FO(st, m) offsetof(st, m), 0
+
+static const field_t sched_fields[] = {
+    {"policy", T_STR, FS(hm_aw_sched_t, policy), 1, 0, F_REQ, POLICY_CHARS},
+    {"epoch", T_LONG, FO(hm_aw_sched_t, epoch), 0, HM_AW_EPOCH_MAX, F_REQ, NULL},
+    {"period_us", T_I64, FO(hm_aw_sched_t, period_us), 0, US_MAX, F_REQ, NULL},
+    {"shift_us", T_I64, FO(hm_aw_sched_t, shift_us), 0, US_MAX, F_REQ, NULL},
+    {"origin_us", T_I64, FO(hm_aw_sched_t, origin_us), 0, TIME_US_MAX, F_REQ, NULL},
+    {"guard_us", T_I64, FO(hm_aw_sched_t, guard_us), 0, US_MAX, F_REQ, NULL},
+    {"prio", T_INT, FO(hm_aw_sched_t, prio), 0, 7, F_REQ, NULL},
+};
+
+static const field_t job_assign_fields[] = {
+    {"job_id", T_LONG, FO(hm_aw_job_assign_t, job_id), 1, HM_AW_JOB_ID_MAX, F_REQ, NULL},
+    {"uid", T_U32, FO(hm_aw_job_assign_t, uid), 0, 4294967294.0, F_REQ, NULL},
+    {"scheduled", T_BOOL, FO(hm_aw_job_assign_t, scheduled), 0, 1, F_REQ, NULL},
+};
+
+static const field_t next_fields[] = {
+    {"effective_us", T_I64, FO(hm_aw_job_assign_t, next_effective_us), 0, TIME_US_MAX, F_REQ, NULL},
+};
+
+static const field_t job_state_fields[] = {
+    {"job_id", T_LONG, FO(hm_aw_job_state_t, job_id), 1, HM_AW_JOB_ID_MAX, F_REQ, NULL},
+    {"steps", T_INT, FO(hm_aw_job_state_t, steps), 0, 1e6, F_REQ, NULL},
+    {"ranks", T_INT, FO(hm_aw_job_state_t, ranks), 0, 1e6, F_REQ, NULL},
+    {"applied_epoch", T_LONG, FO(hm_aw_job_state_t, applied_epoch), 0, HM_AW_EPOCH_MAX, F_NULL,
+     NULL},
+};
+
+static const field_t meas_fields[] = {
+    {"samples", T_U64, FO(hm_aw_meas_t, samples), 1, COUNT_MAX, F_REQ, NULL},
+    {"iter_us", T_DBL, FO(hm_aw_meas_t, iter_us), 0, 1e12, F_REQ, NULL},
+    {"iter_sd_us", T_DBL, FO(hm_aw_meas_t, iter_sd_us), 0, 1e12, F_REQ, NULL},
+    {"compute_us", T_DBL, FO(hm_aw_meas_t, compute_us), 0, 1e12, F_NEG, NULL},
+    {"burst_us", T_DBL, FO(hm_aw_meas_t, burst_us), 0, 1e12, F_NEG, NULL},
+    {"slot_misses", T_U64, FO(hm_aw_meas_t, slot_misses), 0, COUNT_MAX, F_REQ, NULL},
+};
+
+static const field_t nic_fields[] = {
+    {"name", T_STR, FS(hm_hwnic_t, name), 1, 0, F_REQ, DEV_CHARS},
+    {"pci", T_STR, FS(hm_hwnic_t, pci), 0, 0, F_REQ, DEV_CHARS},
+    {"numa", T_INT, FO(hm_hwnic_t, numa), -1, 65535, F_REQ, NULL},
+    {"speed_bps", T_I64, FO(hm_hwnic_t, speed_bps), 0, 1e15, F_REQ, NULL},
+};
+
+static const field_t welcome_fields[] = {
+    {"ok", T_BOOL, FO(hm_aw_msg_t, ok), 0, 1, F_REQ, NULL},
+    {"heartbeat_ms", T_INT, FO(hm_aw_msg_t, heartbeat_ms), 100, 60000, F_REQ, NULL},
+    {"valid_ms", T_INT, FO(hm_aw_msg_t, valid_ms), 200, 3600000, F_REQ, NULL},
+    {"lead_ms", T_INT, FO(hm_aw_msg_t, lead_ms), 200, 600000, F_REQ, NULL},
+};
+
+static const field_t refusal_fields[] = {
+    {"ok", T_BOOL, FO(hm_aw_msg_t, ok), 0, 1, F_REQ, NULL},
+    {"error", T_STR, FS(hm_aw_msg_t, error), 0, 0, F_REQ, NULL},
+    {"code", T_STR, FS(hm_aw_msg_t, code), 0, 0, 0, POLICY_CHARS},
+};
+
+static const field_t hello_fields[] = {
+    {"node", T_STR, FS(hm_aw_msg_t, node), 1, 0, F_REQ, NAME_CHARS},
+    {"agent_version", T_STR, FS(hm_aw_msg_t, agent_version), 1, 0, F_REQ, NULL},
+};
+
+static const field_t node_fields[] = {
+    {"node", T_STR, 0, HM_AW_NODE_MAX, 1, 0, F_REQ, NAME_CHARS},
+};
+
+static double field_num(const field_t *f, const void *rec)
+{
+	const char *p = (const char *)rec + f->off;
+
+	switch (f->type) {
+	case T_I64:
+		return (double)*(const int64_t *)p;
+	case T_LONG:
+		return (double)*(const long *)p;
+	case T_INT:
+		return *(const int *)p;
+	case T_U32:
+		return *(const uint32_t *)p;
+	case T_U64:
+		return (double)*(const uint64_t *)p;
+	case T_DBL:
+		return *(const double *)p;
+	case T_BOOL:
+		return *(const bool *)p;
+	default:
+		return 0;
+	}
+}
+
+static void encode_fields(json_object *o, const field_t *fs, size_t n, const void *rec)
+{
+	for (size_t i = 0; i < n; i++) {
+		const field_t *f = &fs[i];
+		const char *p = (const char *)rec + f->off;
+		json_object *v;
+
+		if (f->type != T_STR && f->type != T_BOOL && field_num(f, rec) < 0 &&
+		    (f->flags & (F_NEG | F_NULL))) {
+			if (f->flags & F_NULL)
+				ADD(o, f->key, NULL);
+			continue;
+		}
+		switch (f->type) {
+		case T_STR:
+			v = json_object_new_string(p);
+			break;
+		case T_BOOL:
+			v = json_object_new_boolean(*(const bool *)p);
+			break;
+		case T_DBL:
+			v = json_object_new_double(*(const double *)p);
+			break;
+		case T_I64:
+			v = json_object_new_int64(*(const int64_t *)p);
+			break;
+		case T_U64:
+			v = json_object_new_int64((int64_t) * (const uint64_t *)p);
+			break;
+		case T_LONG:
+			v = json_object_new_int64(*(const long *)p);
+			break;
+		case T_U32:
+			v = json_object_new_int64(*(const uint32_t *)p);
+			break;
+		default:
+			v = json_object_new_int(*(const int *)p);
+		}
+		ADD(o, f->key, v);
+	}
+}
+
+static bool in_charset(const char *s, const char *charset)
+{
+	for (; *s; s++)
+		if (charset ? !strchr(charset, *s) : (*s < 0x20 || *s > 0x7e))
+			return false;
+	return true;
+}
+
+/* Store JSON integer v into the field after the range check. */
+static hm_rc_t store_int(const field_t *f, json_object *v, char *p, const char *path, hm_err_t *err)
+{
+	int64_t i;
+
+	if (!json_object_is_type(v, json_type_int))
+		return hm_err_set(err, HM_ERR_PROTO, "%s.%s: '%s' is not an integer", path, f->key,
+				  json_object_to_json_string(v));
+	i = json_object_get_int64(v);
+	if ((double)i < f->min || (double)i > f->max)
+		return hm_err_set(err, HM_ERR_PROTO, "%s.%s: %s is not in [%.0f, %.0f]", path,
+				  f->key, json_object_to_json_string(v), f->min, f->max);
+	switch (f->type) {
+	case T_I64:
+		*(int64_t *)p = i;
+		break;
+	case T_LONG:
+		*(long *)p = (long)i;
+		break;
+	case T_INT:
+		*(int *)p = (int)i;
+		break;
+	case T_U32:
+		*(uint32_t *)p = (uint32_t)i;
+		break;
+	default:
+		*(uint64_t *)p = (uint64_t)i;
+	}
+	return HM_OK;
+}
+
+static hm_rc_t decode_field(const field_t *f, json_object *v, char *p, const char *path,
+			    hm_err_t *err)
+{
+	switch (f->type) {
+	case T_STR: {
+		const char *s;
+		size_t len;
+
+		if (!json_object_is_type(v, json_type_string))
+			return hm_err_set(err, HM_ERR_PROTO, "%s.%s: '%s' is not a string", path,
+					  f->key, json_object_to_json_string(v));
+		s = json_object_get_string(v);
+		len = (size_t)json_object_get_string_len(v);
+		if (len >= f->size || len < (size_t)f->min || strlen(s) != len ||
+		    !in_charset(s, f->charset))
+			return hm_err_set(
+			    err, HM_ERR_PROTO,
+			    "%s.%s: '%.60s' is not accepted (%.0f..%zu characters%s%s)", path,
+			    f->key, s, f->min, f->size - 1, f->charset ? " of " : ", printable",
+			    f->charset ? f->charset : "");
+		memcpy(p, s, len + 1);
+		return HM_OK;
+	}
+	case T_BOOL:
+		if (!json_object_is_type(v, json_type_boolean))
+			return hm_err_set(err, HM_ERR_PROTO, "%s.%s: '%s' is not true or false",
+					  path, f->key, json_object_to_json_string(v));
+		*(bool *)p = json_object_get_boolean(v);
+		return HM_OK;
+	case T_DBL: {
+		double d;
+
+		if (!json_object_is_type(v, json_type_int) &&
+		    !json_object_is_type(v, json_type_double))
+			return hm_err_set(err, HM_ERR_PROTO, "%s.%s: '%s' is not a number", path,
+					  f->key, json_object_to_json_string(v));
+		d = json_object_get_double(v);
+		if (!isfinite(d) || d < f->min || d > f->max)
+			return hm_err_set(err, HM_ERR_PROTO, "%s.%s: %s is not in [%g, %g]", path,
+					  f->key, json_object_to_json_string(v), f->min, f->max);
+		*(double *)p = d;
+		return HM_OK;
+	}
+	default:
+		return store_int(f, v, p, path, err);
+	}
+}
+
+static void set_absent(const field_t *f, char *p)
+{
+	switch (f->type) {
+	case T_I64:
+		*(int64_t *)p = -1;
+		break;
+	case T_LONG:
+		*(long *)p = -1;
+		break;
+	case T_INT:
+		*(int *)p = -1;
+		break;
+	case T_DBL:
+		*(double *)p = -1;
+		break;
+	default:
+		break;
+	}
+}
+
+static hm_rc_t decode_fields(json_object *o, const field_t *fs, size_t n, void *rec,
+			     const char *path, hm_err_t *err)
+{
+	if (!json_object_is_type(o, json_type_object))
+		return hm_err_set(err, HM_ERR_PROTO, "%s: not a JSON object", path);
+	for (size_t i = 0; i < n; i++) {
+		const field_t *f = &fs[i];
+		char *p = (char *)rec + f->off;
+		json_object *v = NULL;
+		bool present = json_object_object_get_ex(o, f->key, &v);
+		hm_rc_t rc;
+
+		if (present && !v && (f->flags & F_NULL)) {
+			set_absent(f, p);
+			continue;
+		}
+		if (!present) {
+			if (f->flags & F_REQ)
+				return hm_err_set(err, HM_ERR_PROTO, "%s.%s: missing", path,
+						  f->key);
+			if (f->flags & (F_NEG | F_NULL))
+				set_absent(f, p);
+			continue;
+		}
+		if ((rc = decode_field(f, v, p, path, err)) != HM_OK)
+			return rc;
+	}
+	return HM_OK;
+}
+
+/* ---- lists ------------------------------------------------------------------------- */
+
+/* The array member key of o with 0..max entries (absent: required ? error : 0 entries). */
+static hm_rc_t get_array(json_object *o, const char *key, size_t max, bool required,
+			 json_object **arr, size_t *n, const char *path, hm_err_t *err)
+{
+	json_object *a = NULL;
+
+	*arr = NULL;
+	*n = 0;
+	if (!json_object_object_get_ex(o, key, &a)) {
+		if (required)
+			return hm_err_set(err, HM_ERR_PROTO, "%s.%s: missing", path, key);
+		return HM_OK;
+	}
+	if (!json_object_is_type(a, json_type_array))
+		return hm_err_set(err, HM_ERR_PROTO, "%s.%s: not a JSON array", path, key);
+	if (json_object_array_length(a) > max)
+		return hm_err_set(err, HM_ERR_PROTO, "%s.%s: %zu entries (accepted: at most %zu)",
+				  path, key, json_object_array_length(a), max);
+	*arr = a;
+	*n = json_object_array_length(a);
+	return HM_OK;
+}
+
+static json_object *encode_job_state(const hm_aw_job_state_t *j, bool with_meas)
+{
+	json_object *o = json_object_new_object();
+
+	encode_fields(o, job_state_fields, NFIELDS(job_state_fields), j);
+	if (with_meas && j->has_meas) {
+		json_object *m = json_object_new_object();
+
+		encode_fields(m, meas_fields, NFIELDS(meas_fields), &j->meas);
+		ADD(o, "meas", m);
+	}
+	return o;
+}
+
+static hm_rc_t decode_job_state(json_object *o, hm_aw_job_state_t *j, const char *path,
+				hm_err_t *err)
+{
+	json_object *m = NULL;
+	char sub[128];
+	hm_rc_t rc = decode_fields(o, job_state_fields, NFIELDS(job_state_fields), j, path, err);
+
+	if (rc == HM_OK && json_object_object_get_ex(o, "meas", &m) && m) {
+		snprintf(sub, sizeof(sub), "%.80s.meas", path);
+		j->has_meas = true;
+		rc = decode_fields(m, meas_fields, NFIELDS(meas_fields), &j->meas, sub, err);
+	}
+	return rc;
+}
+
+static json_object *encode_state_jobs(const hm_aw_node_state_t *ns, bool with_meas)
+{
+	json_object *a = json_object_new_array();
+
+	for (int i = 0; i < ns->njobs; i++)
+		json_object_array_add(a, encode_job_state(&ns->jobs[i], with_meas));
+	return a;
+}
+
+static hm_rc_t decode_state_jobs(json_object *o, hm_aw_node_state_t *ns, const char *path,
+				 hm_err_t *err)
+{
+	json_object *a;
+	size_t n;
+	char sub[128];
+	hm_rc_t rc = get_array(o, "jobs", HM_AW_MAX_JOBS, true, &a, &n, path, err);
+
+	for (size_t i = 0; rc == HM_OK && i < n; i++) {
+		snprintf(sub, sizeof(sub), "%.80s.jobs[%zu]", path, i);
+		rc = decode_job_state(json_object_array_get_idx(a, i), &ns->jobs[i], sub, err);
+	}
+	ns->njobs = (int)n;
+	return rc;
+}
+
+static json_object *encode_topo(const hm_hwnode_t *t)
+{
+	json_object *o = json_object_new_object(), *nics = json_object_new_array();
+	json_object *map = json_object_new_array();
+
+	ADD(o, "gpus", json_object_new_int(t->ngpus));
+	for (int i = 0; i < t->nnics; i++) {
+		json_object *n = json_object_new_object();
+
+		encode_fields(n, nic_fields, NFIELDS(nic_fields), &t->nics[i]);
+		json_object_array_add(nics, n);
+	}
+	ADD(o, "nics", nics);
+	for (int g = 0; g < t->ngpus; g++)
+		json_object_array_add(map, json_object_new_int(t->nnics ? t->gpu_nic[g] : -1));
+	ADD(o, "gpu_nic", map);
+	return o;
+}
+
+static hm_rc_t decode_topo(json_object *o, hm_hwnode_t *t, hm_err_t *err)
+{
+	static const field_t gpus_field = {
+	    "gpus", T_INT, offsetof(hm_hwnode_t, ngpus), 0, 0, HM_MAX_GPUS_PER_HOST, F_REQ, NULL};
+	json_object *nics, *map;
+	size_t n, ng;
+	char sub[64];
+	hm_rc_t rc = decode_fields(o, &gpus_field, 1, t, "agent_hello.topo", err);
+
+	if (rc == HM_OK)
+		rc = get_array(o, "nics", HM_MAX_NICS_PER_HOST, true, &nics, &n, "agent_hello.topo",
+			       err);
+	for (size_t i = 0; rc == HM_OK && i < n; i++) {
+		snprintf(sub, sizeof(sub), "agent_hello.topo.nics[%zu]", i);
+		rc = decode_fields(json_object_array_get_idx(nics, i), nic_fields,
+				   NFIELDS(nic_fields), &t->nics[i], sub, err);
+	}
+	if (rc != HM_OK)
+		return rc;
+	t->nnics = (int)n;
+	if ((rc = get_array(o, "gpu_nic", HM_MAX_GPUS_PER_HOST, true, &map, &ng, "agent_hello.topo",
+			    err)) != HM_OK)
+		return rc;
+	if (ng != (size_t)t->ngpus)
+		return hm_err_set(err, HM_ERR_PROTO,
+				  "agent_hello.topo.gpu_nic: %zu entries for %d GPUs", ng,
+				  t->ngpus);
+	for (size_t g = 0; g < ng; g++) {
+		json_object *v = json_object_array_get_idx(map, g);
+		int64_t x = json_object_get_int64(v);
+		int64_t lo = t->nnics ? 0 : -1, hi = t->nnics ? t->nnics - 1 : -1;
+
+		if (!json_object_is_type(v, json_type_int) || x < lo || x > hi)
+			return hm_err_set(err, HM_ERR_PROTO,
+					  "agent_hello.topo.gpu_nic[%zu]: '%s' is not a NIC index "
+					  "(accepted: %lld..%lld)",
+					  g, json_object_to_json_string(v), (long long)lo,
+					  (long long)hi);
+		t->gpu_nic[g] = (int)x;
+	}
+	return HM_OK;
+}
+
+static json_object *encode_job_assign(const hm_aw_job_assign_t *j)
+{
+	json_object *o = json_object_new_object();
+
+	encode_fields(o, job_assign_fields, NFIELDS(job_assign_fields), j);
+	if (!j->scheduled) {
+		ADD(o, "reason", json_object_new_string(j->reason));
+		return o;
+	}
+	encode_fields(o, sched_fields, NFIELDS(sched_fields), &j->cur);
+	if (j->has_next) {
+		json_object *n = json_object_new_object();
+
+		encode_fields(n, next_fields, NFIELDS(next_fields), j);
+		encode_fields(n, sched_fields, NFIELDS(sched_fields), &j->next);
+		ADD(o, "next", n);
+	}
+	return o;
+}
+
+static hm_rc_t decode_job_assign(json_object *o, hm_aw_job_assign_t *j, const char *path,
+				 hm_err_t *err)
+{
+	static const field_t reason_field = {
+	    "reason", T_STR, offsetof(hm_aw_job_assign_t, reason), HM_AW_TEXT_MAX, 0, 0, 0, NULL};
+	json_object *n = NULL;
+	char sub[160];
+	hm_rc_t rc = decode_fields(o, job_assign_fields, NFIELDS(job_assign_fields), j, path, err);
+
+	if (rc != HM_OK)
+		return rc;
+	if (!j->scheduled)
+		return decode_fields(o, &reason_field, 1, j, path, err);
+	if ((rc = decode_fields(o, sched_fields, NFIELDS(sched_fields), &j->cur, path, err)) !=
+	    HM_OK)
+		return rc;
+	if (!json_object_object_get_ex(o, "next", &n) || !n)
+		return HM_OK;
+	snprintf(sub, sizeof(sub), "%.120s.next", path);
+	j->has_next = true;
+	if ((rc = decode_fields(n, next_fields, NFIELDS(next_fields), j, sub, err)) != HM_OK)
+		return rc;
+	return decode_fields(n, sched_fields, NFIELDS(sched_fields), &j->next, sub, err);
+}
+
+/* ---- messages ---------------------------------------------------------------------- */
+
+hm_rc_t hm_aw_alloc_nodes(hm_aw_msg_t *m, int n, hm_err_t *err)
+{
+	free(m->nodes);
+	m->nnodes = 0;
+	if (n <= 0)
+		return (m->nodes = NULL), HM_OK;
+	if (!(m->nodes = calloc((size_t)n, sizeof(*m->nodes))))
+		return hm_err_set(err, HM_ERR_NOMEM, "out of memory for %d nodes", n);
+	m->nnodes = n;
+	return HM_OK;
+}
+
+hm_rc_t hm_aw_alloc_assign(hm_aw_msg_t *m, int n, hm_err_t *err)
+{
+	free(m->assign);
+	m->nassign = 0;
+	if (n <= 0)
+		return (m->assign = NULL), HM_OK;
+	if (!(m->assign = calloc((size_t)n, sizeof(*m->assign))))
+		return hm_err_set(err, HM_ERR_NOMEM, "out of memory for %d nodes", n);
+	m->nassign = n;
+	return HM_OK;
+}
+
+void hm_aw_msg_free(hm_aw_msg_t *m)
+{
+	if (!m)
+		return;
+	free(m->nodes);
+	free(m->assign);
+	m->nodes = NULL;
+	m->assign = NULL;
+	m->nnodes = m->nassign = 0;
+}
+
+static void encode_body(const hm_aw_msg_t *m, json_object *o)
+{
+	json_object *a;
+
+	switch (m->op) {
+	case HM_AW_HELLO:
+		encode_fields(o, hello_fields, NFIELDS(hello_fields), m);
+		ADD(o, "topo", m->has_topo ? encode_topo(&m->topo) : NULL);
+		ADD(o, "jobs",
+		    m->nnodes ? encode_state_jobs(&m->nodes[0], false) : json_object_new_array());
+		break;
+	case HM_AW_WELCOME:
+		if (m->ok)
+			encode_fields(o, welcome_fields, NFIELDS(welcome_fields), m);
+		else
+			encode_fields(o, refusal_fields, NFIELDS(refusal_fields), m);
+		break;
+	case HM_AW_ERROR:
+		encode_fields(o, refusal_fields, NFIELDS(refusal_fields), m);
+		break;
+	case HM_AW_BEAT:
+		a = json_object_new_array();
+		for (int i = 0; i < m->nnodes; i++) {
+			json_object *n = json_object_new_object();
+
+			encode_fields(n, node_fields, 1, m->nodes[i].node);
+			ADD(n, "jobs", encode_state_jobs(&m->nodes[i], true));
+			json_object_array_add(a, n);
+		}
+		ADD(o, "nodes", a);
+		break;
+	case HM_AW_ASSIGN:
+		a = json_object_new_array();
+		for (int i = 0; i < m->nassign; i++) {
+			json_object *n = json_object_new_object(), *jobs = json_object_new_array();
+
+			encode_fields(n, node_fields, 1, m->assign[i].node);
+			for (int j = 0; j < m->assign[i].njobs; j++)
+				json_object_array_add(jobs,
+						      encode_job_assign(&m->assign[i].jobs[j]));
+			ADD(n, "jobs", jobs);
+			json_object_array_add(a, n);
+		}
+		ADD(o, "nodes", a);
+		break;
+	default:
+		break;
+	}
+}
+
+hm_rc_t hm_aw_encode(const hm_aw_msg_t *m, char **json, hm_err_t *err)
+{
+	json_object *o;
+	hm_rc_t rc = HM_OK;
+
+	*json = NULL;
+	if (!hm_aw_op_name(m->op) || m->seq < 1 || m->nnodes < 0 || m->nnodes > HM_AW_MAX_NODES ||
+	    m->nassign < 0 || m->nassign > HM_AW_MAX_NODES || (m->nnodes && !m->nodes) ||
+	    (m->nassign && !m->assign) || (m->op == HM_AW_HELLO && m->nnodes > 1))
+		return hm_err_set(err, HM_ERR_INVAL, "cannot encode: op %d, seq %lld, %d/%d nodes",
+				  (int)m->op, (long long)m->seq, m->nnodes, m->nassign);
+	for (int i = 0; i < m->nnodes; i++)
+		if (m->nodes[i].njobs < 0 || m->nodes[i].njobs > HM_AW_MAX_JOBS)
+			return hm_err_set(err, HM_ERR_INVAL, "cannot encode %d jobs of node '%s'",
+					  m->nodes[i].njobs, m->nodes[i].node);
+	for (int i = 0; i < m->nassign; i++)
+		if (m->assign[i].njobs < 0 || m->assign[i].njobs > HM_AW_MAX_JOBS)
+			return hm_err_set(err, HM_ERR_INVAL, "cannot encode %d jobs of node '%s'",
+					  m->assign[i].njobs, m->assign[i].node);
+	o = json_object_new_object();
+	ADD(o, "v", json_object_new_int(HM_AW_VERSION));
+	ADD(o, "op", json_object_new_string(op_names[m->op]));
+	ADD(o, "seq", json_object_new_int64(m->seq));
+	if (m->op == HM_AW_WELCOME || m->op == HM_AW_ASSIGN || m->op == HM_AW_ERROR)
+		ADD(o, "re", json_object_new_int64(m->re));
+	encode_body(m, o);
+	if (!(*json = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN))))
+		rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory");
+	json_object_put(o);
+	return rc;
+}
+
+static hm_rc_t decode_nodes_state(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
+{
+	json_object *a;
+	size_t n;
+	char sub[64];
+	hm_rc_t rc = get_array(o, "nodes", HM_AW_MAX_NODES, true, &a, &n, "agent_beat", err);
+
+	if (rc == HM_OK)
+		rc = hm_aw_alloc_nodes(m, (int)n, err);
+	for (size_t i = 0; rc == HM_OK && i < n; i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+
+		snprintf(sub, sizeof(sub), "agent_beat.nodes[%zu]", i);
+		if ((rc = decode_fields(e, node_fields, 1, m->nodes[i].node, sub, err)) == HM_OK)
+			rc = decode_state_jobs(e, &m->nodes[i], sub, err);
+	}
+	return rc;
+}
+
+static hm_rc_t decode_nodes_assign(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
+{
+	json_object *a, *jobs;
+	size_t n, nj;
+	char sub[96];
+	hm_rc_t rc = get_array(o, "nodes", HM_AW_MAX_NODES, true, &a, &n, "agent_assign", err);
+
+	if (rc == HM_OK)
+		rc = hm_aw_alloc_assign(m, (int)n, err);
+	for (size_t i = 0; rc == HM_OK && i < n; i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		hm_aw_node_assign_t *na = &m->assign[i];
+
+		snprintf(sub, sizeof(sub), "agent_assign.nodes[%zu]", i);
+		if ((rc = decode_fields(e, node_fields, 1, na->node, sub, err)) != HM_OK ||
+		    (rc = get_array(e, "jobs", HM_AW_MAX_JOBS, true, &jobs, &nj, sub, err)) !=
+			HM_OK)
+			break;
+		for (size_t j = 0; rc == HM_OK && j < nj; j++) {
+			snprintf(sub, sizeof(sub), "agent_assign.nodes[%zu].jobs[%zu]", i, j);
+			rc = decode_job_assign(json_object_array_get_idx(jobs, j), &na->jobs[j],
+					       sub, err);
+		}
+		na->njobs = (int)nj;
+	}
+	return rc;
+}
+
+static hm_rc_t decode_body(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
+{
+	json_object *v = NULL;
+	hm_rc_t rc;
+
+	switch (m->op) {
+	case HM_AW_HELLO:
+		if ((rc = decode_fields(o, hello_fields, NFIELDS(hello_fields), m, "agent_hello",
+					err)) != HM_OK ||
+		    (rc = hm_aw_alloc_nodes(m, 1, err)) != HM_OK)
+			return rc;
+		memcpy(m->nodes[0].node, m->node, sizeof(m->node));
+		if (json_object_object_get_ex(o, "topo", &v) && v) {
+			m->has_topo = true;
+			if ((rc = decode_topo(v, &m->topo, err)) != HM_OK)
+				return rc;
+		}
+		return decode_state_jobs(o, &m->nodes[0], "agent_hello", err);
+	case HM_AW_WELCOME:
+		if (json_object_object_get_ex(o, "ok", &v) && json_object_get_boolean(v))
+			return decode_fields(o, welcome_fields, NFIELDS(welcome_fields), m,
+					     "agent_welcome", err);
+		return decode_fields(o, refusal_fields, NFIELDS(refusal_fields), m, "agent_welcome",
+				     err);
+	case HM_AW_ERROR:
+		return decode_fields(o, refusal_fields, NFIELDS(refusal_fields), m, "error", err);
+	case HM_AW_BEAT:
+		return decode_nodes_state(o, m, err);
+	case HM_AW_ASSIGN:
+		return decode_nodes_assign(o, m, err);
+	default:
+		return hm_err_set(err, HM_ERR_PROTO, "internal: op %d", (int)m->op);
+	}
+}
+
+hm_rc_t hm_aw_decode(const char *json, size_t len, hm_aw_msg_t *m, hm_err_t *err)
+{
+	static const field_t head[] = {
+	    {"v", T_INT, 0, 0, 0, 1000000, F_REQ, NULL},
+	    {"seq", T_I64, offsetof(hm_aw_msg_t, seq), 0, 1, COUNT_MAX, F_REQ, NULL},
+	    {"re", T_I64, offsetof(hm_aw_msg_t, re), 0, 0, COUNT_MAX, F_REQ, NULL},
+	};
+	json_tokener *tok = NULL;
+	json_object *o = NULL, *op = NULL;
+	int version = 0;
+	hm_rc_t rc = HM_OK;
+
+	memset(m, 0, sizeof(*m));
+	m->op = HM_AW__COUNT;
+	if (!(tok = json_tokener_new_ex(16))) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	o = json_tokener_parse_ex(tok, json, (int)len);
+	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) != len) {
+		rc = hm_err_set(err, HM_ERR_PROTO, "message is not one JSON text (%s)",
+				o ? "trailing bytes"
+				  : json_tokener_error_desc(json_tokener_get_error(tok)));
+		goto out;
+	}
+	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "op", &op) ||
+	    !json_object_is_type(op, json_type_string)) {
+		rc = hm_err_set(err, HM_ERR_PROTO, "message is not a JSON object with an \"op\"");
+		goto out;
+	}
+	for (int i = 0; i < HM_AW__COUNT; i++)
+		if (strcmp(json_object_get_string(op), op_names[i]) == 0)
+			m->op = (hm_aw_op_t)i;
+	if (m->op == HM_AW__COUNT) {
+		rc = hm_err_set(err, HM_ERR_PROTO,
+				"op '%.40s' is not known (accepted: agent_hello, agent_welcome, "
+				"agent_beat, agent_assign, error)",
+				json_object_get_string(op));
+		goto out;
+	}
+	if ((rc = decode_fields(o, head, 1, &version, op_names[m->op], err)) != HM_OK)
+		goto out;
+	if (version != HM_AW_VERSION) {
+		rc = hm_err_set(err, HM_ERR_PROTO, "%s: protocol version %d (accepted: %d)",
+				op_names[m->op], version, HM_AW_VERSION);
+		goto out;
+	}
+	if ((rc = decode_fields(o, head + 1, 1, m, op_names[m->op], err)) != HM_OK)
+		goto out;
+	if ((m->op == HM_AW_WELCOME || m->op == HM_AW_ASSIGN || m->op == HM_AW_ERROR) &&
+	    (rc = decode_fields(o, head + 2, 1, m, op_names[m->op], err)) != HM_OK)
+		goto out;
+	rc = decode_body(o, m, err);
+out:
+	json_object_put(o);
+	if (tok)
+		json_tokener_free(tok);
+	return rc;
+}

@@ -1,0 +1,56 @@
+# The node agent (issue 11): contract B's codec, the agent as a library, the
+# shared object the SPANK plugin loads in slurmd, a standalone entry for tests.
+# It links the client side (hm_proto, hm_conf, munge, json-c), hwloc and the
+# pace report reader.
+# TODO(house): libhmcoord.la still carries the engine and, through hm_conf's
+# policy check, libharmonics' policies and simulator; link the client library
+# instead once issue 10 splits it.
+
+# Contract B (docs/protocol.md): records <-> JSON. The coordinator's server links it too.
+noinst_LTLIBRARIES += src/agent/libhmagentwire.la
+src_agent_libhmagentwire_la_SOURCES = \
+	src/agent/hm_agent_wire.c \
+	src/agent/hm_agent_wire.h
+src_agent_libhmagentwire_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+
+AGENT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/agent -I$(top_srcdir)/src/coordinator \
+	-I$(top_srcdir)/src/pace
+AGENT_LIBS = src/agent/libhmagent.la $(HMCOORD_LIBS) $(HWLOC_LIBS)
+
+# The agent (Slurm-free). pace_assign.c is the runtime's parser of assign files:
+# the agent checks every file it writes with it.
+noinst_LTLIBRARIES += src/agent/libhmagent.la
+src_agent_libhmagent_la_SOURCES = \
+	src/agent/agent.h \
+	src/agent/agent_conn.c \
+	src/agent/agent_conn.h \
+	src/agent/agent_files.c \
+	src/agent/agent_files.h \
+	src/agent/agent_jobs.c \
+	src/agent/agent_jobs.h \
+	src/agent/agent_loop.c \
+	src/agent/agent_util.c \
+	src/agent/hm_agent.h \
+	src/pace/pace_assign.c \
+	src/pace/pace_assign.h
+src_agent_libhmagent_la_CPPFLAGS = $(AGENT_CPPFLAGS)
+src_agent_libhmagent_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS)
+src_agent_libhmagent_la_LIBADD = src/agent/libhmagentwire.la \
+	src/pace/libharmonics-pace-report.la
+
+# harmonics_agent.so: dlopen'ed by the SPANK plugin in slurmd; exports hm_agent.h only.
+pkglib_LTLIBRARIES = src/agent/harmonics_agent.la
+src_agent_harmonics_agent_la_SOURCES = src/agent/harmonics_agent.c
+src_agent_harmonics_agent_la_CPPFLAGS = $(AGENT_CPPFLAGS)
+src_agent_harmonics_agent_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+src_agent_harmonics_agent_la_LDFLAGS = -module -avoid-version -shared \
+	-Wl,--version-script=$(srcdir)/src/agent/harmonics_agent.sym
+src_agent_harmonics_agent_la_LIBADD = $(AGENT_LIBS)
+EXTRA_src_agent_harmonics_agent_la_DEPENDENCIES = src/agent/harmonics_agent.sym
+EXTRA_DIST += src/agent/harmonics_agent.sym
+
+# Standalone agent for tests (not installed).
+noinst_PROGRAMS += src/tools/harmonics-agent
+src_tools_harmonics_agent_SOURCES = src/tools/harmonics-agent.c
+src_tools_harmonics_agent_CPPFLAGS = $(AGENT_CPPFLAGS)
+src_tools_harmonics_agent_LDADD = $(AGENT_LIBS)
