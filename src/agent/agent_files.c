@@ -29,6 +29,16 @@ static hm_rc_t check_own_dir(int fd, const char *path, hm_err_t *err)
 	return HM_OK;
 }
 
+/* Why an O_NOFOLLOW|O_DIRECTORY open of name failed with e, in words. */
+static const char *what_is(int dir_fd, const char *name, int e)
+{
+	struct stat st;
+
+	if ((e == ELOOP || e == ENOTDIR) && fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory";
+	return strerror(e);
+}
+
 /* mkdir -p of an absolute path, each new level 0755. */
 static hm_rc_t make_path(const char *path, hm_err_t *err)
 {
@@ -78,7 +88,8 @@ int agent_node_dir_open(const char *run_dir, const char *node, hm_err_t *err)
 	}
 	if ((fd = openat(run_fd, node, DIR_FLAGS)) < 0) {
 		hm_err_set(err, errno == ELOOP || errno == ENOTDIR ? HM_ERR_AUTH : HM_ERR_IO,
-			   "%s: cannot open as a directory: %s", path, strerror(errno));
+			   "%s: cannot open as a directory: %s", path,
+			   what_is(run_fd, node, errno));
 		goto fail;
 	}
 	/* Steps run as their users and must traverse it whatever the umask. */
@@ -112,7 +123,7 @@ int agent_job_dir_open(int node_fd, long job_id, uint32_t want_uid, uint32_t *ow
 			hm_err_set(err,
 				   errno == ELOOP || errno == ENOTDIR ? HM_ERR_AUTH : HM_ERR_IO,
 				   "%s: not used: %s (accepted: a real directory)", name,
-				   errno == ELOOP ? "a symbolic link" : strerror(errno));
+				   what_is(node_fd, name, errno));
 		return -1;
 	}
 	if (fstat(fd, &st) != 0) {

@@ -54,3 +54,26 @@ noinst_PROGRAMS += src/tools/harmonics-agent
 src_tools_harmonics_agent_SOURCES = src/tools/harmonics-agent.c
 src_tools_harmonics_agent_CPPFLAGS = $(AGENT_CPPFLAGS)
 src_tools_harmonics_agent_LDADD = $(AGENT_LIBS)
+
+# ---- tests ----------------------------------------------------------------------
+AGENT_TEST_CPPFLAGS = $(AGENT_CPPFLAGS)
+AGENT_TEST_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
+AGENT_TEST_LDADD = $(AGENT_LIBS) $(CMOCKA_LIBS)
+check_PROGRAMS += tests/unit/test_agent_files
+TESTS += tests/unit/test_agent_files
+tests_unit_test_agent_files_SOURCES = tests/unit/test_agent_files.c
+tests_unit_test_agent_files_CPPFLAGS = $(AGENT_TEST_CPPFLAGS)
+tests_unit_test_agent_files_CFLAGS = $(AGENT_TEST_CFLAGS)
+tests_unit_test_agent_files_LDADD = $(AGENT_TEST_LDADD)
+check_PROGRAMS += tests/unit/test_agent_jobs
+TESTS += tests/unit/test_agent_jobs
+tests_unit_test_agent_jobs_SOURCES = tests/unit/test_agent_jobs.c
+tests_unit_test_agent_jobs_CPPFLAGS = $(AGENT_TEST_CPPFLAGS)
+tests_unit_test_agent_jobs_CFLAGS = $(AGENT_TEST_CFLAGS)
+tests_unit_test_agent_jobs_LDADD = $(AGENT_TEST_LDADD)
+check_PROGRAMS += tests/unit/test_agent_util
+TESTS += tests/unit/test_agent_util
+tests_unit_test_agent_util_SOURCES = tests/unit/test_agent_util.c
+tests_unit_test_agent_util_CPPFLAGS = $(AGENT_TEST_CPPFLAGS)
+tests_unit_test_agent_util_CFLAGS = $(AGENT_TEST_CFLAGS)
+tests_unit_test_agent_util_LDADD = $(AGENT_TEST_LDADD)

@@ -1,0 +1,332 @@
+/*
+ * The agent's helpers: slurmd's command line (node name, -D) parsed as slurmd's
+ * getopt does, node names, the reconnect back-off, and contract B's codec
+ * (round trips of every message, the documented examples, strict refusals).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "hm_agent_wire.h"
+
+/* argv as /proc/self/cmdline holds it: each argument NUL-terminated. */
+static size_t cmdline(char *buf, size_t len, const char *const *argv)
+{
+	size_t off = 0;
+
+	for (; *argv; argv++) {
+		size_t n = strlen(*argv) + 1;
+
+		assert_true(off + n <= len);
+		memcpy(buf + off, *argv, n);
+		off += n;
+	}
+	return off;
+}
+
+static void test_slurmd_args(void **state)
+{
+	static const struct {
+		const char *argv[8];
+		const char *node;
+		bool fg, slurmd;
+	} cases[] = {
+	    {{"/usr/sbin/slurmd", "-D", "-N", "n1", "-f", "/etc/slurm.conf"}, "n1", true, true},
+	    {{"slurmd", "-Nn2", "-D"}, "n2", true, true},
+	    {{"slurmd", "-DN", "n3"}, "n3", true, true},    /* clustered flags */
+	    {{"slurmd", "-f", "-N", "-D"}, "", true, true}, /* -N is -f's argument */
+	    {{"slurmd", "-Ln1.log", "-N", "x", "-N", "y"}, "y", false, true}, /* last wins */
+	    {{"slurmd", "--conf", "-N z", "-N", "n4"}, "n4", false, true},    /* --conf takes one */
+	    {{"slurmd", "--conf-s=-N", "-N", "n5", "-sD"}, "n5", true, true},
+	    {{"slurmd", "-F", "n6", "-N", "n7"}, "n7", false, true}, /* -F's argument is optional */
+	    {{"slurmd", "--", "-N", "n8"}, "", false, true},
+	    {{"/usr/bin/harmonics-agent", "-N", "n9"}, "n9", false, false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[512], node[64];
+		bool fg = true, is_slurmd;
+		size_t len = cmdline(buf, sizeof(buf), cases[i].argv);
+
+		is_slurmd = agent_slurmd_args(buf, len, node, sizeof(node), &fg);
+		if (strcmp(node, cases[i].node) != 0 || fg != cases[i].fg ||
+		    is_slurmd != cases[i].slurmd)
+			fail_msg("case %zu: node '%s' fg %d slurmd %d", i, node, fg, is_slurmd);
+	}
+}
+
+static void test_node_names(void **state)
+{
+	char name[64];
+	bool daemonizes = true;
+	hm_err_t err = {0};
+
+	assert_true(agent_node_valid("n1"));
+	assert_true(agent_node_valid("gpu-node_07.rack2"));
+	assert_false(agent_node_valid(""));
+	assert_false(agent_node_valid("n 1"));
+	assert_false(agent_node_valid("n1/../x"));
+	assert_false(
+	    agent_node_valid("a123456789012345678901234567890123456789012345678901234567890123"));
+	/* This test is not slurmd: the host name, never "daemonizes". */
+	assert_int_equal(agent_node_name(name, sizeof(name), &daemonizes, &err), HM_OK);
+	assert_false(daemonizes);
+	assert_null(strchr(name, '.'));
+	assert_true(agent_node_valid(name));
+}
+
+static void test_backoff(void **state)
+{
+	agent_backoff_t b;
+	const int nominal[] = {500, 1000, 2000, 4000, 8000, 16000, 30000, 30000};
+
+	agent_backoff_reset(&b);
+	for (size_t i = 0; i < sizeof(nominal) / sizeof(nominal[0]); i++)
+		assert_int_equal(agent_backoff_next(&b, 0.0), nominal[i]);
+	agent_backoff_reset(&b);
+	assert_int_equal(agent_backoff_next(&b, 0.999), 500 - (int)(500 * 0.2 * 0.999));
+	/* Jitter only shortens, by at most 20%: retries never bunch above the cap. */
+	for (int i = 0; i < 1000; i++) {
+		int d = agent_backoff_next(&b, (double)i / 1000);
+
+		assert_true(d <= 30000);
+		assert_true(d >= 400);
+	}
+	assert_int_equal(agent_backoff_next(&b, 1.5), 30000); /* r out of range: no jitter */
+}
+
+/* ---- contract B ---------------------------------------------------------------- */
+
+static hm_aw_msg_t *decode_ok(const char *json)
+{
+	hm_aw_msg_t *m = calloc(1, sizeof(*m));
+	hm_err_t err = {0};
+
+	assert_non_null(m);
+	if (hm_aw_decode(json, strlen(json), m, &err) != HM_OK)
+		fail_msg("%s\n%s", err.msg, json);
+	return m;
+}
+
+static void free_msg(hm_aw_msg_t *m)
+{
+	hm_aw_msg_free(m);
+	free(m);
+}
+
+static void test_wire_examples(void **state)
+{
+	/* The messages as docs/protocol.md shows them. */
+	hm_aw_msg_t *m = decode_ok(
+	    "{\"v\":1,\"op\":\"agent_hello\",\"seq\":1,\"node\":\"n1\",\"agent_version\":\"0.1.0\","
+	    "\"topo\":{\"gpus\":4,\"nics\":[{\"name\":\"mlx5_0\",\"pci\":\"0000:14:00.0\","
+	    "\"numa\":0,\"speed_bps\":200000000000},{\"name\":\"mlx5_1\",\"pci\":\"0000:34:00.0\","
+	    "\"numa\":1,\"speed_bps\":0}],\"gpu_nic\":[0,0,1,1]},"
+	    "\"jobs\":[{\"job_id\":42,\"steps\":1,\"ranks\":2,\"applied_epoch\":null}]}");
+
+	assert_int_equal(m->op, HM_AW_HELLO);
+	assert_string_equal(m->node, "n1");
+	assert_true(m->has_topo);
+	assert_int_equal(m->topo.ngpus, 4);
+	assert_int_equal(m->topo.nnics, 2);
+	assert_int_equal(m->topo.nics[0].speed_bps, 200000000000);
+	assert_int_equal(m->topo.gpu_nic[3], 1);
+	assert_int_equal(m->nodes[0].jobs[0].applied_epoch, -1);
+	free_msg(m);
+	m = decode_ok("{\"v\":1,\"op\":\"agent_welcome\",\"seq\":1,\"re\":1,\"ok\":true,"
+		      "\"heartbeat_ms\":1000,\"valid_ms\":3000,\"lead_ms\":1000}");
+	assert_true(m->ok);
+	assert_int_equal(m->valid_ms, 3000);
+	free_msg(m);
+	m = decode_ok("{\"v\":1,\"op\":\"agent_welcome\",\"seq\":1,\"re\":1,\"ok\":false,"
+		      "\"error\":\"node n9 is not in the cluster's topology\",\"code\":\"node\"}");
+	assert_false(m->ok);
+	assert_string_equal(m->code, "node");
+	free_msg(m);
+	m = decode_ok("{\"v\":1,\"op\":\"agent_beat\",\"seq\":7,\"nodes\":[{\"node\":\"n1\","
+		      "\"jobs\":[{\"job_id\":42,\"steps\":1,\"ranks\":2,\"applied_epoch\":7,"
+		      "\"meas\":{\"samples\":20,\"iter_us\":250000.5,\"iter_sd_us\":1200.0,"
+		      "\"compute_us\":150000,\"slot_misses\":1}}]}]}");
+	assert_true(m->nodes[0].jobs[0].has_meas);
+	assert_float_equal(m->nodes[0].jobs[0].meas.iter_us, 250000.5, 1e-9);
+	assert_float_equal(m->nodes[0].jobs[0].meas.burst_us, -1, 0); /* absent: not measured */
+	free_msg(m);
+	m = decode_ok(
+	    "{\"v\":1,\"op\":\"agent_assign\",\"seq\":2,\"re\":1,\"nodes\":[{\"node\":\"n1\","
+	    "\"jobs\":[{\"job_id\":42,\"uid\":1000,\"scheduled\":true,\"policy\":\"harmonics\","
+	    "\"epoch\":7,\"period_us\":250000,\"shift_us\":125000,\"origin_us\":1700000000000000,"
+	    "\"guard_us\":10000,\"prio\":1,\"next\":{\"effective_us\":1700000001000000,"
+	    "\"epoch\":8,\"policy\":\"harmonics\",\"period_us\":250000,\"shift_us\":0,"
+	    "\"origin_us\":1700000000000000,\"guard_us\":10000,\"prio\":2}},"
+	    "{\"job_id\":43,\"uid\":1001,\"scheduled\":false,\"reason\":\"comm-sched off\"}]}],"
+	    "\"future_member\":[1,2,3]}");
+	assert_int_equal(m->nassign, 1);
+	assert_int_equal(m->assign[0].njobs, 2);
+	assert_true(m->assign[0].jobs[0].has_next);
+	assert_int_equal(m->assign[0].jobs[0].next.epoch, 8);
+	assert_int_equal(m->assign[0].jobs[0].next_effective_us, 1700000001000000);
+	assert_false(m->assign[0].jobs[1].scheduled);
+	assert_string_equal(m->assign[0].jobs[1].reason, "comm-sched off");
+	free_msg(m);
+}
+
+/* Encoding then decoding gives the same records. */
+static void test_wire_roundtrip(void **state)
+{
+	hm_aw_msg_t in, *out;
+	char *json = NULL;
+	hm_err_t err = {0};
+
+	memset(&in, 0, sizeof(in));
+	in.op = HM_AW_BEAT;
+	in.seq = 9;
+	assert_int_equal(hm_aw_alloc_nodes(&in, 1, &err), HM_OK);
+	snprintf(in.nodes[0].node, sizeof(in.nodes[0].node), "n1");
+	in.nodes[0].njobs = 2;
+	in.nodes[0].jobs[0] = (hm_aw_job_state_t){.job_id = 5,
+						  .steps = 2,
+						  .ranks = 8,
+						  .applied_epoch = 3,
+						  .has_meas = true,
+						  .meas = {.samples = 40,
+							   .iter_us = 1234.5,
+							   .iter_sd_us = 7.25,
+							   .compute_us = 1000,
+							   .burst_us = -1,
+							   .slot_misses = 2}};
+	in.nodes[0].jobs[1] = (hm_aw_job_state_t){.job_id = 6, .applied_epoch = -1};
+	assert_int_equal(hm_aw_encode(&in, &json, &err), HM_OK);
+	assert_non_null(strstr(json, "\"applied_epoch\":null"));
+	assert_null(strstr(json, "burst_us"));
+	out = decode_ok(json);
+	assert_int_equal(out->op, HM_AW_BEAT);
+	assert_int_equal(out->seq, 9);
+	assert_int_equal(out->nodes[0].njobs, 2);
+	assert_int_equal(out->nodes[0].jobs[0].ranks, 8);
+	assert_true(out->nodes[0].jobs[0].has_meas);
+	assert_float_equal(out->nodes[0].jobs[0].meas.iter_sd_us, 7.25, 0);
+	assert_float_equal(out->nodes[0].jobs[0].meas.burst_us, -1, 0);
+	assert_int_equal(out->nodes[0].jobs[1].applied_epoch, -1);
+	assert_false(out->nodes[0].jobs[1].has_meas);
+	free_msg(out);
+	free(json);
+	hm_aw_msg_free(&in);
+
+	memset(&in, 0, sizeof(in));
+	in.op = HM_AW_ASSIGN;
+	in.seq = 3;
+	in.re = 0;
+	assert_int_equal(hm_aw_alloc_assign(&in, 1, &err), HM_OK);
+	snprintf(in.assign[0].node, sizeof(in.assign[0].node), "n1");
+	in.assign[0].njobs = 1;
+	in.assign[0].jobs[0] = (hm_aw_job_assign_t){
+	    .job_id = 42,
+	    .uid = 1000,
+	    .scheduled = true,
+	    .cur = {.policy = "cassini", .epoch = 4, .shift_us = 300000, .origin_us = 1},
+	    .has_next = true,
+	    .next_effective_us = 99,
+	    .next = {.policy = "off", .epoch = 5}};
+	assert_int_equal(hm_aw_encode(&in, &json, &err), HM_OK);
+	out = decode_ok(json);
+	assert_int_equal(out->re, 0);
+	assert_string_equal(out->assign[0].jobs[0].cur.policy, "cassini");
+	assert_int_equal(out->assign[0].jobs[0].cur.shift_us, 300000);
+	assert_string_equal(out->assign[0].jobs[0].next.policy, "off");
+	assert_int_equal(out->assign[0].jobs[0].next_effective_us, 99);
+	free_msg(out);
+	free(json);
+	hm_aw_msg_free(&in);
+}
+
+static void test_wire_refusals(void **state)
+{
+	static const struct {
+		const char *json;
+		const char *why; /* must appear in the message */
+	} bad[] = {
+	    {"{\"v\":2,\"op\":\"agent_beat\",\"seq\":1,\"nodes\":[]}", "version 2"},
+	    {"{\"v\":1,\"op\":\"agent_sing\",\"seq\":1}", "agent_sing"},
+	    {"{\"v\":1,\"op\":\"agent_beat\",\"seq\":0,\"nodes\":[]}", "seq"},
+	    {"{\"v\":1,\"op\":\"agent_beat\",\"seq\":\"1\",\"nodes\":[]}", "not an integer"},
+	    {"{\"v\":1,\"op\":\"agent_beat\",\"seq\":1,\"nodes\":[]} x", "one JSON text"},
+	    {"[1,2]", "JSON object"},
+	    {"{\"v\":1,\"op\":\"agent_welcome\",\"seq\":1,\"ok\":true,\"heartbeat_ms\":1000,"
+	     "\"valid_ms\":3000,\"lead_ms\":1000}",
+	     "re: missing"},
+	    {"{\"v\":1,\"op\":\"agent_welcome\",\"seq\":1,\"re\":1,\"ok\":true,\"heartbeat_ms\":5,"
+	     "\"valid_ms\":3000,\"lead_ms\":1000}",
+	     "heartbeat_ms: 5 is not in [100, 60000]"},
+	    {"{\"v\":1,\"op\":\"agent_assign\",\"seq\":2,\"re\":1,\"nodes\":[{\"node\":\"n1\","
+	     "\"jobs\":[{\"job_id\":42,\"uid\":0,\"scheduled\":true,\"policy\":\"harmonics\","
+	     "\"epoch\":7,\"period_us\":250000,\"shift_us\":0,\"origin_us\":0,\"guard_us\":0,"
+	     "\"prio\":9}]}]}",
+	     "nodes[0].jobs[0].prio: 9 is not in [0, 7]"},
+	    {"{\"v\":1,\"op\":\"agent_assign\",\"seq\":2,\"re\":1,\"nodes\":[{\"node\":\"n1\","
+	     "\"jobs\":[{\"job_id\":42,\"uid\":0,\"scheduled\":true,\"policy\":\"Bad Name\","
+	     "\"epoch\":7,\"period_us\":250000,\"shift_us\":0,\"origin_us\":0,\"guard_us\":0,"
+	     "\"prio\":1}]}]}",
+	     "policy: 'Bad Name'"},
+	    {"{\"v\":1,\"op\":\"agent_assign\",\"seq\":2,\"re\":1,\"nodes\":[{\"node\":\"n1\","
+	     "\"jobs\":[{\"job_id\":42,\"uid\":0,\"scheduled\":true,\"policy\":\"harmonics\","
+	     "\"epoch\":7,\"period_us\":2.5e5,\"shift_us\":0,\"origin_us\":0,\"guard_us\":0,"
+	     "\"prio\":1}]}]}",
+	     "period_us: '2.5e5' is not an integer"},
+	    {"{\"v\":1,\"op\":\"agent_assign\",\"seq\":2,\"re\":1,\"nodes\":[{\"node\":\"n1\","
+	     "\"jobs\":[{\"job_id\":42,\"scheduled\":false}]}]}",
+	     "uid: missing"},
+	    {"{\"v\":1,\"op\":\"agent_hello\",\"seq\":1,\"node\":\"n1/..\",\"agent_version\":\"x\","
+	     "\"topo\":null,\"jobs\":[]}",
+	     "node: 'n1/..'"},
+	    {"{\"v\":1,\"op\":\"agent_hello\",\"seq\":1,\"node\":\"n1\",\"agent_version\":\"x\","
+	     "\"topo\":{\"gpus\":2,\"nics\":[],\"gpu_nic\":[0,0]},\"jobs\":[]}",
+	     "gpu_nic[0]"},
+	};
+	char many[16384];
+	size_t off;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		hm_aw_msg_t m;
+		hm_err_t err = {0};
+
+		if (hm_aw_decode(bad[i].json, strlen(bad[i].json), &m, &err) == HM_OK)
+			fail_msg("accepted #%zu: %s", i, bad[i].json);
+		if (err.rc != HM_ERR_PROTO || !strstr(err.msg, bad[i].why))
+			fail_msg("#%zu: '%s' lacks '%s'", i, err.msg, bad[i].why);
+		hm_aw_msg_free(&m);
+	}
+	/* More jobs than a message may carry for one node. */
+	off = (size_t)snprintf(many, sizeof(many),
+			       "{\"v\":1,\"op\":\"agent_beat\",\"seq\":1,\"nodes\":[{\"node\":"
+			       "\"n1\",\"jobs\":[");
+	for (int j = 0; j <= HM_AW_MAX_JOBS; j++)
+		off += (size_t)snprintf(many + off, sizeof(many) - off,
+					"%s{\"job_id\":%d,\"steps\":0,\"ranks\":0}", j ? "," : "",
+					j + 1);
+	snprintf(many + off, sizeof(many) - off, "]}]}");
+	{
+		hm_aw_msg_t m;
+		hm_err_t err = {0};
+
+		assert_int_equal(hm_aw_decode(many, strlen(many), &m, &err), HM_ERR_PROTO);
+		assert_non_null(strstr(err.msg, "at most 64"));
+		hm_aw_msg_free(&m);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_slurmd_args),    cmocka_unit_test(test_node_names),
+	    cmocka_unit_test(test_backoff),        cmocka_unit_test(test_wire_examples),
+	    cmocka_unit_test(test_wire_roundtrip), cmocka_unit_test(test_wire_refusals),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
