@@ -77,3 +77,13 @@ tests_unit_test_agent_util_SOURCES = tests/unit/test_agent_util.c
 tests_unit_test_agent_util_CPPFLAGS = $(AGENT_TEST_CPPFLAGS)
 tests_unit_test_agent_util_CFLAGS = $(AGENT_TEST_CFLAGS)
 tests_unit_test_agent_util_LDADD = $(AGENT_TEST_LDADD)
+
+# End to end against a FAKE coordinator (real TCP, real munge), through the .so's ABI.
+check_PROGRAMS += tests/agent/test_agent_live
+TESTS += tests/agent/test_agent_live
+tests_agent_test_agent_live_SOURCES = tests/agent/test_agent_live.c tests/agent/fake_coord.c \
+	tests/agent/fake_coord.h
+tests_agent_test_agent_live_CPPFLAGS = $(AGENT_TEST_CPPFLAGS)
+tests_agent_test_agent_live_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_agent_test_agent_live_LDADD = $(HMCOORD_LIBS) -ldl
+EXTRA_tests_agent_test_agent_live_DEPENDENCIES = src/agent/harmonics_agent.la
