@@ -55,9 +55,9 @@ bool agent_node_valid(const char *name);
 
 /*
  * Parse a command line as /proc/self/cmdline holds it (arguments separated and
- * ended by NUL) the way slurmd 22.05's getopt_long does: the last -N NAME
- * (or -NNAME, or inside a cluster like -DN NAME) into node ("" when none);
- * *foreground set when -D is given. Returns whether argv[0] is slurmd.
+ * ended by NUL; the first 8191 bytes, a cut last argument is fine) the way slurmd 22.05's
+ * getopt_long does: the last -N NAME (or -NNAME, or inside a cluster like -DN NAME) into node (""
+ * when none); *foreground set when -D is given. Returns whether argv[0] is slurmd.
  */
 bool agent_slurmd_args(const char *buf, size_t len, char *node, size_t node_len, bool *foreground);
 

@@ -29,6 +29,7 @@ src_agent_libhmagent_la_SOURCES = \
 	src/agent/agent_jobs.c \
 	src/agent/agent_jobs.h \
 	src/agent/agent_loop.c \
+	src/agent/agent_node.c \
 	src/agent/agent_util.c \
 	src/agent/hm_agent.h \
 	src/pace/pace_assign.c \
@@ -87,3 +88,5 @@ tests_agent_test_agent_live_CPPFLAGS = $(AGENT_TEST_CPPFLAGS)
 tests_agent_test_agent_live_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_agent_test_agent_live_LDADD = $(HMCOORD_LIBS) -ldl
 EXTRA_tests_agent_test_agent_live_DEPENDENCIES = src/agent/harmonics_agent.la
+# Fuzzer of the agent's parsers (clang + libFuzzer): tests/agent/fuzz.sh [SECONDS].
+EXTRA_DIST += tests/agent/fuzz.sh tests/agent/fuzz_agent_wire.c

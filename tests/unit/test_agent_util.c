@@ -62,6 +62,19 @@ static void test_slurmd_args(void **state)
 	}
 }
 
+/* The last argument cut (no final NUL), as a truncated read of /proc/self/cmdline gives. */
+static void test_slurmd_args_cut(void **state)
+{
+	static const char buf[] = {'s', 'l', 'u', 'r', 'm', 'd', 0, '-', 'N', 0, 'n', '1'};
+	char node[64];
+	bool fg;
+
+	assert_true(agent_slurmd_args(buf, sizeof(buf), node, sizeof(node), &fg));
+	assert_string_equal(node, "n1");
+	assert_true(agent_slurmd_args(buf, 8, node, sizeof(node), &fg)); /* "slurmd\0-" */
+	assert_string_equal(node, "");
+}
+
 static void test_node_names(void **state)
 {
 	char name[64];

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Fuzz the node agent's parsers of outside input (contract B messages with a
+# round trip, slurmd's command line) under libFuzzer + ASan/UBSan for a bounded
+# time.   tests/agent/fuzz.sh [SECONDS]   (default 30; 0 = build only).
+# Exit 77 without clang/libFuzzer.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+secs=${1:-30}
+out=$(mktemp -d /tmp/fuzz_agent.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+if ! command -v clang >/dev/null || ! echo 'int LLVMFuzzerTestOneInput(const char*d,long n){return 0;}' |
+	clang -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
+	echo "fuzz-agent: clang with libFuzzer not available; skipped"
+	exit 77
+fi
+[[ -f $top/build/config.h ]] || { echo "fuzz-agent: run scripts/build.sh first"; exit 1; }
+inc=(-I"$top/src/agent" -I"$top/src/coordinator" -I"$top/src/pace" -I"$top/build")
+for d in "$top"/src/libharmonics/*/; do inc+=(-I"$d"); done
+# shellcheck disable=SC2046
+clang -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	"${inc[@]}" $(pkg-config --cflags json-c) "$top/tests/agent/fuzz_agent_wire.c" \
+	"$top/src/agent/hm_agent_wire.c" "$top/src/agent/agent_node.c" \
+	"$top/src/libharmonics/core/hm_error.c" \
+	$(pkg-config --libs json-c) -lm -o "$out/fuzz_agent_wire"
+((secs > 0)) || exit 0
+mkdir -p "$out/corpus"
+seed() { printf '%s' "$2" >"$out/corpus/$1"; }
+seed hello '0{"v":1,"op":"agent_hello","seq":1,"node":"n1","agent_version":"0.1.0","topo":{"gpus":2,"nics":[{"name":"mlx5_0","pci":"0000:14:00.0","numa":0,"speed_bps":200000000000}],"gpu_nic":[0,0]},"jobs":[{"job_id":42,"steps":1,"ranks":2,"applied_epoch":null}]}'
+seed welcome '0{"v":1,"op":"agent_welcome","seq":1,"re":1,"ok":true,"heartbeat_ms":1000,"valid_ms":3000,"lead_ms":1000}'
+seed beat '0{"v":1,"op":"agent_beat","seq":7,"nodes":[{"node":"n1","jobs":[{"job_id":42,"steps":1,"ranks":2,"applied_epoch":7,"meas":{"samples":20,"iter_us":250000.5,"iter_sd_us":1200.0,"compute_us":150000,"slot_misses":1}}]}]}'
+seed assign '0{"v":1,"op":"agent_assign","seq":2,"re":1,"nodes":[{"node":"n1","jobs":[{"job_id":42,"uid":1000,"scheduled":true,"policy":"harmonics","epoch":7,"period_us":250000,"shift_us":125000,"origin_us":1700000000000000,"guard_us":10000,"prio":1,"next":{"effective_us":1700000001000000,"epoch":8,"policy":"harmonics","period_us":250000,"shift_us":0,"origin_us":1700000000000000,"guard_us":10000,"prio":2}},{"job_id":43,"uid":1001,"scheduled":false,"reason":"off"}]}]}'
+printf '1slurmd\0-D\0-N\0n1\0--conf\0/etc/slurm.conf\0' >"$out/corpus/cmdline"
+cd "$out"
+echo "--- fuzz_agent_wire, $secs s"
+./fuzz_agent_wire -max_total_time="$secs" -max_len=8192 -timeout=10 \
+	-artifact_prefix="$top/tests/agent/" -print_final_stats=1 corpus 2>&1 | tail -n 25
