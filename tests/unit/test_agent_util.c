@@ -337,9 +337,10 @@ static void test_wire_refusals(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_slurmd_args),    cmocka_unit_test(test_node_names),
-	    cmocka_unit_test(test_backoff),        cmocka_unit_test(test_wire_examples),
-	    cmocka_unit_test(test_wire_roundtrip), cmocka_unit_test(test_wire_refusals),
+	    cmocka_unit_test(test_slurmd_args),   cmocka_unit_test(test_slurmd_args_cut),
+	    cmocka_unit_test(test_node_names),    cmocka_unit_test(test_backoff),
+	    cmocka_unit_test(test_wire_examples), cmocka_unit_test(test_wire_roundtrip),
+	    cmocka_unit_test(test_wire_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
