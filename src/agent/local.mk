@@ -1,5 +1,6 @@
 # The node agent (issue 11): contract B's codec, the agent as a library, the
-# shared object the SPANK plugin loads in slurmd, a standalone entry for tests.
+# shared object the SPANK plugin loads in slurmd (harmonics-agent, the standalone
+# entry for tests, is in src/tools/local.mk).
 # It links the client side (hm_proto, hm_conf, munge, json-c), hwloc and the
 # pace report reader.
 # TODO(house): libhmcoord.la still carries the engine and, through hm_conf's
@@ -50,11 +51,6 @@ src_agent_harmonics_agent_la_LIBADD = $(AGENT_LIBS)
 EXTRA_src_agent_harmonics_agent_la_DEPENDENCIES = src/agent/harmonics_agent.sym
 EXTRA_DIST += src/agent/harmonics_agent.sym
 
-# Standalone agent for tests (not installed).
-noinst_PROGRAMS += src/tools/harmonics-agent
-src_tools_harmonics_agent_SOURCES = src/tools/harmonics-agent.c
-src_tools_harmonics_agent_CPPFLAGS = $(AGENT_CPPFLAGS)
-src_tools_harmonics_agent_LDADD = $(AGENT_LIBS)
 
 # ---- tests ----------------------------------------------------------------------
 AGENT_TEST_CPPFLAGS = $(AGENT_CPPFLAGS)
@@ -90,3 +86,6 @@ tests_agent_test_agent_live_LDADD = $(HMCOORD_LIBS) -ldl
 EXTRA_tests_agent_test_agent_live_DEPENDENCIES = src/agent/harmonics_agent.la
 # Fuzzer of the agent's parsers (clang + libFuzzer): tests/agent/fuzz.sh [SECONDS].
 EXTRA_DIST += tests/agent/fuzz.sh tests/agent/fuzz_agent_wire.c
+# harmonics-agent (built by src/tools/local.mk) from the command line.
+TESTS += tests/agent/agent_cli.sh
+EXTRA_DIST += tests/agent/agent_cli.sh

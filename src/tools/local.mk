@@ -36,3 +36,10 @@ src_tools_harmonics_emujob_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
 src_tools_harmonics_emujob_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_tools_harmonics_emujob_LDADD = src/pace/libharmonics-pace.la \
 	src/libharmonics/libharmonics.la $(JSONC_LIBS) -lm
+
+# harmonics-agent: one node agent outside slurmd, for tests and debugging (not
+# installed; the agent itself is src/agent).
+noinst_PROGRAMS += src/tools/harmonics-agent
+src_tools_harmonics_agent_SOURCES = src/tools/harmonics-agent.c
+src_tools_harmonics_agent_CPPFLAGS = $(AGENT_CPPFLAGS)
+src_tools_harmonics_agent_LDADD = $(AGENT_LIBS)
