@@ -120,27 +120,44 @@ static const field_t node_fields[] = {
     {"node", T_STR, 0, HM_AW_NODE_MAX, 1, 0, F_REQ, NAME_CHARS},
 };
 
-static double field_num(const field_t *f, const void *rec)
+/* An integer field's value (T_I64, T_LONG, T_INT, T_U32, T_U64; counts fit in 2^53). */
+static int64_t get_int(const field_t *f, const char *p)
 {
-	const char *p = (const char *)rec + f->off;
-
 	switch (f->type) {
 	case T_I64:
-		return (double)*(const int64_t *)p;
+		return *(const int64_t *)p;
 	case T_LONG:
-		return (double)*(const long *)p;
+		return *(const long *)p;
 	case T_INT:
 		return *(const int *)p;
 	case T_U32:
 		return *(const uint32_t *)p;
-	case T_U64:
-		return (double)*(const uint64_t *)p;
-	case T_DBL:
-		return *(const double *)p;
-	case T_BOOL:
-		return *(const bool *)p;
 	default:
-		return 0;
+		return (int64_t) * (const uint64_t *)p;
+	}
+}
+
+/* Store an integer (already range-checked) into a numeric field. */
+static void put_int(const field_t *f, char *p, int64_t i)
+{
+	switch (f->type) {
+	case T_I64:
+		*(int64_t *)p = i;
+		break;
+	case T_LONG:
+		*(long *)p = (long)i;
+		break;
+	case T_INT:
+		*(int *)p = (int)i;
+		break;
+	case T_U32:
+		*(uint32_t *)p = (uint32_t)i;
+		break;
+	case T_DBL:
+		*(double *)p = (double)i;
+		break;
+	default:
+		*(uint64_t *)p = (uint64_t)i;
 	}
 }
 
@@ -151,38 +168,19 @@ static void encode_fields(json_object *o, const field_t *fs, size_t n, const voi
 		const char *p = (const char *)rec + f->off;
 		json_object *v;
 
-		if (f->type != T_STR && f->type != T_BOOL && field_num(f, rec) < 0 &&
-		    (f->flags & (F_NEG | F_NULL))) {
-			if (f->flags & F_NULL)
-				ADD(o, f->key, NULL);
-			continue;
-		}
-		switch (f->type) {
-		case T_STR:
+		if (f->type == T_STR)
 			v = json_object_new_string(p);
-			break;
-		case T_BOOL:
+		else if (f->type == T_BOOL)
 			v = json_object_new_boolean(*(const bool *)p);
-			break;
-		case T_DBL:
+		else if ((f->flags & (F_NEG | F_NULL)) &&
+			 (f->type == T_DBL ? *(const double *)p < 0 : get_int(f, p) < 0))
+			v = NULL; /* absent, or null */
+		else if (f->type == T_DBL)
 			v = json_object_new_double(*(const double *)p);
-			break;
-		case T_I64:
-			v = json_object_new_int64(*(const int64_t *)p);
-			break;
-		case T_U64:
-			v = json_object_new_int64((int64_t) * (const uint64_t *)p);
-			break;
-		case T_LONG:
-			v = json_object_new_int64(*(const long *)p);
-			break;
-		case T_U32:
-			v = json_object_new_int64(*(const uint32_t *)p);
-			break;
-		default:
-			v = json_object_new_int(*(const int *)p);
-		}
-		ADD(o, f->key, v);
+		else
+			v = json_object_new_int64(get_int(f, p));
+		if (v || (f->flags & F_NULL))
+			ADD(o, f->key, v);
 	}
 }
 
@@ -206,22 +204,7 @@ static hm_rc_t store_int(const field_t *f, json_object *v, char *p, const char *
 	if ((double)i < f->min || (double)i > f->max)
 		return hm_err_set(err, HM_ERR_PROTO, "%s.%s: %s is not in [%.0f, %.0f]", path,
 				  f->key, json_object_to_json_string(v), f->min, f->max);
-	switch (f->type) {
-	case T_I64:
-		*(int64_t *)p = i;
-		break;
-	case T_LONG:
-		*(long *)p = (long)i;
-		break;
-	case T_INT:
-		*(int *)p = (int)i;
-		break;
-	case T_U32:
-		*(uint32_t *)p = (uint32_t)i;
-		break;
-	default:
-		*(uint64_t *)p = (uint64_t)i;
-	}
+	put_int(f, p, i);
 	return HM_OK;
 }
 
@@ -273,26 +256,6 @@ static hm_rc_t decode_field(const field_t *f, json_object *v, char *p, const cha
 	}
 }
 
-static void set_absent(const field_t *f, char *p)
-{
-	switch (f->type) {
-	case T_I64:
-		*(int64_t *)p = -1;
-		break;
-	case T_LONG:
-		*(long *)p = -1;
-		break;
-	case T_INT:
-		*(int *)p = -1;
-		break;
-	case T_DBL:
-		*(double *)p = -1;
-		break;
-	default:
-		break;
-	}
-}
-
 static hm_rc_t decode_fields(json_object *o, const field_t *fs, size_t n, void *rec,
 			     const char *path, hm_err_t *err)
 {
@@ -306,15 +269,15 @@ static hm_rc_t decode_fields(json_object *o, const field_t *fs, size_t n, void *
 		hm_rc_t rc;
 
 		if (present && !v && (f->flags & F_NULL)) {
-			set_absent(f, p);
+			put_int(f, p, -1);
 			continue;
 		}
 		if (!present) {
 			if (f->flags & F_REQ)
 				return hm_err_set(err, HM_ERR_PROTO, "%s.%s: missing", path,
 						  f->key);
-			if (f->flags & (F_NEG | F_NULL))
-				set_absent(f, p);
+			if (f->flags & (F_NEG | F_NULL)) /* numeric fields only */
+				put_int(f, p, -1);
 			continue;
 		}
 		if ((rc = decode_field(f, v, p, path, err)) != HM_OK)
