@@ -394,6 +394,36 @@ static void check_fail_open(fake_coord_t *f)
 	put_seen(&s);
 }
 
+/* What the SPANK glue may get wrong is refused with a log line, and stop is always safe. */
+static void check_abi_refusals(int (*start)(const hm_agent_args_t *), int (*stop)(void))
+{
+	hm_agent_args_t a;
+	char bad[300];
+	FILE *cf;
+
+	CHECK(stop() == 0, "stop before any start");
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.version = HM_AGENT_ABI_VERSION + 1;
+	a.log = collect;
+	CHECK(start(&a) == -1 && log_count("another ABI") == 1, "a later ABI version is refused");
+	a.version = HM_AGENT_ABI_VERSION;
+	a.size = sizeof(a) - 1;
+	CHECK(start(&a) == -1 && log_count("another ABI") == 2, "a short args struct is refused");
+	snprintf(bad, sizeof(bad), "%s/bad.conf", g_dir);
+	if (!(cf = fopen(bad, "w")))
+		return;
+	fprintf(cf, "# bad\nUpdateLead=forever\n");
+	fclose(cf);
+	a.size = sizeof(a);
+	a.node = "n1";
+	a.conf_path = bad;
+	a.slurm_user_uid = HM_AGENT_NO_UID;
+	CHECK(start(&a) == -1 && log_count("bad.conf:2: UpdateLead: 'forever'") == 1,
+	      "a bad harmonics.conf is refused with file:line");
+	CHECK(stop() == 0, "stop after a failed start");
+}
+
 int main(void)
 {
 	const char *top = getenv("top_builddir"), *src = getenv("top_srcdir");
@@ -442,6 +472,7 @@ int main(void)
 	fclose(cf);
 	decide(f, 1, -1, 0);
 	setenv("HWLOC_XMLFILE", xml, 1);
+	check_abi_refusals(start, stop);
 	memset(&args, 0, sizeof(args));
 	args.size = sizeof(args);
 	args.version = HM_AGENT_ABI_VERSION;
