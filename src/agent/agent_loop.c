@@ -125,8 +125,12 @@ static void send_hello(agent_t *a, int64_t now_ms)
 	snprintf(m.agent_version, sizeof(m.agent_version), "%s", PACKAGE_VERSION);
 	m.has_topo = a->has_topo;
 	m.topo = a->topo;
-	if (node_state(a, &m)) {
+	if (!node_state(a, &m))
+		agent_conn_fail(&a->conn, now_ms, false, HM_AGENT_LOG_ERROR,
+				"hello: out of memory");
+	else
 		send_msg(a, &m, now_ms);
+	if (a->conn.fd >= 0) { /* sent (or queued), not failed */
 		a->conn.hello_seq = m.seq;
 		a->conn.state = CONN_HELLO;
 		a->conn.deadline_ms = now_ms + a->cfg.conf.conn_timeout_ms;
