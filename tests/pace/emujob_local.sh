@@ -48,31 +48,33 @@ for r in 0 1; do
 	grep -q '^PACED=11$' "$tmp/rep.$r" || fail "report of rank $r: $(cat "$tmp/rep.$r" 2>&1)"
 done
 
-# 3. An update while running: the assignment file holds C (epoch 1: 60 ms, shift 20 ms)
-# and N (epoch 2: 80 ms, shift 50 ms) switching at T. Rank 0 plans, both ranks wait
-# for its slot ids: slots on C's grid before T, on N's from T on, epochs 1 then 2,
-# and both ranks report applied epoch 2 and the same number of paced bursts.
+# 3. An update while running: the job starts on C (epoch 1: 60 ms, shift 20 ms); once
+# it has paced bursts, the assignment file gains N (epoch 2: 80 ms, shift 50 ms)
+# switching at T. Rank 0 plans, both ranks wait for its slot ids: slots on C's grid
+# before T, on N's from T on, epochs 1 then 2, and both ranks report applied epoch 2
+# and the same number of paced bursts. The update is written after the start (not
+# before it), so a slow start on a loaded machine cannot skip C.
 now=$(date +%s%6N)
-T=$((now + 700000))
-cat >"$tmp/assign" <<EOT
-HARMONICS_MODE=harmonics
+cur="HARMONICS_MODE=harmonics
 HARMONICS_PERIOD_US=60000
 HARMONICS_SHIFT_US=20000
 HARMONICS_ORIGIN_US=$now
 HARMONICS_GUARD_US=5000
 HARMONICS_EPOCH=1
-HARMONICS_VALID_UNTIL_US=$((now + 60000000))
-HARMONICS_NEXT_EFFECTIVE_US=$T
-HARMONICS_NEXT_MODE=harmonics
-HARMONICS_NEXT_PERIOD_US=80000
-HARMONICS_NEXT_SHIFT_US=50000
-HARMONICS_NEXT_ORIGIN_US=$now
-HARMONICS_NEXT_GUARD_US=5000
-HARMONICS_NEXT_EPOCH=2
-EOT
+HARMONICS_VALID_UNTIL_US=$((now + 120000000))"
+echo "$cur" >"$tmp/assign"
 HARMONICS_ASSIGN_FILE="$tmp/assign" HARMONICS_REPORT_FILE="$tmp/sw.%r" \
-	timeout 60 "$ej" --local 2 --compute 15ms --bytes 200KB --iterations 20 --warmup 1 \
-	>"$tmp/switch.txt" || fail "run across an update failed"
+	timeout 60 "$ej" --local 2 --compute 15ms --bytes 200KB --iterations 40 --warmup 1 \
+	>"$tmp/switch.txt" &
+ejpid=$!
+for _ in $(seq 400); do # up to 40 s for two paced bursts on rank 0
+	[[ $(sed -n 's/^PACED=//p' "$tmp/sw.0" 2>/dev/null) -ge 2 ]] 2>/dev/null && break
+	sleep 0.1
+done
+T=$(($(date +%s%6N) + 500000))
+printf '%s\nHARMONICS_NEXT_EFFECTIVE_US=%s\nHARMONICS_NEXT_MODE=harmonics\nHARMONICS_NEXT_PERIOD_US=80000\nHARMONICS_NEXT_SHIFT_US=50000\nHARMONICS_NEXT_ORIGIN_US=%s\nHARMONICS_NEXT_GUARD_US=5000\nHARMONICS_NEXT_EPOCH=2\n' \
+	"$cur" "$T" "$now" >"$tmp/assign.new" && mv "$tmp/assign.new" "$tmp/assign"
+wait "$ejpid" || fail "run across an update failed"
 awk -v o="$now" -v t="$T" '/^iter / { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 	s = v["slot"]; if (s < 0) { print "no slot"; exit 1 }
 	if (s < t) { if ((s - o - 20000) % 60000 || v["epoch"] != 1) { print "C: " $0; exit 1 }; c++ }
@@ -81,7 +83,7 @@ awk -v o="$now" -v t="$T" '/^iter / { for (i = 2; i <= NF; i++) { split($i, kv, 
 	fail "slots do not follow the switch: $(cat "$tmp/switch.txt")"
 for r in 0 1; do
 	grep -q '^APPLIED_EPOCH=2$' "$tmp/sw.$r" || fail "rank $r did not apply epoch 2: $(cat "$tmp/sw.$r")"
-	grep -q '^PACED=21$' "$tmp/sw.$r" || fail "rank $r paced: $(grep PACED "$tmp/sw.$r")"
+	grep -q '^PACED=41$' "$tmp/sw.$r" || fail "rank $r paced: $(grep PACED "$tmp/sw.$r")"
 done
 grep "^summary pace" "$tmp/switch.txt"
 echo "ok: ranks switched from epoch 1 to 2 at T together"
