@@ -64,7 +64,7 @@ HARMONICS_EPOCH=1
 HARMONICS_VALID_UNTIL_US=$((now + 120000000))"
 echo "$cur" >"$tmp/assign"
 HARMONICS_ASSIGN_FILE="$tmp/assign" HARMONICS_REPORT_FILE="$tmp/sw.%r" \
-	timeout 60 "$ej" --local 2 --compute 15ms --bytes 200KB --iterations 40 --warmup 1 \
+	timeout 60 "$ej" --local 2 --compute 15ms --bytes 200KB --iterations 100 --warmup 1 \
 	>"$tmp/switch.txt" &
 ejpid=$!
 for _ in $(seq 400); do # up to 40 s for two paced bursts on rank 0
@@ -80,10 +80,10 @@ awk -v o="$now" -v t="$T" '/^iter / { for (i = 2; i <= NF; i++) { split($i, kv, 
 	if (s < t) { if ((s - o - 20000) % 60000 || v["epoch"] != 1) { print "C: " $0; exit 1 }; c++ }
 	else { if ((s - o - 50000) % 80000 || v["epoch"] != 2) { print "N: " $0; exit 1 }; n++ } }
 	END { if (c < 2 || n < 2) { print "before " c " after " n; exit 1 } }' "$tmp/switch.txt" ||
-	fail "slots do not follow the switch: $(cat "$tmp/switch.txt")"
+	fail "slots do not follow the switch (origin $now, T $T): $(cat "$tmp/switch.txt")"
 for r in 0 1; do
 	grep -q '^APPLIED_EPOCH=2$' "$tmp/sw.$r" || fail "rank $r did not apply epoch 2: $(cat "$tmp/sw.$r")"
-	grep -q '^PACED=41$' "$tmp/sw.$r" || fail "rank $r paced: $(grep PACED "$tmp/sw.$r")"
+	grep -q '^PACED=101$' "$tmp/sw.$r" || fail "rank $r paced: $(grep PACED "$tmp/sw.$r")"
 done
 grep "^summary pace" "$tmp/switch.txt"
 echo "ok: ranks switched from epoch 1 to 2 at T together"
