@@ -1,7 +1,6 @@
 # Global Coordinator: harmonics.conf, wire protocol (json-c + munge), engine, server,
-# client. A PIC convenience library; consumers (the plugins, harmonicsctl, tests)
-# link ONLY src/coordinator/libhmcoord.la: it already carries libharmonics.la, so
-# linking both would duplicate every libharmonics symbol in a shared object.
+# client. A PIC convenience library that, like libharmonics' libraries, links no
+# library of ours: HMCOORD_LIBS lists it with the libharmonics areas it uses.
 noinst_LTLIBRARIES += src/coordinator/libhmcoord.la
 src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_client.c \
@@ -27,11 +26,10 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_server.h
 src_coordinator_libhmcoord_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
 src_coordinator_libhmcoord_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_coordinator_libhmcoord_la_LIBADD = src/libharmonics/libharmonics.la $(JSONC_LIBS) \
-	$(MUNGE_LIBS) $(PTHREAD_LIBS) -lm
+src_coordinator_libhmcoord_la_LIBADD = $(JSONC_LIBS) $(MUNGE_LIBS) $(PTHREAD_LIBS) -lm
 
 HMCOORD_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
-HMCOORD_LIBS = src/coordinator/libhmcoord.la $(JSONC_LIBS) $(MUNGE_LIBS) $(PTHREAD_LIBS) -lm
+HMCOORD_LIBS = src/coordinator/libhmcoord.la $(HM_POLICY_LIBS)
 
 # Unit tests (munge-dependent ones skip with a message when munged is not running).
 COORD_TEST_CPPFLAGS = $(HMCOORD_CPPFLAGS)

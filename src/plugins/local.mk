@@ -1,12 +1,11 @@
 # Slurm plugins: harmonics.so (SPANK), sched_harmonics.so, select_harmonics_cons_tres.so.
-# Each links libharmonics and libhmcoord statically (convenience libraries) and
+# Each links the convenience libraries it needs (their objects are copied in) and
 # exports only its plugin symbols (version scripts). Slurm symbols resolve at
 # dlopen time against the loading daemon or libslurmfull, so nothing is linked.
 slurmplugindir = $(SLURM_PLUGINDIR)
 slurmplugin_LTLIBRARIES =
 PLUGIN_LDFLAGS = -module -avoid-version -shared
-# libhmcoord.la carries libharmonics.la (see src/coordinator/local.mk).
-PLUGIN_LIBADD = $(HMCOORD_LIBS) $(HWLOC_LIBS)
+PLUGIN_LIBADD = $(HMCOORD_LIBS)
 
 EXTRA_DIST += src/plugins/spank/harmonics_spank.sym src/plugins/sched/sched_harmonics.sym \
 	src/plugins/select/select_harmonics.sym
@@ -67,6 +66,6 @@ endif
 # Raw socket helper of the Slurm test tier (forged requests, a mute coordinator).
 noinst_PROGRAMS += tests/slurm/hm_sockprobe
 tests_slurm_hm_sockprobe_SOURCES = tests/slurm/hm_sockprobe.c
-tests_slurm_hm_sockprobe_LDADD = src/libharmonics/libharmonics.la $(MUNGE_LIBS)
+tests_slurm_hm_sockprobe_LDADD = $(HM_CORE_LIBS) $(MUNGE_LIBS)
 EXTRA_DIST += tests/slurm/run.sh tests/slurm/cluster.sh tests/slurm/README.md tests/slurm/jobs/batch_env.sh \
 	tests/slurm/jobs/bad_directive.sh

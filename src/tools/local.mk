@@ -7,13 +7,13 @@ src_tools_harmonics_sim_SOURCES = \
 	src/tools/sim_report.c \
 	src/tools/sim_report.h
 src_tools_harmonics_sim_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_tools_harmonics_sim_LDADD = src/libharmonics/libharmonics.la $(JSONC_LIBS) -lm
+src_tools_harmonics_sim_LDADD = $(HM_SIM_LIBS) $(JSONC_LIBS)
 dist_man_MANS += docs/man/harmonics-sim.1
 
 # harmonics-bench: decision time and quality of the policies.
 bin_PROGRAMS += src/tools/harmonics-bench
 src_tools_harmonics_bench_SOURCES = src/tools/harmonics-bench.c
-src_tools_harmonics_bench_LDADD = src/libharmonics/libharmonics.la -lm
+src_tools_harmonics_bench_LDADD = $(HM_SIM_LIBS)
 dist_man_MANS += docs/man/harmonics-bench.1
 
 # harmonicsctl: a thin entry file; the logic is hm_ctl.c.
@@ -34,5 +34,5 @@ src_tools_harmonics_emujob_SOURCES = \
 src_tools_harmonics_emujob_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
 	-I$(top_srcdir)/src/pace/emujob
 src_tools_harmonics_emujob_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_tools_harmonics_emujob_LDADD = src/pace/libharmonics-pace.la \
-	src/libharmonics/libharmonics.la $(JSONC_LIBS) -lm
+src_tools_harmonics_emujob_LDADD = src/pace/libharmonics-pace.la $(HM_JOB_LIBS) \
+	$(JSONC_LIBS) -lm
