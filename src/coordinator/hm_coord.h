@@ -211,15 +211,4 @@ hm_rc_t hm_coord_racks(hm_coord_t *c, hm_coord_rack_view_t **out, int *n);
 /* CLOCK_REALTIME in seconds. */
 double hm_coord_now_s(void);
 
-/*
- * Validation shared with the SPANK plugin (allocator context).
- * Mode: "off", "auto" or a policy name (case-insensitive). Profile: a catalogue
- * model name, or comma-separated iter=<duration>,comm=<fraction>,bytes=<size>
- * [,overlap=<fraction>] (compute = iter * (1 - comm), one ring all-reduce of bytes).
- * Errors name the bad value and the accepted ones.
- */
-hm_rc_t hm_coord_mode_check(const char *mode, hm_err_t *err);
-const char *hm_coord_mode_names(void); /* "off,auto,fair,optimal,..." (static) */
-hm_rc_t hm_coord_profile_parse(const char *spec, hm_profile_t *out, hm_err_t *err);
-
 #endif

@@ -13,7 +13,6 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_coord_int.h \
 	src/coordinator/hm_coord_json.c \
 	src/coordinator/hm_coord_json.h \
-	src/coordinator/hm_coord_spec.c \
 	src/coordinator/hm_coord_state.c \
 	src/coordinator/hm_coord_view.c \
 	src/coordinator/hm_ctl.c \
@@ -23,7 +22,9 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_proto.c \
 	src/coordinator/hm_proto.h \
 	src/coordinator/hm_server.c \
-	src/coordinator/hm_server.h
+	src/coordinator/hm_server.h \
+	src/coordinator/hm_spec.c \
+	src/coordinator/hm_spec.h
 src_coordinator_libhmcoord_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
 src_coordinator_libhmcoord_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_coordinator_libhmcoord_la_LIBADD = $(JSONC_LIBS) $(MUNGE_LIBS) $(PTHREAD_LIBS) -lm

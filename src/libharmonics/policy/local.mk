@@ -4,6 +4,7 @@ noinst_LTLIBRARIES += src/libharmonics/policy/libhmpolicy.la
 src_libharmonics_policy_libhmpolicy_la_SOURCES = \
 	src/libharmonics/policy/hm_policy.c \
 	src/libharmonics/policy/hm_policy.h \
+	src/libharmonics/policy/hm_policy_names.h \
 	src/libharmonics/policy/hm_pol_common.c \
 	src/libharmonics/policy/hm_pol_common.h \
 	src/libharmonics/policy/hm_contention.c \

@@ -41,7 +41,7 @@ typedef struct {
 	hm_spank_src_t profile_src;
 } hm_spank_choice_t;
 
-/* "off,auto,<policies>,help" (static; hm_coord_mode_names() plus help). */
+/* "off,auto,<policies>,help" (static; hm_spec_mode_names() plus help). */
 const char *hm_spank_modes(void);
 
 /*
@@ -52,7 +52,7 @@ const char *hm_spank_modes(void);
 hm_rc_t hm_spank_mode_check(const char *val, const char *origin, char *canon, size_t canon_len,
 			    hm_err_t *err);
 
-/* Validate a --comm-profile value (hm_coord_profile_parse): a catalogue model or
+/* Validate a --comm-profile value (hm_spec_profile_parse): a catalogue model or
    iter=..,comm=..%,bytes=..; the message starts with origin. */
 hm_rc_t hm_spank_profile_check(const char *val, const char *origin, hm_err_t *err);
 
