@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hm_assign.h"
 #include "hm_conf.h"
 #include "hm_error.h"
 #include "hm_job.h"
@@ -43,22 +44,6 @@ typedef struct {
 				bytes=1.2GB"; NULL/"" = conf DefaultProfile */
 	double start_s;      /* when it started running */
 } hm_coord_job_info_t;
-
-/* What a step exports to its tasks (see hm_pace_env.h for the variable names). */
-typedef struct {
-	bool scheduled;                /* false: run unpaced; reason says why */
-	char reason[128];              /* when !scheduled: "comm-sched off", "no profile", ... */
-	char policy[HM_CONF_NAME_MAX]; /* policy that decided */
-	int64_t period_us;             /* slot period; 0 = no holding (one-time delay) */
-	int64_t shift_us;              /* slot offset within the period, or the delay */
-	int64_t origin_us;             /* slot origin, CLOCK_REALTIME */
-	int64_t guard_us;              /* late tolerance within a slot */
-	int prio;                      /* priority class, 0 = highest */
-	int path;                      /* equal-cost path index */
-	unsigned long epoch;           /* decision epoch (increases when it changes) */
-	int64_t decided_us;            /* when this decision was made */
-	int64_t valid_until_us;        /* ask again after this */
-} hm_assignment_t;
 
 /* Measured profile reported by a step's pacing runtime (zeros = not measured). */
 typedef struct {

@@ -3,6 +3,8 @@
 # library of ours: HMCOORD_LIBS lists it with the libharmonics areas it uses.
 noinst_LTLIBRARIES += src/coordinator/libhmcoord.la
 src_coordinator_libhmcoord_la_SOURCES = \
+	src/coordinator/hm_assign.c \
+	src/coordinator/hm_assign.h \
 	src/coordinator/hm_client.c \
 	src/coordinator/hm_client.h \
 	src/coordinator/hm_conf.c \
@@ -17,6 +19,8 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_coord_view.c \
 	src/coordinator/hm_ctl.c \
 	src/coordinator/hm_ctl.h \
+	src/coordinator/hm_json.c \
+	src/coordinator/hm_json.h \
 	src/coordinator/hm_log.c \
 	src/coordinator/hm_log.h \
 	src/coordinator/hm_proto.c \
@@ -37,15 +41,21 @@ COORD_TEST_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 COORD_TEST_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
 COORD_TEST_LDADD = $(HMCOORD_LIBS) $(CMOCKA_LIBS)
 check_PROGRAMS += \
+	tests/unit/test_assign \
 	tests/unit/test_conf \
 	tests/unit/test_proto \
 	tests/unit/test_coord \
 	tests/unit/test_server
 TESTS += \
+	tests/unit/test_assign \
 	tests/unit/test_conf \
 	tests/unit/test_proto \
 	tests/unit/test_coord \
 	tests/unit/test_server
+tests_unit_test_assign_SOURCES = tests/unit/test_assign.c
+tests_unit_test_assign_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
+tests_unit_test_assign_CFLAGS = $(COORD_TEST_CFLAGS)
+tests_unit_test_assign_LDADD = $(COORD_TEST_LDADD)
 tests_unit_test_conf_SOURCES = tests/unit/test_conf.c
 tests_unit_test_conf_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
 tests_unit_test_conf_CFLAGS = $(COORD_TEST_CFLAGS)

@@ -16,10 +16,10 @@
 #include <strings.h>
 #include <time.h>
 
-#include <json-c/json.h>
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "hm_assign.h"
 #include "hm_client.h"
 #include "hm_conf.h"
 #include "hm_pace_env.h"
@@ -261,49 +261,18 @@ static void export_i64(spank_t sp, const char *name, int64_t v)
 	spank_setenv(sp, name, buf, 1);
 }
 
-static int64_t jget_i64(json_object *o, const char *key)
+/* Export a scheduled step's assignment to its tasks. */
+static void export_assignment(spank_t sp, uint32_t job_id, const hm_assignment_t *a)
 {
-	json_object *v = NULL;
-	return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
-}
-
-/* Export the assignment from a register reply; returns false when unscheduled. */
-static bool export_assignment(spank_t sp, uint32_t job_id, json_object *reply, char *why,
-			      size_t why_len)
-{
-	json_object *v = NULL, *a = NULL;
-	const char *policy = "auto";
-
-	if (!json_object_object_get_ex(reply, "ok", &v) || !json_object_get_boolean(v)) {
-		json_object *e = NULL;
-		snprintf(why, why_len, "coordinator refused: %.300s",
-			 json_object_object_get_ex(reply, "error", &e) ? json_object_get_string(e)
-								       : "no reason");
-		return false;
-	}
-	if (!json_object_object_get_ex(reply, "scheduled", &v) || !json_object_get_boolean(v)) {
-		json_object *r = NULL;
-		snprintf(why, why_len, "not scheduled: %.300s",
-			 json_object_object_get_ex(reply, "reason", &r) ? json_object_get_string(r)
-									: "no reason given");
-		return false;
-	}
-	if (!json_object_object_get_ex(reply, "assignment", &a)) {
-		snprintf(why, why_len, "reply without assignment");
-		return false;
-	}
-	if (json_object_object_get_ex(a, "policy", &v))
-		policy = json_object_get_string(v);
-	spank_setenv(sp, HM_PACE_ENV_MODE, policy, 1);
+	spank_setenv(sp, HM_PACE_ENV_MODE, a->policy, 1);
 	export_i64(sp, HM_PACE_ENV_JOB_ID, job_id);
-	export_i64(sp, HM_PACE_ENV_PERIOD_US, jget_i64(a, "period_us"));
-	export_i64(sp, HM_PACE_ENV_SHIFT_US, jget_i64(a, "shift_us"));
-	export_i64(sp, HM_PACE_ENV_ORIGIN_US, jget_i64(a, "origin_us"));
-	export_i64(sp, HM_PACE_ENV_GUARD_US, jget_i64(a, "guard_us"));
-	export_i64(sp, HM_PACE_ENV_PRIO, jget_i64(a, "prio"));
-	export_i64(sp, HM_PACE_ENV_EPOCH, jget_i64(a, "epoch"));
-	export_i64(sp, HM_PACE_ENV_VALID_UNTIL_US, jget_i64(a, "valid_until_us"));
-	return true;
+	export_i64(sp, HM_PACE_ENV_PERIOD_US, a->period_us);
+	export_i64(sp, HM_PACE_ENV_SHIFT_US, a->shift_us);
+	export_i64(sp, HM_PACE_ENV_ORIGIN_US, a->origin_us);
+	export_i64(sp, HM_PACE_ENV_GUARD_US, a->guard_us);
+	export_i64(sp, HM_PACE_ENV_PRIO, a->prio);
+	export_i64(sp, HM_PACE_ENV_EPOCH, (int64_t)a->epoch);
+	export_i64(sp, HM_PACE_ENV_VALID_UNTIL_US, a->valid_until_us);
 }
 
 static double mono_s(void)
@@ -321,8 +290,9 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	char host[HM_CONF_HOST_MAX], node[256], why[400];
 	int port = 0, timeout_ms = 0, rc = 0;
 	bool fail_open = true, scheduled = false;
-	json_object *req = NULL, *reply = NULL;
+	char *req = NULL;
 	char *reply_txt = NULL;
+	hm_assignment_t a;
 	double t0;
 
 	if (!g_args_ok || spank_remote(sp) != 1)
@@ -344,15 +314,11 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	node_name(sp, node, sizeof(node));
 	service_conf(sp, host, sizeof(host), &port, &timeout_ms, &fail_open);
 
-	req = json_object_new_object();
-	json_object_object_add(req, "op", json_object_new_string("register"));
-	json_object_object_add(req, "job_id", json_object_new_int64(job_id));
-	json_object_object_add(req, "step_id", json_object_new_int64(step_id));
-	json_object_object_add(req, "node", json_object_new_string(node));
+	req = hm_assign_request(job_id, step_id, node);
 	t0 = mono_s();
 	uint32_t trusted[2];
 	int ntrusted = trusted_uids(trusted);
-	if (hm_client_call_trusted(host, port, json_object_to_json_string(req), timeout_ms, trusted,
+	if (hm_client_call_trusted(host, port, req ? req : "", timeout_ms, trusted,
 				   ntrusted, &reply_txt, &err) != HM_OK) {
 		snprintf(why, sizeof(why),
 			 "coordinator %.100s:%d did not answer within %d ms (%.200s)", host, port,
@@ -367,10 +333,16 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 			g_fail_tasks = true;
 			goto out;
 		}
-	} else if (!(reply = json_tokener_parse(reply_txt))) {
-		snprintf(why, sizeof(why), "unreadable reply from %.100s:%d", host, port);
 	} else {
-		scheduled = export_assignment(sp, job_id, reply, why, sizeof(why));
+		char from[128];
+
+		snprintf(from, sizeof(from), "%.100s:%d", host, port);
+		memset(&err, 0, sizeof(err));
+		scheduled = hm_assign_reply_parse(reply_txt, from, &a, &err) == HM_OK;
+		if (scheduled)
+			export_assignment(sp, job_id, &a);
+		else
+			snprintf(why, sizeof(why), "%.350s", err.msg);
 	}
 	if (scheduled) {
 		slurm_verbose("harmonics: job %u step %u on %s registered in %.3f s", job_id,
@@ -382,8 +354,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 		snprintf(g_notice, sizeof(g_notice), "harmonics: %s; running unscheduled", why);
 	}
 out:
-	json_object_put(req);
-	json_object_put(reply);
+	free(req);
 	free(reply_txt);
 	return rc;
 }
