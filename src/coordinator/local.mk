@@ -1,40 +1,68 @@
-# Global Coordinator: harmonics.conf, wire protocol (json-c + munge), engine, server,
-# client. A PIC convenience library that, like libharmonics' libraries, links no
-# library of ours: HMCOORD_LIBS lists it with the libharmonics areas it uses.
-noinst_LTLIBRARIES += src/coordinator/libhmcoord.la
-src_coordinator_libhmcoord_la_SOURCES = \
+# The coordinator's side of Slurm, in three PIC convenience libraries by who
+# needs what (like libharmonics' libraries, they link none of ours):
+#   libhmclient  what talks to the coordinator: harmonics.conf, the wire protocol
+#                (json-c + munge), one request (client), logging, the mode and
+#                profile checks, the assignment on the wire. The SPANK plugin
+#                links it alone (with libhmjob, libhmcore): no policy, no engine.
+#   libhmstatus  the status views in JSON: the server writes them, harmonicsctl
+#                reads them.
+#   libhmcoord   the engine (job table, decisions, AdminComment, state file) and
+#                the server thread: the sched plugin.
+noinst_LTLIBRARIES += src/coordinator/libhmclient.la
+src_coordinator_libhmclient_la_SOURCES = \
 	src/coordinator/hm_assign.c \
 	src/coordinator/hm_assign.h \
 	src/coordinator/hm_client.c \
 	src/coordinator/hm_client.h \
 	src/coordinator/hm_conf.c \
 	src/coordinator/hm_conf.h \
-	src/coordinator/hm_coord.c \
-	src/coordinator/hm_coord.h \
-	src/coordinator/hm_coord_comment.c \
-	src/coordinator/hm_coord_int.h \
-	src/coordinator/hm_coord_json.c \
-	src/coordinator/hm_coord_json.h \
-	src/coordinator/hm_coord_state.c \
-	src/coordinator/hm_coord_view.c \
-	src/coordinator/hm_ctl.c \
-	src/coordinator/hm_ctl.h \
 	src/coordinator/hm_json.c \
 	src/coordinator/hm_json.h \
 	src/coordinator/hm_log.c \
 	src/coordinator/hm_log.h \
 	src/coordinator/hm_proto.c \
 	src/coordinator/hm_proto.h \
-	src/coordinator/hm_server.c \
-	src/coordinator/hm_server.h \
 	src/coordinator/hm_spec.c \
 	src/coordinator/hm_spec.h
+src_coordinator_libhmclient_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
+src_coordinator_libhmclient_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+src_coordinator_libhmclient_la_LIBADD = $(JSONC_LIBS) $(MUNGE_LIBS)
+
+noinst_LTLIBRARIES += src/coordinator/libhmstatus.la
+src_coordinator_libhmstatus_la_SOURCES = \
+	src/coordinator/hm_coord_json.c \
+	src/coordinator/hm_coord_json.h
+src_coordinator_libhmstatus_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
+src_coordinator_libhmstatus_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+src_coordinator_libhmstatus_la_LIBADD = $(JSONC_LIBS)
+
+noinst_LTLIBRARIES += src/coordinator/libhmcoord.la
+src_coordinator_libhmcoord_la_SOURCES = \
+	src/coordinator/hm_coord.c \
+	src/coordinator/hm_coord.h \
+	src/coordinator/hm_coord_comment.c \
+	src/coordinator/hm_coord_int.h \
+	src/coordinator/hm_coord_state.c \
+	src/coordinator/hm_coord_view.c \
+	src/coordinator/hm_server.c \
+	src/coordinator/hm_server.h
 src_coordinator_libhmcoord_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
 src_coordinator_libhmcoord_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_coordinator_libhmcoord_la_LIBADD = $(JSONC_LIBS) $(MUNGE_LIBS) $(PTHREAD_LIBS) -lm
+src_coordinator_libhmcoord_la_LIBADD = $(JSONC_LIBS) $(PTHREAD_LIBS) -lm
 
+# The usual sets, each library before the ones it uses.
 HMCOORD_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
-HMCOORD_LIBS = src/coordinator/libhmcoord.la $(HM_POLICY_LIBS)
+HMCLIENT_LIBS = src/coordinator/libhmclient.la $(HM_JOB_LIBS)
+HMCOORD_LIBS = src/coordinator/libhmcoord.la src/coordinator/libhmstatus.la \
+	src/coordinator/libhmclient.la $(HM_POLICY_LIBS)
+
+# The client libraries link alone into a shared object (the SPANK plugin, the
+# node agent): every symbol resolved without the engine or the policies.
+check_LTLIBRARIES += tests/unit/libclient_alone.la
+tests_unit_libclient_alone_la_SOURCES = tests/unit/client_alone.c
+tests_unit_libclient_alone_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+tests_unit_libclient_alone_la_LDFLAGS = -module -avoid-version -rpath /nowhere -Wl,--no-undefined
+tests_unit_libclient_alone_la_LIBADD = $(HMCLIENT_LIBS)
 
 # Unit tests (munge-dependent ones skip with a message when munged is not running).
 COORD_TEST_CPPFLAGS = $(HMCOORD_CPPFLAGS)
@@ -55,7 +83,7 @@ TESTS += \
 tests_unit_test_assign_SOURCES = tests/unit/test_assign.c
 tests_unit_test_assign_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
 tests_unit_test_assign_CFLAGS = $(COORD_TEST_CFLAGS)
-tests_unit_test_assign_LDADD = $(COORD_TEST_LDADD)
+tests_unit_test_assign_LDADD = $(HMCLIENT_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_conf_SOURCES = tests/unit/test_conf.c
 tests_unit_test_conf_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
 tests_unit_test_conf_CFLAGS = $(COORD_TEST_CFLAGS)

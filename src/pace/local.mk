@@ -89,7 +89,7 @@ src_pace_libharmonics_nccl_la_LDFLAGS = -module -avoid-version -shared \
 EXTRA_src_pace_libharmonics_nccl_la_DEPENDENCIES = src/pace/nccl/libharmonics-nccl.sym
 
 # STAND-IN NCCL/CUDA library: tests only, never installed (tests/pace/standin.h).
-check_LTLIBRARIES = tests/pace/libstandin_nccl_cuda.la
+check_LTLIBRARIES += tests/pace/libstandin_nccl_cuda.la
 tests_pace_libstandin_nccl_cuda_la_SOURCES = tests/pace/standin_nccl.c tests/pace/standin.h
 tests_pace_libstandin_nccl_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(NCCL_CPPFLAGS)
 tests_pace_libstandin_nccl_cuda_la_LDFLAGS = -shared -avoid-version -rpath $(abs_builddir)/tests/pace

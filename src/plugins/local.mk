@@ -5,7 +5,6 @@
 slurmplugindir = $(SLURM_PLUGINDIR)
 slurmplugin_LTLIBRARIES =
 PLUGIN_LDFLAGS = -module -avoid-version -shared
-PLUGIN_LIBADD = $(HMCOORD_LIBS)
 
 EXTRA_DIST += src/plugins/spank/harmonics_spank.sym src/plugins/sched/sched_harmonics.sym \
 	src/plugins/select/select_harmonics.sym
@@ -22,7 +21,8 @@ tests_unit_test_spank_opts_SOURCES = tests/unit/test_spank_opts.c
 tests_unit_test_spank_opts_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/plugins/spank \
 	-I$(top_srcdir)/src/coordinator
 tests_unit_test_spank_opts_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_spank_opts_LDADD = src/plugins/spank/libhmspankopts.la $(PLUGIN_LIBADD) $(CMOCKA_LIBS)
+tests_unit_test_spank_opts_LDADD = src/plugins/spank/libhmspankopts.la $(HMCLIENT_LIBS) \
+	$(CMOCKA_LIBS)
 
 if HAVE_SPANK
 slurmplugin_LTLIBRARIES += src/plugins/spank/harmonics.la
@@ -32,7 +32,8 @@ src_plugins_spank_harmonics_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) \
 src_plugins_spank_harmonics_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_plugins_spank_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(top_srcdir)/src/plugins/spank/harmonics_spank.sym
-src_plugins_spank_harmonics_la_LIBADD = src/plugins/spank/libhmspankopts.la $(PLUGIN_LIBADD)
+# The client side only: no engine, no policy, no simulator (nm shows none).
+src_plugins_spank_harmonics_la_LIBADD = src/plugins/spank/libhmspankopts.la $(HMCLIENT_LIBS)
 EXTRA_src_plugins_spank_harmonics_la_DEPENDENCIES = src/plugins/spank/harmonics_spank.sym
 endif
 
@@ -48,7 +49,7 @@ src_plugins_sched_sched_harmonics_la_CPPFLAGS = $(SLURM_PLUGIN_CPPFLAGS)
 src_plugins_sched_sched_harmonics_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
 src_plugins_sched_sched_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(top_srcdir)/src/plugins/sched/sched_harmonics.sym
-src_plugins_sched_sched_harmonics_la_LIBADD = $(PLUGIN_LIBADD) -ldl
+src_plugins_sched_sched_harmonics_la_LIBADD = $(HMCOORD_LIBS) -ldl
 EXTRA_src_plugins_sched_sched_harmonics_la_DEPENDENCIES = src/plugins/sched/sched_harmonics.sym
 
 slurmplugin_LTLIBRARIES += src/plugins/select/select_harmonics_cons_tres.la

@@ -16,12 +16,12 @@ src_tools_harmonics_bench_SOURCES = src/tools/harmonics-bench.c
 src_tools_harmonics_bench_LDADD = $(HM_SIM_LIBS)
 dist_man_MANS += docs/man/harmonics-bench.1
 
-# harmonicsctl: a thin entry file; the logic is hm_ctl.c.
+# harmonicsctl: a thin entry file; the logic is hm_ctl.c. A client: no engine.
 bin_PROGRAMS += src/tools/harmonicsctl
-src_tools_harmonicsctl_SOURCES = src/tools/harmonicsctl.c
+src_tools_harmonicsctl_SOURCES = src/tools/harmonicsctl.c src/tools/hm_ctl.c src/tools/hm_ctl.h
 src_tools_harmonicsctl_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 src_tools_harmonicsctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_tools_harmonicsctl_LDADD = $(HMCOORD_LIBS)
+src_tools_harmonicsctl_LDADD = src/coordinator/libhmstatus.la $(HMCLIENT_LIBS)
 
 # harmonics-emujob: the emulated training job (its tests are in src/pace/local.mk).
 bin_PROGRAMS += src/tools/harmonics-emujob
