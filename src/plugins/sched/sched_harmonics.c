@@ -37,6 +37,7 @@
 #include "hm_conf.h"
 #include "hm_coord.h"
 #include "hm_log.h"
+#include "hm_plugin.h"
 #include "hm_server.h"
 #include "hm_topo.h"
 
@@ -46,8 +47,6 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 #define LOG_PREFIX        "sched/harmonics: "
 #define NO_BACKFILL_PARAM "harmonics_no_backfill"
-#define ENV_MODE          "HARMONICS_COMM_SCHED="
-#define ENV_PROFILE       "HARMONICS_COMM_PROFILE="
 #define TICK_MS           1000
 
 /* A running job as copied under the read lock. */
@@ -101,20 +100,18 @@ static bool backfill_wanted(void)
 	return !(slurm_conf.sched_params && strstr(slurm_conf.sched_params, NO_BACKFILL_PARAM));
 }
 
-/* dlopen sched_backfill.so from PluginDir (colon-separated) and start it. */
+static void backfill_open_failed(const char *path, const char *why)
+{
+	error(LOG_PREFIX "%s: %s", path, why);
+}
+
+/* dlopen sched_backfill.so from PluginDir and start it. */
 static int backfill_start(void)
 {
-	char *dirs = xstrdup(slurm_conf.plugindir), *save = NULL;
 	int rc = SLURM_ERROR;
 
-	for (char *d = strtok_r(dirs, ":", &save); d && !g.bf_handle;
-	     d = strtok_r(NULL, ":", &save)) {
-		char path[PATH_MAX];
-		snprintf(path, sizeof(path), "%s/sched_backfill.so", d);
-		if (access(path, R_OK) == 0 &&
-		    !(g.bf_handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL)))
-			error(LOG_PREFIX "%s: %s", path, dlerror());
-	}
+	g.bf_handle =
+	    hm_plugin_dlopen(slurm_conf.plugindir, "sched_backfill.so", backfill_open_failed);
 	if (!g.bf_handle) {
 		error(LOG_PREFIX
 		      "sched_backfill.so not found in PluginDir %s (%s); running without "
@@ -138,7 +135,6 @@ static int backfill_start(void)
 	else
 		g.bf_fini = NULL;
 out:
-	xfree(dirs);
 	return rc;
 }
 
@@ -247,15 +243,6 @@ static hm_rc_t load_config(const char *state_dir, bool take_lock, hm_conf_t *con
 
 /* --- job mirror ------------------------------------------------------ */
 
-static const char *env_get(char **env, uint32_t n, const char *prefix)
-{
-	size_t plen = strlen(prefix);
-	for (uint32_t i = 0; env && i < n; i++)
-		if (env[i] && strncmp(env[i], prefix, plen) == 0)
-			return env[i] + plen;
-	return NULL;
-}
-
 /* GPUs per node from tres_per_node ("gres:gpu:4", "gres/gpu:a100:2"); 0 = all. */
 static int gpus_per_node(const char *tres)
 {
@@ -306,7 +293,8 @@ static int snapshot(snap_job_t **out, bool all_jobs)
 		const char *mode;
 		if (!IS_JOB_RUNNING(job) || !job->nodes)
 			continue;
-		mode = env_get(job->spank_job_env, job->spank_job_env_size, ENV_MODE);
+		mode = hm_plugin_env_get(job->spank_job_env, job->spank_job_env_size,
+					 HM_SPANK_ENV_MODE);
 		if (!mode && !all_jobs)
 			continue;
 		if (n == cap) {
@@ -322,8 +310,8 @@ static int snapshot(snap_job_t **out, bool all_jobs)
 		s[n].name = dup_or_null(job->name);
 		s[n].nodes = dup_or_null(job->nodes);
 		s[n].mode = dup_or_null(mode);
-		s[n].profile =
-		    dup_or_null(env_get(job->spank_job_env, job->spank_job_env_size, ENV_PROFILE));
+		s[n].profile = dup_or_null(hm_plugin_env_get(
+		    job->spank_job_env, job->spank_job_env_size, HM_SPANK_ENV_PROFILE));
 		s[n].comment = dup_or_null(job->admin_comment);
 		s[n].gpus_per_node = gpus_per_node(job->tres_per_node);
 		s[n].start = job->start_time;

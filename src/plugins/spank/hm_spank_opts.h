@@ -11,14 +11,11 @@
 #include <stdbool.h>
 
 #include "hm_error.h"
+#include "hm_plugin.h" /* HM_SPANK_ENV_MODE, HM_SPANK_ENV_PROFILE */
 
 #define HM_SPANK_MODE_MAX    32
 #define HM_SPANK_PROFILE_MAX 256
 #define HM_SPANK_HOST_MAX    256
-
-/* Environment twins of the user options, and the job-control variable names. */
-#define HM_SPANK_ENV_MODE    "HARMONICS_COMM_SCHED"
-#define HM_SPANK_ENV_PROFILE "HARMONICS_COMM_PROFILE"
 
 /* Admin-only knobs: plugstack.conf arguments (key=value). */
 typedef struct {
