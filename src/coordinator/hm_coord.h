@@ -184,6 +184,38 @@ void hm_coord_admin_entry(const hm_assignment_t *a, char *buf, size_t len);
 hm_rc_t hm_coord_state_save(hm_coord_t *c, const char *path, hm_err_t *err);
 hm_rc_t hm_coord_state_load(hm_coord_t *c, const char *path, hm_err_t *err);
 
+/* A running job as the host sees it in one round of its mirror. */
+typedef struct {
+	hm_coord_job_info_t info;
+	const char *comment; /* its AdminComment now; NULL = none */
+} hm_coord_sync_job_t;
+
+/*
+ * Store a job's new AdminComment. old is the comment the round started from, so
+ * the host can skip the store when the job's comment changed meanwhile.
+ */
+typedef void (*hm_coord_comment_fn)(void *arg, uint32_t job_id, const char *old,
+				    const char *new_comment);
+
+typedef struct {
+	int removed;  /* jobs in the table but not in the round: ended, removed */
+	int comments; /* AdminComments handed to store */
+	bool changed; /* the decision changed some job's assignment */
+	bool saved;   /* the state file was written */
+} hm_coord_sync_result_t;
+
+/*
+ * One round of the host's job mirror. jobs[0..n-1] are every running job the
+ * coordinator should know: a job of the table that is not among them ended and
+ * is removed; each of them is upserted; the policy runs (hm_coord_decide at
+ * now_s); each job whose decision its AdminComment does not show yet gets a new
+ * one through store (NULL: none); the state file (conf StateFile, when set) is
+ * saved when a job ended, a decision changed or a comment was stored. Problems
+ * are logged (hm_log), never fatal. out (may be NULL) says what happened.
+ */
+void hm_coord_sync(hm_coord_t *c, const hm_coord_sync_job_t *jobs, int n, double now_s,
+		   hm_coord_comment_fn store, void *arg, hm_coord_sync_result_t *out);
+
 /* Snapshots for status queries (copies; no pointers into the engine). */
 void hm_coord_stats(hm_coord_t *c, hm_coord_stats_t *out);
 /* Jobs table: malloc'd array of *n views, sorted by job id; caller frees. */

@@ -43,6 +43,7 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_coord_comment.c \
 	src/coordinator/hm_coord_int.h \
 	src/coordinator/hm_coord_state.c \
+	src/coordinator/hm_coord_sync.c \
 	src/coordinator/hm_coord_view.c \
 	src/coordinator/hm_server.c \
 	src/coordinator/hm_server.h
@@ -73,12 +74,14 @@ check_PROGRAMS += \
 	tests/unit/test_conf \
 	tests/unit/test_proto \
 	tests/unit/test_coord \
+	tests/unit/test_coord_sync \
 	tests/unit/test_server
 TESTS += \
 	tests/unit/test_assign \
 	tests/unit/test_conf \
 	tests/unit/test_proto \
 	tests/unit/test_coord \
+	tests/unit/test_coord_sync \
 	tests/unit/test_server
 tests_unit_test_assign_SOURCES = tests/unit/test_assign.c
 tests_unit_test_assign_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
@@ -96,6 +99,10 @@ tests_unit_test_coord_SOURCES = tests/unit/test_coord.c tests/unit/coord_fixture
 tests_unit_test_coord_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
 tests_unit_test_coord_CFLAGS = $(COORD_TEST_CFLAGS)
 tests_unit_test_coord_LDADD = $(COORD_TEST_LDADD)
+tests_unit_test_coord_sync_SOURCES = tests/unit/test_coord_sync.c tests/unit/coord_fixture.h
+tests_unit_test_coord_sync_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
+tests_unit_test_coord_sync_CFLAGS = $(COORD_TEST_CFLAGS)
+tests_unit_test_coord_sync_LDADD = $(COORD_TEST_LDADD)
 tests_unit_test_server_SOURCES = tests/unit/test_server.c tests/unit/coord_fixture.h \
 	tests/unit/munge_fixture.h
 tests_unit_test_server_CPPFLAGS = $(COORD_TEST_CPPFLAGS)

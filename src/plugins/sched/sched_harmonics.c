@@ -325,7 +325,7 @@ unlock:
 }
 
 /* Store a new AdminComment unless the job or its comment changed meanwhile. */
-static void store_comment(uint32_t job_id, const char *old, const char *new_comment)
+static void store_comment(void *arg, uint32_t job_id, const char *old, const char *new_comment)
 {
 	slurmctld_lock_t wl = {.job = WRITE_LOCK};
 	job_record_t *job;
@@ -340,38 +340,16 @@ static void store_comment(uint32_t job_id, const char *old, const char *new_comm
 	unlock_slurmctld(wl);
 }
 
-static bool snap_has(const snap_job_t *s, int n, uint32_t id)
-{
-	for (int i = 0; i < n; i++)
-		if (s[i].job_id == id)
-			return true;
-	return false;
-}
-
-/* One round: mirror jobs, decide, record decisions, save state when changed. */
+/* One round: copy the running jobs under slurmctld's locks, then hm_coord_sync. */
 static void sync_round(void)
 {
 	snap_job_t *s = NULL;
-	uint32_t *ids = NULL;
-	int n, nids = 0;
-	bool changed = false, table_changed = false;
-	hm_err_t err = {0};
-	char *buf = NULL;
-	size_t buf_len = g.conf.admin_comment_max_bytes + 1;
+	hm_coord_sync_job_t *jobs;
+	int n = snapshot(&s, strcasecmp(g.conf.default_mode, "off") != 0);
 
-	n = snapshot(&s, strcasecmp(g.conf.default_mode, "off") != 0);
-	/* Ended jobs leave the table (their history stays in AdminComment). */
-	if (hm_coord_job_ids(g.coord, &ids, &nids) == HM_OK) {
-		for (int i = 0; i < nids; i++) {
-			if (!snap_has(s, n, ids[i]) &&
-			    hm_coord_job_remove(g.coord, ids[i]) == HM_OK) {
-				hm_log(HM_LOG_VERBOSE, "job %u ended", ids[i]);
-				table_changed = true;
-			}
-		}
-	}
-	for (int i = 0; i < n; i++) {
-		hm_coord_job_info_t info = {
+	jobs = calloc((size_t)(n > 0 ? n : 1), sizeof(*jobs));
+	for (int i = 0; jobs && i < n; i++) {
+		jobs[i].info = (hm_coord_job_info_t){
 		    .job_id = s[i].job_id,
 		    .uid = s[i].uid,
 		    .name = s[i].name,
@@ -381,27 +359,13 @@ static void sync_round(void)
 		    .profile = s[i].profile,
 		    .start_s = (double)s[i].start,
 		};
-		memset(&err, 0, sizeof(err));
-		if (hm_coord_job_upsert(g.coord, &info, &err) != HM_OK)
-			hm_log(HM_LOG_INFO, "job %u: %s", s[i].job_id, err.msg);
+		jobs[i].comment = s[i].comment;
 	}
-	memset(&err, 0, sizeof(err));
-	if (hm_coord_decide(g.coord, hm_coord_now_s(), &changed, &err) != HM_OK)
-		hm_log(HM_LOG_ERROR, "decide: %s", err.msg);
-	buf = malloc(buf_len);
-	for (int i = 0; buf && i < n; i++) {
-		if (hm_coord_admin_comment(g.coord, s[i].job_id, s[i].comment, buf, buf_len)) {
-			store_comment(s[i].job_id, s[i].comment, buf);
-			changed = true;
-		}
-	}
-	if ((changed || table_changed) && g.conf.state_file[0]) {
-		memset(&err, 0, sizeof(err));
-		if (hm_coord_state_save(g.coord, g.conf.state_file, &err) != HM_OK)
-			hm_log(HM_LOG_ERROR, "state: %s", err.msg);
-	}
-	free(buf);
-	free(ids);
+	if (jobs)
+		hm_coord_sync(g.coord, jobs, n, hm_coord_now_s(), store_comment, NULL, NULL);
+	else
+		error(LOG_PREFIX "out of memory: job mirror round skipped");
+	free(jobs);
 	snap_free(s, n);
 }
 
