@@ -46,7 +46,11 @@ tests_unit_test_spank_opts_LDADD = src/plugins/spank/libhmspankopts.la $(HMCLIEN
 
 if HAVE_SPANK
 slurmplugin_LTLIBRARIES += src/plugins/spank/harmonics.la
-src_plugins_spank_harmonics_la_SOURCES = src/plugins/spank/harmonics_spank.c
+src_plugins_spank_harmonics_la_SOURCES = \
+	src/plugins/spank/harmonics_spank.c \
+	src/plugins/spank/spank_plugin.h \
+	src/plugins/spank/spank_step.c \
+	src/plugins/spank/spank_submit.c
 src_plugins_spank_harmonics_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) \
 	-I$(top_srcdir)/src/coordinator -I$(top_srcdir)/src/pace $(PLUGIN_COMMON_CPPFLAGS)
 src_plugins_spank_harmonics_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)

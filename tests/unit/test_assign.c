@@ -131,8 +131,8 @@ static void test_request(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_reply_roundtrip),     cmocka_unit_test(test_reply_unscheduled),
-	    cmocka_unit_test(test_reply_bad),           cmocka_unit_test(test_reply_default_policy),
+	    cmocka_unit_test(test_reply_roundtrip), cmocka_unit_test(test_reply_unscheduled),
+	    cmocka_unit_test(test_reply_bad),       cmocka_unit_test(test_reply_default_policy),
 	    cmocka_unit_test(test_request),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

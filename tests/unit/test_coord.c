@@ -432,8 +432,7 @@ static void test_spec(void **state)
 	hm_profile_t p;
 	hm_err_t err = {0};
 
-	assert_int_equal(hm_spec_profile_parse("iter=250ms,comm=40%,bytes=1.2GB", &p, &err),
-			 HM_OK);
+	assert_int_equal(hm_spec_profile_parse("iter=250ms,comm=40%,bytes=1.2GB", &p, &err), HM_OK);
 	assert_float_equal(p.compute_s, 0.15, 1e-12);
 	assert_int_equal(p.nphases, 1);
 	assert_float_equal(p.phases[0].bytes, 1.2e9, 1);
@@ -474,14 +473,15 @@ static void test_policy_names(void **state)
 			 i ? "," : "", name);
 		assert_true(hm_spec_policy_known(name));
 		for (k = 0; name[k] && k + 1 < sizeof(upper); k++)
-			upper[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 32 : name[k]);
+			upper[k] =
+			    (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 32 : name[k]);
 		upper[k] = '\0';
 		assert_int_equal(hm_spec_mode_check(upper, &err), HM_OK);
 	}
 	assert_string_equal(joined, HM_POLICY_NAMES);
 	assert_string_equal(hm_policy_names(), HM_POLICY_NAMES);
-	const char *const not_policies[] = {"", "off", "auto", "fai", "fairs", "fair,optimal",
-					    "harmonics,", ",fair", "Harmonics"};
+	const char *const not_policies[] = {
+	    "", "off", "auto", "fai", "fairs", "fair,optimal", "harmonics,", ",fair", "Harmonics"};
 	for (size_t i = 0; i < sizeof(not_policies) / sizeof(not_policies[0]); i++)
 		if (hm_spec_policy_known(not_policies[i]))
 			fail_msg("'%s' taken for a policy name", not_policies[i]);

@@ -19,7 +19,8 @@
 
 static void test_env_get(void **state)
 {
-	char *env[] = {"HARMONICS_COMM_SCHEDX=1", NULL, "HARMONICS_COMM_SCHED", "PATH=/bin",
+	char *env[] = {"HARMONICS_COMM_SCHEDX=1",        NULL,
+		       "HARMONICS_COMM_SCHED",           "PATH=/bin",
 		       "HARMONICS_COMM_SCHED=harmonics", "HARMONICS_COMM_PROFILE=resnet50",
 		       "HARMONICS_COMM_SCHED=late"};
 
