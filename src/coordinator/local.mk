@@ -8,6 +8,9 @@
 #                reads them.
 #   libhmcoord   the engine (job table, decisions, AdminComment, state file) and
 #                the server thread: the sched plugin.
+HMCOORD_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
+HMCOORD_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+
 noinst_LTLIBRARIES += src/coordinator/libhmclient.la
 src_coordinator_libhmclient_la_SOURCES = \
 	src/coordinator/hm_assign.c \
@@ -24,16 +27,16 @@ src_coordinator_libhmclient_la_SOURCES = \
 	src/coordinator/hm_proto.h \
 	src/coordinator/hm_spec.c \
 	src/coordinator/hm_spec.h
-src_coordinator_libhmclient_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
-src_coordinator_libhmclient_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+src_coordinator_libhmclient_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+src_coordinator_libhmclient_la_CFLAGS = $(HMCOORD_CFLAGS)
 src_coordinator_libhmclient_la_LIBADD = $(JSONC_LIBS) $(MUNGE_LIBS)
 
 noinst_LTLIBRARIES += src/coordinator/libhmstatus.la
 src_coordinator_libhmstatus_la_SOURCES = \
 	src/coordinator/hm_coord_json.c \
 	src/coordinator/hm_coord_json.h
-src_coordinator_libhmstatus_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
-src_coordinator_libhmstatus_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+src_coordinator_libhmstatus_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+src_coordinator_libhmstatus_la_CFLAGS = $(HMCOORD_CFLAGS)
 src_coordinator_libhmstatus_la_LIBADD = $(JSONC_LIBS)
 
 noinst_LTLIBRARIES += src/coordinator/libhmcoord.la
@@ -47,12 +50,11 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_coord_view.c \
 	src/coordinator/hm_server.c \
 	src/coordinator/hm_server.h
-src_coordinator_libhmcoord_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
-src_coordinator_libhmcoord_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+src_coordinator_libhmcoord_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+src_coordinator_libhmcoord_la_CFLAGS = $(HMCOORD_CFLAGS)
 src_coordinator_libhmcoord_la_LIBADD = $(JSONC_LIBS) $(PTHREAD_LIBS) -lm
 
 # The usual sets, each library before the ones it uses.
-HMCOORD_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
 HMCLIENT_LIBS = src/coordinator/libhmclient.la $(HM_JOB_LIBS)
 HMCOORD_LIBS = src/coordinator/libhmcoord.la src/coordinator/libhmstatus.la \
 	src/coordinator/libhmclient.la $(HM_POLICY_LIBS)
