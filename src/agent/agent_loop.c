@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hm_clock.h"
 #include "agent.h"
 #include "agent_conn.h"
 #include "agent_jobs.h"
@@ -44,14 +45,6 @@ struct agent {
 	int64_t next_beat_ms, next_cleanup_ms;
 	bool listed_here; /* an agent_assign arrived on this connection */
 };
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static void agent_release(agent_t *a)
 {
@@ -85,9 +78,9 @@ static bool node_dir(agent_t *a)
 /* Renewal: every listed job's file is valid for valid_ms from now, and written. */
 static void renew(agent_t *a)
 {
-	a->jobs.valid_until_us = now_us() + (int64_t)a->valid_ms * 1000;
+	a->jobs.valid_until_us = hm_clock_us(CLOCK_REALTIME) + (int64_t)a->valid_ms * 1000;
 	if (node_dir(a))
-		agent_jobs_write_all(&a->jobs, a->node_fd, now_us(), &a->cfg.log);
+		agent_jobs_write_all(&a->jobs, a->node_fd, hm_clock_us(CLOCK_REALTIME), &a->cfg.log);
 }
 
 static void send_msg(agent_t *a, hm_aw_msg_t *m, int64_t now_ms)
@@ -111,7 +104,7 @@ static bool node_state(agent_t *a, hm_aw_msg_t *m)
 	snprintf(m->nodes[0].node, sizeof(m->nodes[0].node), "%s", a->cfg.node);
 	if (node_dir(a))
 		agent_jobs_scan(&a->jobs, a->node_fd, &a->cfg.log);
-	agent_jobs_state(&a->jobs, now_us(), &m->nodes[0], &a->cfg.log, &a->state_once);
+	agent_jobs_state(&a->jobs, hm_clock_us(CLOCK_REALTIME), &m->nodes[0], &a->cfg.log, &a->state_once);
 	return true;
 }
 
@@ -262,7 +255,7 @@ static int run_timers(agent_t *a, int64_t now_ms)
 			a->next_beat_ms = now_ms + a->heartbeat_ms;
 		}
 		if (a->listed_here && now_ms >= a->next_cleanup_ms && node_dir(a)) {
-			agent_jobs_cleanup(&a->jobs, a->node_fd, now_ms, now_us(), &a->cfg.log);
+			agent_jobs_cleanup(&a->jobs, a->node_fd, now_ms, hm_clock_us(CLOCK_REALTIME), &a->cfg.log);
 			a->next_cleanup_ms = now_ms + CLEANUP_EVERY_MS;
 		}
 		if (a->next_beat_ms < next)
@@ -281,7 +274,7 @@ static int run_timers(agent_t *a, int64_t now_ms)
 			next = c->out_since_ms + a->cfg.conf.conn_timeout_ms;
 	}
 	/* Promotions go on while disconnected: they follow the shared clock, not the link. */
-	t_us = now_us();
+	t_us = hm_clock_us(CLOCK_REALTIME);
 	promo = agent_jobs_next_promotion_us(&a->jobs);
 	if (promo <= t_us) {
 		if (node_dir(a)) /* else retried within a second */

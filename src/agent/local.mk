@@ -1,11 +1,8 @@
 # The node agent (issue 11): contract B's codec, the agent as a library, the
 # shared object the SPANK plugin loads in slurmd (harmonics-agent, the standalone
 # entry for tests, is in src/tools/local.mk).
-# It links the client side (hm_proto, hm_conf, munge, json-c), hwloc and the
-# pace report reader.
-# TODO(house): libhmcoord.la still carries the engine and, through hm_conf's
-# policy check, libharmonics' policies and simulator; link the client library
-# instead once issue 10 splits it.
+# It links the client side (hm_proto, hm_conf, munge, json-c), the node reader
+# (hwloc) and the pace report reader: never the engine, policies or simulator.
 
 # Contract B (docs/protocol.md): records <-> JSON. The coordinator's server links it too.
 noinst_LTLIBRARIES += src/agent/libhmagentwire.la
@@ -16,7 +13,9 @@ src_agent_libhmagentwire_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 
 AGENT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/agent -I$(top_srcdir)/src/coordinator \
 	-I$(top_srcdir)/src/pace
-AGENT_LIBS = src/agent/libhmagent.la $(HMCOORD_LIBS) $(HWLOC_LIBS)
+AGENT_LIBS = src/agent/libhmagent.la src/agent/libhmagentwire.la \
+	src/pace/libharmonics-pace-report.la $(HM_TOPO_HWLOC_LIBS) src/libharmonics/topo/libhmtopo.la \
+	$(HMCLIENT_LIBS) $(HWLOC_LIBS)
 
 # The agent (Slurm-free). pace_assign.c is the runtime's parser of assign files:
 # the agent checks every file it writes with it.
@@ -37,8 +36,6 @@ src_agent_libhmagent_la_SOURCES = \
 	src/pace/pace_assign.h
 src_agent_libhmagent_la_CPPFLAGS = $(AGENT_CPPFLAGS)
 src_agent_libhmagent_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS)
-src_agent_libhmagent_la_LIBADD = src/agent/libhmagentwire.la \
-	src/pace/libharmonics-pace-report.la
 
 # harmonics_agent.so: dlopen'ed by the SPANK plugin in slurmd; exports hm_agent.h only.
 pkglib_LTLIBRARIES = src/agent/harmonics_agent.la

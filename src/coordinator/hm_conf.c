@@ -10,9 +10,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "hm_coord.h"
 #include "hm_parse.h"
 #include "hm_policy.h"
+#include "hm_policy_names.h"
+#include "hm_spec.h"
 #include "hm_topo.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -97,8 +98,7 @@ static const char *accepted_keys(void)
 void hm_conf_defaults(hm_conf_t *conf)
 {
 	memset(conf, 0, sizeof(*conf));
-	snprintf(conf->policy, sizeof(conf->policy), "%s",
-		 hm_policy_find("harmonics") ? "harmonics" : "fair");
+	snprintf(conf->policy, sizeof(conf->policy), "harmonics");
 	snprintf(conf->default_mode, sizeof(conf->default_mode), "off");
 	conf->epoch_s = 10.0;
 	conf->prio_levels = HM_DEFAULT_PRIO_LEVELS;
@@ -197,15 +197,15 @@ static hm_rc_t set_key(hm_conf_t *c, conf_key_t k, const char *val, hm_err_t *er
 		for (i = 0; val[i] && i + 1 < sizeof(low); i++)
 			low[i] = (char)tolower((unsigned char)val[i]);
 		low[i] = '\0';
-		if (val[i] || !hm_policy_find(low))
+		if (val[i] || !hm_spec_policy_known(low))
 			return hm_err_set(err, HM_ERR_INVAL,
 					  "%s='%s' is not a policy (accepted: %s)", key, val,
-					  hm_policy_names());
+					  HM_POLICY_NAMES);
 		snprintf(c->policy, sizeof(c->policy), "%s", low);
 		break;
 	}
 	case K_DEFAULT_MODE:
-		rc = hm_coord_mode_check(val, err);
+		rc = hm_spec_mode_check(val, err);
 		if (rc == HM_OK)
 			rc = set_str(c->default_mode, sizeof(c->default_mode), val, key, err);
 		if (rc == HM_OK)
@@ -213,7 +213,7 @@ static hm_rc_t set_key(hm_conf_t *c, conf_key_t k, const char *val, hm_err_t *er
 				*p = (char)tolower((unsigned char)*p);
 		break;
 	case K_DEFAULT_PROFILE:
-		if (*val && (rc = hm_coord_profile_parse(val, &prof, err)) != HM_OK) {
+		if (*val && (rc = hm_spec_profile_parse(val, &prof, err)) != HM_OK) {
 			hm_err_prefix(err, "%s", key);
 			break;
 		}

@@ -31,9 +31,7 @@
 
 typedef struct {
 	/* Scheduling. */
-	char policy[HM_CONF_NAME_MAX]; /* Policy=: one of hm_policy_names(); default "harmonics"
-					  (falls back to "fair" at load time when the
-					  harmonics policy is not linked in) */
+	char policy[HM_CONF_NAME_MAX]; /* Policy=: one of HM_POLICY_NAMES; default "harmonics" */
 	char default_mode[HM_CONF_NAME_MAX]; /* DefaultMode=: mode of jobs that did not ask:
 						"off" (default), "auto" or a policy name */
 	char default_profile[256];           /* DefaultProfile=: profile of jobs that declared none

@@ -12,6 +12,7 @@
 #include "hm_coord_int.h"
 #include "hm_hostlist.h"
 #include "hm_log.h"
+#include "hm_spec.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -144,7 +145,7 @@ static hm_rc_t job_profile(hm_coord_t *c, hm_cjob_t *j, hm_profile_t *p, hm_err_
 
 	if (*spec) {
 		snprintf(j->eff_profile, sizeof(j->eff_profile), "%s", spec);
-		return hm_coord_profile_parse(spec, p, err);
+		return hm_spec_profile_parse(spec, p, err);
 	}
 	if (j->measured && j->meas.iter_s > 0 && j->meas.bytes > 0) {
 		memset(p, 0, sizeof(*p));
@@ -217,7 +218,7 @@ void hm_coord_derive(hm_coord_t *c, hm_cjob_t *j)
 		snprintf(j->reason, sizeof(j->reason), "comm-sched off");
 		goto out;
 	}
-	if (hm_coord_mode_check(j->mode, &e) != HM_OK) {
+	if (hm_spec_mode_check(j->mode, &e) != HM_OK) {
 		snprintf(j->reason, sizeof(j->reason), "bad mode %s", j->mode);
 		goto out;
 	}

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hm_assign.h"
 #include "hm_conf.h"
 #include "hm_error.h"
 #include "hm_job.h"
@@ -43,22 +44,6 @@ typedef struct {
 				bytes=1.2GB"; NULL/"" = conf DefaultProfile */
 	double start_s;      /* when it started running */
 } hm_coord_job_info_t;
-
-/* What a step exports to its tasks (see hm_pace_env.h for the variable names). */
-typedef struct {
-	bool scheduled;                /* false: run unpaced; reason says why */
-	char reason[128];              /* when !scheduled: "comm-sched off", "no profile", ... */
-	char policy[HM_CONF_NAME_MAX]; /* policy that decided */
-	int64_t period_us;             /* slot period; 0 = no holding (one-time delay) */
-	int64_t shift_us;              /* slot offset within the period, or the delay */
-	int64_t origin_us;             /* slot origin, CLOCK_REALTIME */
-	int64_t guard_us;              /* late tolerance within a slot */
-	int prio;                      /* priority class, 0 = highest */
-	int path;                      /* equal-cost path index */
-	unsigned long epoch;           /* decision epoch (increases when it changes) */
-	int64_t decided_us;            /* when this decision was made */
-	int64_t valid_until_us;        /* ask again after this */
-} hm_assignment_t;
 
 /* Measured profile reported by a step's pacing runtime (zeros = not measured). */
 typedef struct {
@@ -199,6 +184,38 @@ void hm_coord_admin_entry(const hm_assignment_t *a, char *buf, size_t len);
 hm_rc_t hm_coord_state_save(hm_coord_t *c, const char *path, hm_err_t *err);
 hm_rc_t hm_coord_state_load(hm_coord_t *c, const char *path, hm_err_t *err);
 
+/* A running job as the host sees it in one round of its mirror. */
+typedef struct {
+	hm_coord_job_info_t info;
+	const char *comment; /* its AdminComment now; NULL = none */
+} hm_coord_sync_job_t;
+
+/*
+ * Store a job's new AdminComment. old is the comment the round started from, so
+ * the host can skip the store when the job's comment changed meanwhile.
+ */
+typedef void (*hm_coord_comment_fn)(void *arg, uint32_t job_id, const char *old,
+				    const char *new_comment);
+
+typedef struct {
+	int removed;  /* jobs in the table but not in the round: ended, removed */
+	int comments; /* AdminComments handed to store */
+	bool changed; /* the decision changed some job's assignment */
+	bool saved;   /* the state file was written */
+} hm_coord_sync_result_t;
+
+/*
+ * One round of the host's job mirror. jobs[0..n-1] are every running job the
+ * coordinator should know: a job of the table that is not among them ended and
+ * is removed; each of them is upserted; the policy runs (hm_coord_decide at
+ * now_s); each job whose decision its AdminComment does not show yet gets a new
+ * one through store (NULL: none); the state file (conf StateFile, when set) is
+ * saved when a job ended, a decision changed or a comment was stored. Problems
+ * are logged (hm_log), never fatal. out (may be NULL) says what happened.
+ */
+void hm_coord_sync(hm_coord_t *c, const hm_coord_sync_job_t *jobs, int n, double now_s,
+		   hm_coord_comment_fn store, void *arg, hm_coord_sync_result_t *out);
+
 /* Snapshots for status queries (copies; no pointers into the engine). */
 void hm_coord_stats(hm_coord_t *c, hm_coord_stats_t *out);
 /* Jobs table: malloc'd array of *n views, sorted by job id; caller frees. */
@@ -208,15 +225,5 @@ hm_rc_t hm_coord_job(hm_coord_t *c, uint32_t job_id, hm_coord_job_view_t *out);
 /* Racks: malloc'd array of *n; caller frees. */
 hm_rc_t hm_coord_racks(hm_coord_t *c, hm_coord_rack_view_t **out, int *n);
 
-/*
- * Validation shared with the SPANK plugin (allocator context).
- * Mode: "off", "auto" or a policy name (case-insensitive). Profile: a catalogue
- * model name, or comma-separated iter=<duration>,comm=<fraction>,bytes=<size>
- * [,overlap=<fraction>] (compute = iter * (1 - comm), one ring all-reduce of bytes).
- * Errors name the bad value and the accepted ones.
- */
-hm_rc_t hm_coord_mode_check(const char *mode, hm_err_t *err);
-const char *hm_coord_mode_names(void); /* "off,auto,fair,optimal,..." (static) */
-hm_rc_t hm_coord_profile_parse(const char *spec, hm_profile_t *out, hm_err_t *err);
 
 #endif

@@ -1,4 +1,4 @@
-/* JSON encodings of assignments, job views, counters and racks. */
+/* JSON encodings of job views, counters and racks. */
 #include "hm_coord_json.h"
 
 #include <stdio.h>
@@ -6,75 +6,7 @@
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-int64_t hm_json_i64(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return o && json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
-}
-
-double hm_json_dbl(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return o && json_object_object_get_ex(o, key, &v) ? json_object_get_double(v) : 0;
-}
-
-const char *hm_json_str(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return o && json_object_object_get_ex(o, key, &v) &&
-		       json_object_is_type(v, json_type_string)
-		   ? json_object_get_string(v)
-		   : "";
-}
-
-bool hm_json_bool(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return o && json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
-}
-
 #define ADD(o, k, v) json_object_object_add((o), (k), (v))
-
-json_object *hm_json_assignment(const hm_assignment_t *a)
-{
-	json_object *o = json_object_new_object();
-
-	ADD(o, "scheduled", json_object_new_boolean(a->scheduled));
-	if (!a->scheduled)
-		ADD(o, "reason", json_object_new_string(a->reason));
-	ADD(o, "policy", json_object_new_string(a->policy));
-	ADD(o, "period_us", json_object_new_int64(a->period_us));
-	ADD(o, "shift_us", json_object_new_int64(a->shift_us));
-	ADD(o, "origin_us", json_object_new_int64(a->origin_us));
-	ADD(o, "guard_us", json_object_new_int64(a->guard_us));
-	ADD(o, "prio", json_object_new_int(a->prio));
-	ADD(o, "path", json_object_new_int(a->path));
-	ADD(o, "epoch", json_object_new_int64((int64_t)a->epoch));
-	ADD(o, "decided_us", json_object_new_int64(a->decided_us));
-	ADD(o, "valid_until_us", json_object_new_int64(a->valid_until_us));
-	return o;
-}
-
-void hm_json_assignment_parse(json_object *o, hm_assignment_t *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->scheduled = hm_json_bool(o, "scheduled");
-	snprintf(a->reason, sizeof(a->reason), "%s", hm_json_str(o, "reason"));
-	snprintf(a->policy, sizeof(a->policy), "%s", hm_json_str(o, "policy"));
-	a->period_us = hm_json_i64(o, "period_us");
-	a->shift_us = hm_json_i64(o, "shift_us");
-	a->origin_us = hm_json_i64(o, "origin_us");
-	a->guard_us = hm_json_i64(o, "guard_us");
-	a->prio = (int)hm_json_i64(o, "prio");
-	a->path = (int)hm_json_i64(o, "path");
-	a->epoch = (unsigned long)hm_json_i64(o, "epoch");
-	a->decided_us = hm_json_i64(o, "decided_us");
-	a->valid_until_us = hm_json_i64(o, "valid_until_us");
-}
 
 json_object *hm_json_job_view(const hm_coord_job_view_t *v)
 {

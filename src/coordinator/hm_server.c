@@ -126,14 +126,7 @@ static json_object *op_register(conn_t *cn, json_object *req)
 	hm_log(HM_LOG_VERBOSE, "job %u step %lld on %s registered: %s", job_id,
 	       (long long)hm_json_i64(req, "step_id"), hm_json_str(req, "node"),
 	       a.scheduled ? "scheduled" : a.reason);
-	r = ok_reply();
-	json_object_object_add(r, "job_id", json_object_new_int64(job_id));
-	json_object_object_add(r, "scheduled", json_object_new_boolean(a.scheduled));
-	if (a.scheduled)
-		json_object_object_add(r, "assignment", hm_json_assignment(&a));
-	else
-		json_object_object_add(r, "reason", json_object_new_string(a.reason));
-	return r;
+	return hm_assign_reply(job_id, &a);
 }
 
 static json_object *op_report(conn_t *cn, json_object *req)

@@ -1,52 +1,94 @@
-# Global Coordinator: harmonics.conf, wire protocol (json-c + munge), engine, server,
-# client. A PIC convenience library; consumers (the plugins, harmonicsctl, tests)
-# link ONLY src/coordinator/libhmcoord.la: it already carries libharmonics.la, so
-# linking both would duplicate every libharmonics symbol in a shared object.
-noinst_LTLIBRARIES += src/coordinator/libhmcoord.la
-src_coordinator_libhmcoord_la_SOURCES = \
+# The coordinator's side of Slurm, in three PIC convenience libraries by who
+# needs what (like libharmonics' libraries, they link none of ours):
+#   libhmclient  what talks to the coordinator: harmonics.conf, the wire protocol
+#                (json-c + munge), one request (client), logging, the mode and
+#                profile checks, the assignment on the wire. The SPANK plugin
+#                links it alone (with libhmjob, libhmcore): no policy, no engine.
+#   libhmstatus  the status views in JSON: the server writes them, harmonicsctl
+#                reads them.
+#   libhmcoord   the engine (job table, decisions, AdminComment, state file) and
+#                the server thread: the sched plugin.
+HMCOORD_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
+HMCOORD_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+
+noinst_LTLIBRARIES += src/coordinator/libhmclient.la
+src_coordinator_libhmclient_la_SOURCES = \
+	src/coordinator/hm_assign.c \
+	src/coordinator/hm_assign.h \
 	src/coordinator/hm_client.c \
 	src/coordinator/hm_client.h \
 	src/coordinator/hm_conf.c \
 	src/coordinator/hm_conf.h \
-	src/coordinator/hm_coord.c \
-	src/coordinator/hm_coord.h \
-	src/coordinator/hm_coord_comment.c \
-	src/coordinator/hm_coord_int.h \
-	src/coordinator/hm_coord_json.c \
-	src/coordinator/hm_coord_json.h \
-	src/coordinator/hm_coord_spec.c \
-	src/coordinator/hm_coord_state.c \
-	src/coordinator/hm_coord_view.c \
-	src/coordinator/hm_ctl.c \
-	src/coordinator/hm_ctl.h \
+	src/coordinator/hm_json.c \
+	src/coordinator/hm_json.h \
 	src/coordinator/hm_log.c \
 	src/coordinator/hm_log.h \
 	src/coordinator/hm_proto.c \
 	src/coordinator/hm_proto.h \
+	src/coordinator/hm_spec.c \
+	src/coordinator/hm_spec.h
+src_coordinator_libhmclient_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+src_coordinator_libhmclient_la_CFLAGS = $(HMCOORD_CFLAGS)
+src_coordinator_libhmclient_la_LIBADD = $(JSONC_LIBS) $(MUNGE_LIBS)
+
+noinst_LTLIBRARIES += src/coordinator/libhmstatus.la
+src_coordinator_libhmstatus_la_SOURCES = \
+	src/coordinator/hm_coord_json.c \
+	src/coordinator/hm_coord_json.h
+src_coordinator_libhmstatus_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+src_coordinator_libhmstatus_la_CFLAGS = $(HMCOORD_CFLAGS)
+src_coordinator_libhmstatus_la_LIBADD = $(JSONC_LIBS)
+
+noinst_LTLIBRARIES += src/coordinator/libhmcoord.la
+src_coordinator_libhmcoord_la_SOURCES = \
+	src/coordinator/hm_coord.c \
+	src/coordinator/hm_coord.h \
+	src/coordinator/hm_coord_comment.c \
+	src/coordinator/hm_coord_int.h \
+	src/coordinator/hm_coord_state.c \
+	src/coordinator/hm_coord_sync.c \
+	src/coordinator/hm_coord_view.c \
 	src/coordinator/hm_server.c \
 	src/coordinator/hm_server.h
-src_coordinator_libhmcoord_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
-src_coordinator_libhmcoord_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_coordinator_libhmcoord_la_LIBADD = src/libharmonics/libharmonics.la $(JSONC_LIBS) \
-	$(MUNGE_LIBS) $(PTHREAD_LIBS) -lm
+src_coordinator_libhmcoord_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+src_coordinator_libhmcoord_la_CFLAGS = $(HMCOORD_CFLAGS)
+src_coordinator_libhmcoord_la_LIBADD = $(JSONC_LIBS) $(PTHREAD_LIBS) -lm
 
-HMCOORD_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
-HMCOORD_LIBS = src/coordinator/libhmcoord.la $(JSONC_LIBS) $(MUNGE_LIBS) $(PTHREAD_LIBS) -lm
+# The usual sets, each library before the ones it uses.
+HMCLIENT_LIBS = src/coordinator/libhmclient.la $(HM_JOB_LIBS)
+HMCOORD_LIBS = src/coordinator/libhmcoord.la src/coordinator/libhmstatus.la \
+	src/coordinator/libhmclient.la $(HM_POLICY_LIBS)
+
+# The client libraries link alone into a shared object (the SPANK plugin, the
+# node agent): every symbol resolved without the engine or the policies.
+check_LTLIBRARIES += tests/unit/libclient_alone.la
+tests_unit_libclient_alone_la_SOURCES = tests/unit/client_alone.c
+tests_unit_libclient_alone_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+tests_unit_libclient_alone_la_LDFLAGS = -module -avoid-version -rpath /nowhere -Wl,--no-undefined
+tests_unit_libclient_alone_la_LIBADD = $(HMCLIENT_LIBS)
 
 # Unit tests (munge-dependent ones skip with a message when munged is not running).
 COORD_TEST_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 COORD_TEST_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
 COORD_TEST_LDADD = $(HMCOORD_LIBS) $(CMOCKA_LIBS)
 check_PROGRAMS += \
+	tests/unit/test_assign \
 	tests/unit/test_conf \
 	tests/unit/test_proto \
 	tests/unit/test_coord \
+	tests/unit/test_coord_sync \
 	tests/unit/test_server
 TESTS += \
+	tests/unit/test_assign \
 	tests/unit/test_conf \
 	tests/unit/test_proto \
 	tests/unit/test_coord \
+	tests/unit/test_coord_sync \
 	tests/unit/test_server
+tests_unit_test_assign_SOURCES = tests/unit/test_assign.c
+tests_unit_test_assign_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
+tests_unit_test_assign_CFLAGS = $(COORD_TEST_CFLAGS)
+tests_unit_test_assign_LDADD = $(HMCLIENT_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_conf_SOURCES = tests/unit/test_conf.c
 tests_unit_test_conf_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
 tests_unit_test_conf_CFLAGS = $(COORD_TEST_CFLAGS)
@@ -59,6 +101,10 @@ tests_unit_test_coord_SOURCES = tests/unit/test_coord.c tests/unit/coord_fixture
 tests_unit_test_coord_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
 tests_unit_test_coord_CFLAGS = $(COORD_TEST_CFLAGS)
 tests_unit_test_coord_LDADD = $(COORD_TEST_LDADD)
+tests_unit_test_coord_sync_SOURCES = tests/unit/test_coord_sync.c tests/unit/coord_fixture.h
+tests_unit_test_coord_sync_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
+tests_unit_test_coord_sync_CFLAGS = $(COORD_TEST_CFLAGS)
+tests_unit_test_coord_sync_LDADD = $(COORD_TEST_LDADD)
 tests_unit_test_server_SOURCES = tests/unit/test_server.c tests/unit/coord_fixture.h \
 	tests/unit/munge_fixture.h
 tests_unit_test_server_CPPFLAGS = $(COORD_TEST_CPPFLAGS)

@@ -1,20 +1,31 @@
 # libharmonics: topology, workloads, policies and the simulator. No Slurm, no
-# sockets. A libtool convenience library (PIC) so that tools, tests and plugins
-# link it. Each subfolder's local.mk adds its sources and its tests:
-#   core/      errors, strict parsing, hostlists
-#   topo/      cluster topology and its loaders
-#   workload/  jobs, the model catalogue, traffic, placement, traces, generator
-#   sim/       max-min sharing and the flow-level simulator
-#   policy/    the policy registry, the shared model, fair, optimal, cassini, crux
-#   policy/harmonics/  the two-tier harmonics policy
-noinst_LTLIBRARIES += src/libharmonics/libharmonics.la
-src_libharmonics_libharmonics_la_SOURCES =
-src_libharmonics_libharmonics_la_LIBADD = $(JSONC_LIBS) $(HWLOC_LIBS) -lm
-src_libharmonics_libharmonics_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS)
+# sockets. Not one library but one libtool convenience library (PIC) per area,
+# because a shared object takes every object of a convenience library it links:
+# the SPANK plugin must not carry the simulator. Each subfolder's local.mk adds
+# its library, its sources and its tests:
+#   core/      libhmcore        errors, strict parsing, hostlists
+#   topo/      libhmtopo        cluster topology and its loaders (no hwloc)
+#              libhmtopo_hwloc  the hwloc GPU->NIC loader alone (links hwloc)
+#   workload/  libhmjob         jobs, profiles and the model catalogue
+#              libhmworkload    traffic, placement, trace CSV, generator
+#   sim/       libhmsim         max-min sharing and the flow-level simulator
+#   policy/    libhmpolicy      the registry, the shared model, the five policies
+#                               (policy/harmonics/ adds the harmonics policy)
+# The libraries never LIBADD each other (a shared object linking two that did
+# would get one's objects twice): a consumer lists what it needs, each library
+# before the ones it uses. The sets below are the usual lists, in that order.
+HM_CORE_LIBS = src/libharmonics/core/libhmcore.la
+HM_JOB_LIBS = src/libharmonics/workload/libhmjob.la $(HM_CORE_LIBS)
+HM_TOPO_LIBS = src/libharmonics/topo/libhmtopo.la $(HM_CORE_LIBS)
+HM_TOPO_HWLOC_LIBS = src/libharmonics/topo/libhmtopo_hwloc.la
+HM_WORKLOAD_LIBS = src/libharmonics/workload/libhmworkload.la \
+	src/libharmonics/workload/libhmjob.la $(HM_TOPO_LIBS)
+HM_POLICY_LIBS = src/libharmonics/policy/libhmpolicy.la $(HM_WORKLOAD_LIBS)
+HM_SIM_LIBS = src/libharmonics/sim/libhmsim.la $(HM_POLICY_LIBS)
 
-# Unit tests link the library and cmocka.
+# Unit tests link every area but the hwloc loader, and cmocka.
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-UNIT_LDADD = src/libharmonics/libharmonics.la $(CMOCKA_LIBS) -lm
+UNIT_LDADD = $(HM_SIM_LIBS) $(CMOCKA_LIBS)
 
 include $(srcdir)/src/libharmonics/core/local.mk
 include $(srcdir)/src/libharmonics/topo/local.mk

@@ -25,7 +25,7 @@ EXTRA_src_pace_libharmonics_pace_la_DEPENDENCIES = src/pace/libharmonics-pace.sy
 EXTRA_DIST += src/pace/libharmonics-pace.sym
 
 # ---- the node agent's reader of report files: a convenience library ------------
-# Not the runtime: the agent (and tests) link it with libharmonics.la, which
+# Not the runtime: the agent (and tests) link it with libhmcore.la, which
 # provides hm_error/hm_parse (not compiled in here: that would define them twice).
 noinst_LTLIBRARIES += src/pace/libharmonics-pace-report.la
 src_pace_libharmonics_pace_report_la_SOURCES = \
@@ -56,7 +56,7 @@ tests_unit_test_pace_report_read_SOURCES = tests/unit/test_pace_report_read.c \
 tests_unit_test_pace_report_read_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
 tests_unit_test_pace_report_read_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_pace_report_read_LDADD = src/pace/libharmonics-pace-report.la \
-	src/libharmonics/libharmonics.la $(PACE_TEST_LDADD)
+	$(HM_CORE_LIBS) $(PACE_TEST_LDADD)
 # The class -> NCCL knob mapping needs no NCCL: tested whether or not the interposer is built.
 check_PROGRAMS += tests/unit/test_nccl_class
 TESTS += tests/unit/test_nccl_class
@@ -89,7 +89,7 @@ src_pace_libharmonics_nccl_la_LDFLAGS = -module -avoid-version -shared \
 EXTRA_src_pace_libharmonics_nccl_la_DEPENDENCIES = src/pace/nccl/libharmonics-nccl.sym
 
 # STAND-IN NCCL/CUDA library: tests only, never installed (tests/pace/standin.h).
-check_LTLIBRARIES = tests/pace/libstandin_nccl_cuda.la
+check_LTLIBRARIES += tests/pace/libstandin_nccl_cuda.la
 tests_pace_libstandin_nccl_cuda_la_SOURCES = tests/pace/standin_nccl.c tests/pace/standin.h
 tests_pace_libstandin_nccl_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(NCCL_CPPFLAGS)
 tests_pace_libstandin_nccl_cuda_la_LDFLAGS = -shared -avoid-version -rpath $(abs_builddir)/tests/pace

@@ -1,46 +1,70 @@
 # Slurm plugins: harmonics.so (SPANK), sched_harmonics.so, select_harmonics_cons_tres.so.
-# Each links libharmonics and libhmcoord statically (convenience libraries) and
+# Each links the convenience libraries it needs (their objects are copied in) and
 # exports only its plugin symbols (version scripts). Slurm symbols resolve at
 # dlopen time against the loading daemon or libslurmfull, so nothing is linked.
 slurmplugindir = $(SLURM_PLUGINDIR)
 slurmplugin_LTLIBRARIES =
 PLUGIN_LDFLAGS = -module -avoid-version -shared
-# libhmcoord.la carries libharmonics.la (see src/coordinator/local.mk).
-PLUGIN_LIBADD = $(HMCOORD_LIBS) $(HWLOC_LIBS)
 
 EXTRA_DIST += src/plugins/spank/harmonics_spank.sym src/plugins/sched/sched_harmonics.sym \
 	src/plugins/select/select_harmonics.sym
+
+# The Slurm-side contract the plugins share (job-control environment keys, the
+# PluginDir loader), without Slurm: unit-tested.
+PLUGIN_COMMON_CPPFLAGS = -I$(top_srcdir)/src/plugins/common
+noinst_LTLIBRARIES += src/plugins/common/libhmplugin.la
+src_plugins_common_libhmplugin_la_SOURCES = src/plugins/common/hm_plugin.c \
+	src/plugins/common/hm_plugin.h
+src_plugins_common_libhmplugin_la_LIBADD = -ldl
+
+check_PROGRAMS += tests/unit/test_plugin
+TESTS += tests/unit/test_plugin
+tests_unit_test_plugin_SOURCES = tests/unit/test_plugin.c
+tests_unit_test_plugin_CPPFLAGS = $(AM_CPPFLAGS) $(PLUGIN_COMMON_CPPFLAGS)
+tests_unit_test_plugin_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_plugin_LDADD = src/plugins/common/libhmplugin.la $(CMOCKA_LIBS)
+# The module test_plugin loads through a PluginDir list.
+check_LTLIBRARIES += tests/unit/plugin_probe.la
+tests_unit_plugin_probe_la_SOURCES = tests/unit/plugin_probe.c
+tests_unit_plugin_probe_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 
 # Slurm-free option logic of the SPANK plugin, unit-tested.
 noinst_LTLIBRARIES += src/plugins/spank/libhmspankopts.la
 src_plugins_spank_libhmspankopts_la_SOURCES = src/plugins/spank/hm_spank_opts.c \
 	src/plugins/spank/hm_spank_opts.h
-src_plugins_spank_libhmspankopts_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
+src_plugins_spank_libhmspankopts_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator \
+	$(PLUGIN_COMMON_CPPFLAGS)
 
 check_PROGRAMS += tests/unit/test_spank_opts
 TESTS += tests/unit/test_spank_opts
 tests_unit_test_spank_opts_SOURCES = tests/unit/test_spank_opts.c
 tests_unit_test_spank_opts_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/plugins/spank \
-	-I$(top_srcdir)/src/coordinator
+	-I$(top_srcdir)/src/coordinator $(PLUGIN_COMMON_CPPFLAGS)
 tests_unit_test_spank_opts_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_spank_opts_LDADD = src/plugins/spank/libhmspankopts.la $(PLUGIN_LIBADD) $(CMOCKA_LIBS)
+tests_unit_test_spank_opts_LDADD = src/plugins/spank/libhmspankopts.la $(HMCLIENT_LIBS) \
+	$(CMOCKA_LIBS)
 
 if HAVE_SPANK
 slurmplugin_LTLIBRARIES += src/plugins/spank/harmonics.la
-src_plugins_spank_harmonics_la_SOURCES = src/plugins/spank/harmonics_spank.c
+src_plugins_spank_harmonics_la_SOURCES = \
+	src/plugins/spank/harmonics_spank.c \
+	src/plugins/spank/spank_plugin.h \
+	src/plugins/spank/spank_step.c \
+	src/plugins/spank/spank_submit.c
 src_plugins_spank_harmonics_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) \
-	-I$(top_srcdir)/src/coordinator -I$(top_srcdir)/src/pace
+	-I$(top_srcdir)/src/coordinator -I$(top_srcdir)/src/pace $(PLUGIN_COMMON_CPPFLAGS)
 src_plugins_spank_harmonics_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_plugins_spank_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(top_srcdir)/src/plugins/spank/harmonics_spank.sym
-src_plugins_spank_harmonics_la_LIBADD = src/plugins/spank/libhmspankopts.la $(PLUGIN_LIBADD)
+# The client side only: no engine, no policy, no simulator (nm shows none).
+src_plugins_spank_harmonics_la_LIBADD = src/plugins/spank/libhmspankopts.la $(HMCLIENT_LIBS)
 EXTRA_src_plugins_spank_harmonics_la_DEPENDENCIES = src/plugins/spank/harmonics_spank.sym
 endif
 
 if HAVE_SLURM_SOURCE
 # Compiled against the configured Slurm tree (its config.h, internal headers).
 SLURM_PLUGIN_CPPFLAGS = $(SLURM_SRC_CPPFLAGS) $(HM_LIB_CPPFLAGS) \
-	-I$(top_srcdir)/src/coordinator -DHM_SLURM_VERSION_BUILT='"$(SLURM_VERSION_BUILT)"' \
+	-I$(top_srcdir)/src/coordinator $(PLUGIN_COMMON_CPPFLAGS) -DHM_SLURM_VERSION_BUILT='"$(SLURM_VERSION_BUILT)"' \
 	-DHM_VERSION='"$(PACKAGE_VERSION)"'
 
 slurmplugin_LTLIBRARIES += src/plugins/sched/sched_harmonics.la
@@ -49,7 +73,7 @@ src_plugins_sched_sched_harmonics_la_CPPFLAGS = $(SLURM_PLUGIN_CPPFLAGS)
 src_plugins_sched_sched_harmonics_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
 src_plugins_sched_sched_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(top_srcdir)/src/plugins/sched/sched_harmonics.sym
-src_plugins_sched_sched_harmonics_la_LIBADD = $(PLUGIN_LIBADD) -ldl
+src_plugins_sched_sched_harmonics_la_LIBADD = src/plugins/common/libhmplugin.la $(HMCOORD_LIBS)
 EXTRA_src_plugins_sched_sched_harmonics_la_DEPENDENCIES = src/plugins/sched/sched_harmonics.sym
 
 slurmplugin_LTLIBRARIES += src/plugins/select/select_harmonics_cons_tres.la
@@ -59,7 +83,7 @@ src_plugins_select_select_harmonics_cons_tres_la_CPPFLAGS = $(SLURM_PLUGIN_CPPFL
 src_plugins_select_select_harmonics_cons_tres_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
 src_plugins_select_select_harmonics_cons_tres_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(top_srcdir)/src/plugins/select/select_harmonics.sym
-src_plugins_select_select_harmonics_cons_tres_la_LIBADD = -ldl
+src_plugins_select_select_harmonics_cons_tres_la_LIBADD = src/plugins/common/libhmplugin.la
 EXTRA_src_plugins_select_select_harmonics_cons_tres_la_DEPENDENCIES = \
 	src/plugins/select/select_harmonics.sym
 endif
@@ -67,6 +91,6 @@ endif
 # Raw socket helper of the Slurm test tier (forged requests, a mute coordinator).
 noinst_PROGRAMS += tests/slurm/hm_sockprobe
 tests_slurm_hm_sockprobe_SOURCES = tests/slurm/hm_sockprobe.c
-tests_slurm_hm_sockprobe_LDADD = src/libharmonics/libharmonics.la $(MUNGE_LIBS)
+tests_slurm_hm_sockprobe_LDADD = $(HM_CORE_LIBS) $(MUNGE_LIBS)
 EXTRA_DIST += tests/slurm/run.sh tests/slurm/cluster.sh tests/slurm/README.md tests/slurm/jobs/batch_env.sh \
 	tests/slurm/jobs/bad_directive.sh

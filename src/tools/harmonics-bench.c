@@ -32,11 +32,6 @@
 #include "hm_policy.h"
 #include "hm_sim.h"
 
-/* The registry refers to the policies weakly: name them so they are linked. */
-extern const hm_policy_ops_t hm_policy_cassini, hm_policy_crux, hm_policy_harmonics;
-__attribute__((used)) static const hm_policy_ops_t *const linked[] = {
-    &hm_policy_fair, &hm_policy_optimal, &hm_policy_cassini, &hm_policy_crux, &hm_policy_harmonics};
-
 #define MAX_SIZES   16
 #define MAX_POL     8
 #define MAX_SAMPLES 64
@@ -574,7 +569,6 @@ int main(int argc, char **argv)
 	bool policy_given = false, scenario = false;
 	scen_opts_t so = {.seed = 1, .jitter = 0.02, .epoch_s = 30};
 
-	(void)linked;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		long v;
 		double d;

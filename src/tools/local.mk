@@ -7,21 +7,21 @@ src_tools_harmonics_sim_SOURCES = \
 	src/tools/sim_report.c \
 	src/tools/sim_report.h
 src_tools_harmonics_sim_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_tools_harmonics_sim_LDADD = src/libharmonics/libharmonics.la $(JSONC_LIBS) -lm
+src_tools_harmonics_sim_LDADD = $(HM_SIM_LIBS) $(JSONC_LIBS)
 dist_man_MANS += docs/man/harmonics-sim.1
 
 # harmonics-bench: decision time and quality of the policies.
 bin_PROGRAMS += src/tools/harmonics-bench
 src_tools_harmonics_bench_SOURCES = src/tools/harmonics-bench.c
-src_tools_harmonics_bench_LDADD = src/libharmonics/libharmonics.la -lm
+src_tools_harmonics_bench_LDADD = $(HM_SIM_LIBS)
 dist_man_MANS += docs/man/harmonics-bench.1
 
-# harmonicsctl: a thin entry file; the logic is hm_ctl.c.
+# harmonicsctl: a thin entry file; the logic is hm_ctl.c. A client: no engine.
 bin_PROGRAMS += src/tools/harmonicsctl
-src_tools_harmonicsctl_SOURCES = src/tools/harmonicsctl.c
+src_tools_harmonicsctl_SOURCES = src/tools/harmonicsctl.c src/tools/hm_ctl.c src/tools/hm_ctl.h
 src_tools_harmonicsctl_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 src_tools_harmonicsctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_tools_harmonicsctl_LDADD = $(HMCOORD_LIBS)
+src_tools_harmonicsctl_LDADD = src/coordinator/libhmstatus.la $(HMCLIENT_LIBS)
 
 # harmonics-emujob: the emulated training job (its tests are in src/pace/local.mk).
 bin_PROGRAMS += src/tools/harmonics-emujob
@@ -34,8 +34,8 @@ src_tools_harmonics_emujob_SOURCES = \
 src_tools_harmonics_emujob_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
 	-I$(top_srcdir)/src/pace/emujob
 src_tools_harmonics_emujob_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_tools_harmonics_emujob_LDADD = src/pace/libharmonics-pace.la \
-	src/libharmonics/libharmonics.la $(JSONC_LIBS) -lm
+src_tools_harmonics_emujob_LDADD = src/pace/libharmonics-pace.la $(HM_JOB_LIBS) \
+	$(JSONC_LIBS) -lm
 
 # harmonics-agent: one node agent outside slurmd, for tests and debugging (not
 # installed; the agent itself is src/agent).

@@ -67,8 +67,11 @@ HARMONICS_ASSIGN_FILE="$tmp/assign" HARMONICS_REPORT_FILE="$tmp/sw.%r" \
 	timeout 60 "$ej" --local 2 --compute 15ms --bytes 200KB --iterations 100 --warmup 1 \
 	>"$tmp/switch.txt" &
 ejpid=$!
-for _ in $(seq 400); do # up to 40 s for two paced bursts on rank 0
-	[[ $(sed -n 's/^PACED=//p' "$tmp/sw.0" 2>/dev/null) -ge 2 ]] 2>/dev/null && break
+i=0
+while [ $i -lt 400 ]; do # up to 40 s for two paced bursts on rank 0
+	p=$(sed -n 's/^PACED=//p' "$tmp/sw.0" 2>/dev/null)
+	[ "${p:-0}" -ge 2 ] && break
+	i=$((i + 1))
 	sleep 0.1
 done
 T=$(($(date +%s%6N) + 500000))

@@ -10,6 +10,8 @@
 
 #include "coord_fixture.h"
 #include "hm_log.h"
+#include "hm_policy_names.h"
+#include "hm_spec.h"
 
 #define NOW 1.8e9 /* a fixed CLOCK_REALTIME second */
 
@@ -430,28 +432,61 @@ static void test_spec(void **state)
 	hm_profile_t p;
 	hm_err_t err = {0};
 
-	assert_int_equal(hm_coord_profile_parse("iter=250ms,comm=40%,bytes=1.2GB", &p, &err),
-			 HM_OK);
+	assert_int_equal(hm_spec_profile_parse("iter=250ms,comm=40%,bytes=1.2GB", &p, &err), HM_OK);
 	assert_float_equal(p.compute_s, 0.15, 1e-12);
 	assert_int_equal(p.nphases, 1);
 	assert_float_equal(p.phases[0].bytes, 1.2e9, 1);
-	assert_int_equal(hm_coord_profile_parse("resnet50", &p, &err), HM_OK);
-	assert_int_equal(hm_coord_profile_parse("model=resnet50", &p, &err), HM_OK);
-	assert_int_equal(hm_coord_profile_parse("iter=250ms,comm=40%,bytes=1.2GB,fast=1", &p, &err),
+	assert_int_equal(hm_spec_profile_parse("resnet50", &p, &err), HM_OK);
+	assert_int_equal(hm_spec_profile_parse("model=resnet50", &p, &err), HM_OK);
+	assert_int_equal(hm_spec_profile_parse("iter=250ms,comm=40%,bytes=1.2GB,fast=1", &p, &err),
 			 HM_ERR_INVAL);
 	assert_non_null(strstr(err.msg, "fast"));
-	assert_int_equal(hm_coord_profile_parse("iter=250ms,comm=100%,bytes=1GB", &p, &err),
+	assert_int_equal(hm_spec_profile_parse("iter=250ms,comm=100%,bytes=1GB", &p, &err),
 			 HM_ERR_RANGE);
-	assert_int_equal(hm_coord_profile_parse("", &p, &err), HM_ERR_INVAL);
-	assert_int_equal(hm_coord_profile_parse("nonesuch-model", &p, &err), HM_ERR_INVAL);
+	assert_int_equal(hm_spec_profile_parse("", &p, &err), HM_ERR_INVAL);
+	assert_int_equal(hm_spec_profile_parse("nonesuch-model", &p, &err), HM_ERR_INVAL);
 	assert_non_null(strstr(err.msg, "resnet50"));
 
-	assert_int_equal(hm_coord_mode_check("OFF", &err), HM_OK);
-	assert_int_equal(hm_coord_mode_check("auto", &err), HM_OK);
-	assert_int_equal(hm_coord_mode_check("fair", &err), HM_OK);
-	assert_int_equal(hm_coord_mode_check("sometimes", &err), HM_ERR_INVAL);
+	assert_int_equal(hm_spec_mode_check("OFF", &err), HM_OK);
+	assert_int_equal(hm_spec_mode_check("auto", &err), HM_OK);
+	assert_int_equal(hm_spec_mode_check("fair", &err), HM_OK);
+	assert_int_equal(hm_spec_mode_check("sometimes", &err), HM_ERR_INVAL);
 	assert_non_null(strstr(err.msg, "'sometimes'"));
 	assert_non_null(strstr(err.msg, "off,auto,fair"));
+}
+
+/*
+ * The client checks policy names without the registry (hm_policy_names.h): the
+ * list must be the registry's names, in its order, and accept nothing else.
+ */
+static void test_policy_names(void **state)
+{
+	char joined[256] = "";
+	hm_err_t err = {0};
+
+	for (int i = 0; i < hm_policy_count(); i++) {
+		const char *name = hm_policy_at(i)->name;
+		char upper[64];
+		size_t k;
+
+		snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s%s",
+			 i ? "," : "", name);
+		assert_true(hm_spec_policy_known(name));
+		for (k = 0; name[k] && k + 1 < sizeof(upper); k++)
+			upper[k] =
+			    (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 32 : name[k]);
+		upper[k] = '\0';
+		assert_int_equal(hm_spec_mode_check(upper, &err), HM_OK);
+	}
+	assert_string_equal(joined, HM_POLICY_NAMES);
+	assert_string_equal(hm_policy_names(), HM_POLICY_NAMES);
+	const char *const not_policies[] = {
+	    "", "off", "auto", "fai", "fairs", "fair,optimal", "harmonics,", ",fair", "Harmonics"};
+	for (size_t i = 0; i < sizeof(not_policies) / sizeof(not_policies[0]); i++)
+		if (hm_spec_policy_known(not_policies[i]))
+			fail_msg("'%s' taken for a policy name", not_policies[i]);
+	assert_false(hm_spec_policy_known(NULL));
+	assert_int_equal(hm_spec_mode_check("fair,optimal", &err), HM_ERR_INVAL);
 }
 
 /* A register for a job the sched thread has not seen wakes it and waits, bounded. */
@@ -497,6 +532,7 @@ int main(void)
 	    cmocka_unit_test(test_reconfigure_keeps),
 	    cmocka_unit_test(test_racks),
 	    cmocka_unit_test(test_spec),
+	    cmocka_unit_test(test_policy_names),
 	    cmocka_unit_test(test_wait_job),
 	};
 	hm_log_set_level(HM_LOG_ERROR);

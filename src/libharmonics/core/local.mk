@@ -1,5 +1,6 @@
 # core: errors, strict parsing of numbers/durations/sizes, Slurm hostlists.
-src_libharmonics_libharmonics_la_SOURCES += \
+noinst_LTLIBRARIES += src/libharmonics/core/libhmcore.la
+src_libharmonics_core_libhmcore_la_SOURCES = \
 	src/libharmonics/core/hm_clock.h \
 	src/libharmonics/core/hm_error.c \
 	src/libharmonics/core/hm_error.h \

@@ -1,5 +1,6 @@
 /* Policy registry and documented defaults. */
 #include "hm_policy.h"
+#include "hm_policy_names.h"
 
 #include <string.h>
 
@@ -43,6 +44,6 @@ const hm_policy_ops_t *hm_policy_find(const char *name)
 
 const char *hm_policy_names(void)
 {
-	/* Constant, so callers on any thread may use it; keep in registry order. */
-	return "fair,optimal,cassini,crux,harmonics";
+	/* Constant, so callers on any thread may use it (registry order). */
+	return HM_POLICY_NAMES;
 }

@@ -1,8 +1,10 @@
 # policy: the registry and documented defaults, the model the policies share,
 # the contention model, and the fair, optimal, cassini and crux policies.
-src_libharmonics_libharmonics_la_SOURCES += \
+noinst_LTLIBRARIES += src/libharmonics/policy/libhmpolicy.la
+src_libharmonics_policy_libhmpolicy_la_SOURCES = \
 	src/libharmonics/policy/hm_policy.c \
 	src/libharmonics/policy/hm_policy.h \
+	src/libharmonics/policy/hm_policy_names.h \
 	src/libharmonics/policy/hm_pol_common.c \
 	src/libharmonics/policy/hm_pol_common.h \
 	src/libharmonics/policy/hm_contention.c \
@@ -13,6 +15,7 @@ src_libharmonics_libharmonics_la_SOURCES += \
 	src/libharmonics/policy/hm_policy_cassini.c \
 	src/libharmonics/policy/hm_crux.h \
 	src/libharmonics/policy/hm_policy_crux.c
+src_libharmonics_policy_libhmpolicy_la_LIBADD = $(PTHREAD_LIBS) -lm
 
 check_PROGRAMS += \
 	tests/unit/test_optimal \

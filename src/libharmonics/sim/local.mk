@@ -1,5 +1,6 @@
 # sim: max-min sharing and the flow-level simulator.
-src_libharmonics_libharmonics_la_SOURCES += \
+noinst_LTLIBRARIES += src/libharmonics/sim/libhmsim.la
+src_libharmonics_sim_libhmsim_la_SOURCES = \
 	src/libharmonics/sim/hm_sim.h \
 	src/libharmonics/sim/hm_sim_int.h \
 	src/libharmonics/sim/hm_maxmin.c \
@@ -7,6 +8,7 @@ src_libharmonics_libharmonics_la_SOURCES += \
 	src/libharmonics/sim/hm_sim_net.c \
 	src/libharmonics/sim/hm_sim_sched.c \
 	src/libharmonics/sim/hm_sim_out.c
+src_libharmonics_sim_libhmsim_la_LIBADD = -lm
 
 check_PROGRAMS += tests/unit/test_maxmin tests/unit/test_sim
 TESTS += tests/unit/test_maxmin tests/unit/test_sim
@@ -20,4 +22,4 @@ tests_unit_test_sim_LDADD = $(UNIT_LDADD)
 # Speed benchmark (prints numbers, not a test): make tests/bench/bench_sim && tests/bench/bench_sim
 noinst_PROGRAMS += tests/bench/bench_sim
 tests_bench_bench_sim_SOURCES = tests/bench/bench_sim.c
-tests_bench_bench_sim_LDADD = src/libharmonics/libharmonics.la -lm
+tests_bench_bench_sim_LDADD = $(HM_SIM_LIBS)

@@ -1,17 +1,23 @@
 # topo: cluster topology (hosts, switches, directed links, routes), loaders for
 # Slurm topology.conf and host CSV, the parametric generator and hwloc GPU->NIC
 # affinity.
-src_libharmonics_libharmonics_la_SOURCES += \
+noinst_LTLIBRARIES += src/libharmonics/topo/libhmtopo.la
+src_libharmonics_topo_libhmtopo_la_SOURCES = \
 	src/libharmonics/topo/hm_topo.c \
 	src/libharmonics/topo/hm_topo.h \
 	src/libharmonics/topo/hm_topo_build.c \
 	src/libharmonics/topo/hm_topo_build.h \
 	src/libharmonics/topo/hm_topo_gen.c \
 	src/libharmonics/topo/hm_topo_slurm.c \
-	src/libharmonics/topo/hm_topo_csv.c \
-	src/libharmonics/topo/hm_topo_hwloc.c \
+	src/libharmonics/topo/hm_topo_csv.c
+
+# The hwloc loader alone, so that only its users link hwloc.
+noinst_LTLIBRARIES += src/libharmonics/topo/libhmtopo_hwloc.la
+src_libharmonics_topo_libhmtopo_hwloc_la_SOURCES = src/libharmonics/topo/hm_topo_hwloc.c \
 	src/libharmonics/topo/hm_hwnode.c \
 	src/libharmonics/topo/hm_hwnode.h
+src_libharmonics_topo_libhmtopo_hwloc_la_CFLAGS = $(AM_CFLAGS) $(HWLOC_CFLAGS)
+src_libharmonics_topo_libhmtopo_hwloc_la_LIBADD = $(HWLOC_LIBS)
 
 check_PROGRAMS += \
 	tests/unit/test_topo \
@@ -32,7 +38,7 @@ tests_unit_test_topo_load_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_topo_hwloc_SOURCES = tests/unit/test_topo_hwloc.c
 tests_unit_test_topo_hwloc_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_topo_hwloc_LDADD = $(UNIT_LDADD)
+tests_unit_test_topo_hwloc_LDADD = $(HM_TOPO_HWLOC_LIBS) $(UNIT_LDADD)
 
 # topology.conf, host CSV and hwloc XML fixtures (gen_hwloc_xml.py writes the XML).
 EXTRA_DIST += tests/fixtures/topo

@@ -1,10 +1,15 @@
 # workload: training jobs, the model catalogue, traffic derivation, workloads
 # (trace CSV, generator) and the default placement (hm_job.h).
-src_libharmonics_libharmonics_la_SOURCES += \
+# libhmjob is what a client needs to check a declared profile (hm_job.h);
+# libhmworkload the rest.
+noinst_LTLIBRARIES += src/libharmonics/workload/libhmjob.la
+src_libharmonics_workload_libhmjob_la_SOURCES = \
 	src/libharmonics/workload/hm_job.h \
 	src/libharmonics/workload/hm_job_int.h \
 	src/libharmonics/workload/hm_catalogue.c \
-	src/libharmonics/workload/hm_job.c \
+	src/libharmonics/workload/hm_job.c
+noinst_LTLIBRARIES += src/libharmonics/workload/libhmworkload.la
+src_libharmonics_workload_libhmworkload_la_SOURCES = \
 	src/libharmonics/workload/hm_traffic.c \
 	src/libharmonics/workload/hm_workload_csv.c \
 	src/libharmonics/workload/hm_workload_gen.c \

@@ -38,6 +38,7 @@
 #include "hm_conf.h"
 #include "hm_coord.h"
 #include "hm_log.h"
+#include "hm_plugin.h"
 #include "hm_server.h"
 #include "hm_topo.h"
 
@@ -47,8 +48,6 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 #define LOG_PREFIX        "sched/harmonics: "
 #define NO_BACKFILL_PARAM "harmonics_no_backfill"
-#define ENV_MODE          "HARMONICS_COMM_SCHED="
-#define ENV_PROFILE       "HARMONICS_COMM_PROFILE="
 #define TICK_MS           1000
 
 /* A running job as copied under the read lock. */
@@ -102,20 +101,18 @@ static bool backfill_wanted(void)
 	return !(slurm_conf.sched_params && strstr(slurm_conf.sched_params, NO_BACKFILL_PARAM));
 }
 
-/* dlopen sched_backfill.so from PluginDir (colon-separated) and start it. */
+static void backfill_open_failed(const char *path, const char *why)
+{
+	error(LOG_PREFIX "%s: %s", path, why);
+}
+
+/* dlopen sched_backfill.so from PluginDir and start it. */
 static int backfill_start(void)
 {
-	char *dirs = xstrdup(slurm_conf.plugindir), *save = NULL;
 	int rc = SLURM_ERROR;
 
-	for (char *d = strtok_r(dirs, ":", &save); d && !g.bf_handle;
-	     d = strtok_r(NULL, ":", &save)) {
-		char path[PATH_MAX];
-		snprintf(path, sizeof(path), "%s/sched_backfill.so", d);
-		if (access(path, R_OK) == 0 &&
-		    !(g.bf_handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL)))
-			error(LOG_PREFIX "%s: %s", path, dlerror());
-	}
+	g.bf_handle =
+	    hm_plugin_dlopen(slurm_conf.plugindir, "sched_backfill.so", backfill_open_failed);
 	if (!g.bf_handle) {
 		error(LOG_PREFIX
 		      "sched_backfill.so not found in PluginDir %s (%s); running without "
@@ -139,7 +136,6 @@ static int backfill_start(void)
 	else
 		g.bf_fini = NULL;
 out:
-	xfree(dirs);
 	return rc;
 }
 
@@ -248,15 +244,6 @@ static hm_rc_t load_config(const char *state_dir, bool take_lock, hm_conf_t *con
 
 /* --- job mirror ------------------------------------------------------ */
 
-static const char *env_get(char **env, uint32_t n, const char *prefix)
-{
-	size_t plen = strlen(prefix);
-	for (uint32_t i = 0; env && i < n; i++)
-		if (env[i] && strncmp(env[i], prefix, plen) == 0)
-			return env[i] + plen;
-	return NULL;
-}
-
 /* GPUs per node from tres_per_node ("gres:gpu:4", "gres/gpu:a100:2"); 0 = all. */
 static int gpus_per_node(const char *tres)
 {
@@ -307,7 +294,8 @@ static int snapshot(snap_job_t **out, bool all_jobs)
 		const char *mode;
 		if (!IS_JOB_RUNNING(job) || !job->nodes)
 			continue;
-		mode = env_get(job->spank_job_env, job->spank_job_env_size, ENV_MODE);
+		mode = hm_plugin_env_get(job->spank_job_env, job->spank_job_env_size,
+					 HM_SPANK_ENV_MODE);
 		if (!mode && !all_jobs)
 			continue;
 		if (n == cap) {
@@ -323,8 +311,8 @@ static int snapshot(snap_job_t **out, bool all_jobs)
 		s[n].name = dup_or_null(job->name);
 		s[n].nodes = dup_or_null(job->nodes);
 		s[n].mode = dup_or_null(mode);
-		s[n].profile =
-		    dup_or_null(env_get(job->spank_job_env, job->spank_job_env_size, ENV_PROFILE));
+		s[n].profile = dup_or_null(hm_plugin_env_get(
+		    job->spank_job_env, job->spank_job_env_size, HM_SPANK_ENV_PROFILE));
 		s[n].comment = dup_or_null(job->admin_comment);
 		s[n].gpus_per_node = gpus_per_node(job->tres_per_node);
 		s[n].start = job->start_time;
@@ -338,7 +326,7 @@ unlock:
 }
 
 /* Store a new AdminComment unless the job or its comment changed meanwhile. */
-static void store_comment(uint32_t job_id, const char *old, const char *new_comment)
+static void store_comment(void *arg, uint32_t job_id, const char *old, const char *new_comment)
 {
 	slurmctld_lock_t wl = {.job = WRITE_LOCK};
 	job_record_t *job;
@@ -353,38 +341,16 @@ static void store_comment(uint32_t job_id, const char *old, const char *new_comm
 	unlock_slurmctld(wl);
 }
 
-static bool snap_has(const snap_job_t *s, int n, uint32_t id)
-{
-	for (int i = 0; i < n; i++)
-		if (s[i].job_id == id)
-			return true;
-	return false;
-}
-
-/* One round: mirror jobs, decide, record decisions, save state when changed. */
+/* One round: copy the running jobs under slurmctld's locks, then hm_coord_sync. */
 static void sync_round(void)
 {
 	snap_job_t *s = NULL;
-	uint32_t *ids = NULL;
-	int n, nids = 0;
-	bool changed = false, table_changed = false;
-	hm_err_t err = {0};
-	char *buf = NULL;
-	size_t buf_len = g.conf.admin_comment_max_bytes + 1;
+	hm_coord_sync_job_t *jobs;
+	int n = snapshot(&s, strcasecmp(g.conf.default_mode, "off") != 0);
 
-	n = snapshot(&s, strcasecmp(g.conf.default_mode, "off") != 0);
-	/* Ended jobs leave the table (their history stays in AdminComment). */
-	if (hm_coord_job_ids(g.coord, &ids, &nids) == HM_OK) {
-		for (int i = 0; i < nids; i++) {
-			if (!snap_has(s, n, ids[i]) &&
-			    hm_coord_job_remove(g.coord, ids[i]) == HM_OK) {
-				hm_log(HM_LOG_VERBOSE, "job %u ended", ids[i]);
-				table_changed = true;
-			}
-		}
-	}
-	for (int i = 0; i < n; i++) {
-		hm_coord_job_info_t info = {
+	jobs = calloc((size_t)(n > 0 ? n : 1), sizeof(*jobs));
+	for (int i = 0; jobs && i < n; i++) {
+		jobs[i].info = (hm_coord_job_info_t){
 		    .job_id = s[i].job_id,
 		    .uid = s[i].uid,
 		    .name = s[i].name,
@@ -394,27 +360,13 @@ static void sync_round(void)
 		    .profile = s[i].profile,
 		    .start_s = (double)s[i].start,
 		};
-		memset(&err, 0, sizeof(err));
-		if (hm_coord_job_upsert(g.coord, &info, &err) != HM_OK)
-			hm_log(HM_LOG_INFO, "job %u: %s", s[i].job_id, err.msg);
+		jobs[i].comment = s[i].comment;
 	}
-	memset(&err, 0, sizeof(err));
-	if (hm_coord_decide(g.coord, hm_real_s(), &changed, &err) != HM_OK)
-		hm_log(HM_LOG_ERROR, "decide: %s", err.msg);
-	buf = malloc(buf_len);
-	for (int i = 0; buf && i < n; i++) {
-		if (hm_coord_admin_comment(g.coord, s[i].job_id, s[i].comment, buf, buf_len)) {
-			store_comment(s[i].job_id, s[i].comment, buf);
-			changed = true;
-		}
-	}
-	if ((changed || table_changed) && g.conf.state_file[0]) {
-		memset(&err, 0, sizeof(err));
-		if (hm_coord_state_save(g.coord, g.conf.state_file, &err) != HM_OK)
-			hm_log(HM_LOG_ERROR, "state: %s", err.msg);
-	}
-	free(buf);
-	free(ids);
+	if (jobs)
+		hm_coord_sync(g.coord, jobs, n, hm_real_s(), store_comment, NULL, NULL);
+	else
+		error(LOG_PREFIX "out of memory: job mirror round skipped");
+	free(jobs);
 	snap_free(s, n);
 }
 

@@ -33,14 +33,14 @@
 #include "src/common/xstring.h"
 #include "src/slurmctld/slurmctld.h"
 
+#include "hm_plugin.h"
+
 const char plugin_name[] = "Harmonics contention-aware placement over cons_tres";
 /* "cons_tres" must stay in the type: Slurm checks for that substring. */
 const char plugin_type[] = "select/harmonics_cons_tres";
 /* >= 100 and unique among every select_*.so in PluginDir. */
 const uint32_t plugin_id = 180;
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
-
-#define ENV_MODE "HARMONICS_COMM_SCHED="
 
 /* The 36 cons_tres entry points, in slurm_select_ops_t order (src/common/select.h). */
 #define HM_SELECT_OPS(X)                                                                           \
@@ -101,24 +101,20 @@ static struct {
 #undef X
 } ct;
 
-/* Resolve cons_tres from PluginDir (colon-separated). */
+static void cons_tres_open_failed(const char *path, const char *why)
+{
+	error("select/harmonics_cons_tres: %s: %s", path, why);
+}
+
+/* Resolve cons_tres from PluginDir. */
 static int load_cons_tres(void)
 {
-	char *dirs, *save = NULL;
 	int rc = SLURM_SUCCESS;
 
 	if (ct.handle)
 		return SLURM_SUCCESS;
-	dirs = xstrdup(slurm_conf.plugindir);
-	for (char *d = strtok_r(dirs, ":", &save); d && !ct.handle;
-	     d = strtok_r(NULL, ":", &save)) {
-		char path[PATH_MAX];
-		snprintf(path, sizeof(path), "%s/select_cons_tres.so", d);
-		/* Lazy, like Slurm's loader: clients lack slurmctld's functions. */
-		if (access(path, R_OK) == 0 && !(ct.handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL)))
-			error("select/harmonics_cons_tres: %s: %s", path, dlerror());
-	}
-	xfree(dirs);
+	ct.handle =
+	    hm_plugin_dlopen(slurm_conf.plugindir, "select_cons_tres.so", cons_tres_open_failed);
 	if (!ct.handle) {
 		error("select/harmonics_cons_tres: select_cons_tres.so not found in PluginDir %s",
 		      slurm_conf.plugindir);
@@ -164,12 +160,10 @@ HM_SELECT_OPS(X)
 
 static bool wants_comm_sched(const job_record_t *job)
 {
-	for (uint32_t i = 0; job->spank_job_env && i < job->spank_job_env_size; i++) {
-		const char *e = job->spank_job_env[i];
-		if (e && strncmp(e, ENV_MODE, strlen(ENV_MODE)) == 0)
-			return strcmp(e + strlen(ENV_MODE), "off") != 0;
-	}
-	return false;
+	const char *mode =
+	    hm_plugin_env_get(job->spank_job_env, job->spank_job_env_size, HM_SPANK_ENV_MODE);
+
+	return mode && strcmp(mode, "off") != 0;
 }
 
 /* Leaf switches (racks), those with the most available nodes first. */

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "hm_coord.h"
 #include "hm_parse.h"
+#include "hm_spec.h"
 #include "hm_spank_opts.h"
 
 const char *hm_spank_modes(void)
@@ -17,7 +17,7 @@ const char *hm_spank_modes(void)
 
 	/* Built once; the policy list is static for the process lifetime. */
 	if (!buf[0])
-		snprintf(buf, sizeof(buf), "%s,help", hm_coord_mode_names());
+		snprintf(buf, sizeof(buf), "%s,help", hm_spec_mode_names());
 	return buf;
 }
 
@@ -53,7 +53,7 @@ hm_rc_t hm_spank_mode_check(const char *val, const char *origin, char *canon, si
 	for (i = 0; val[i] && i + 1 < sizeof(low); i++)
 		low[i] = (char)tolower((unsigned char)val[i]);
 	low[i] = '\0';
-	if (strcmp(low, "help") != 0 && (val[i] || hm_coord_mode_check(low, &e) != HM_OK))
+	if (strcmp(low, "help") != 0 && (val[i] || hm_spec_mode_check(low, &e) != HM_OK))
 		return hm_err_set(err, HM_ERR_INVAL, "%s: unknown mode '%s' (accepted: %s)", origin,
 				  val, hm_spank_modes());
 	if (canon)
@@ -71,7 +71,7 @@ hm_rc_t hm_spank_profile_check(const char *val, const char *origin, hm_err_t *er
 				  "%s: empty profile (accepted: a catalogue model or "
 				  "iter=DURATION,comm=PERCENT,bytes=SIZE)",
 				  origin);
-	rc = hm_coord_profile_parse(val, &p, err);
+	rc = hm_spec_profile_parse(val, &p, err);
 	if (rc != HM_OK)
 		hm_err_prefix(err, "%s", origin);
 	return rc;
@@ -119,7 +119,7 @@ hm_rc_t hm_spank_args_parse(int argc, char **argv, hm_spank_args_t *a, hm_err_t 
 			if (strcmp(a->default_mode, "help") == 0) {
 				rc = hm_err_set(err, HM_ERR_INVAL,
 						"default_mode=help is not a mode (accepted: %s)",
-						hm_coord_mode_names());
+						hm_spec_mode_names());
 				goto bad;
 			}
 		} else if (strcasecmp(key, "default_profile") == 0) {

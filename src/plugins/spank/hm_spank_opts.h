@@ -11,14 +11,11 @@
 #include <stdbool.h>
 
 #include "hm_error.h"
+#include "hm_plugin.h" /* HM_SPANK_ENV_MODE, HM_SPANK_ENV_PROFILE */
 
 #define HM_SPANK_MODE_MAX    32
 #define HM_SPANK_PROFILE_MAX 256
 #define HM_SPANK_HOST_MAX    256
-
-/* Environment twins of the user options, and the job-control variable names. */
-#define HM_SPANK_ENV_MODE    "HARMONICS_COMM_SCHED"
-#define HM_SPANK_ENV_PROFILE "HARMONICS_COMM_PROFILE"
 
 /* Admin-only knobs: plugstack.conf arguments (key=value). */
 typedef struct {
@@ -41,7 +38,7 @@ typedef struct {
 	hm_spank_src_t profile_src;
 } hm_spank_choice_t;
 
-/* "off,auto,<policies>,help" (static; hm_coord_mode_names() plus help). */
+/* "off,auto,<policies>,help" (static; hm_spec_mode_names() plus help). */
 const char *hm_spank_modes(void);
 
 /*
@@ -52,7 +49,7 @@ const char *hm_spank_modes(void);
 hm_rc_t hm_spank_mode_check(const char *val, const char *origin, char *canon, size_t canon_len,
 			    hm_err_t *err);
 
-/* Validate a --comm-profile value (hm_coord_profile_parse): a catalogue model or
+/* Validate a --comm-profile value (hm_spec_profile_parse): a catalogue model or
    iter=..,comm=..%,bytes=..; the message starts with origin. */
 hm_rc_t hm_spank_profile_check(const char *val, const char *origin, hm_err_t *err);
 

@@ -1,6 +1,6 @@
 # policy/harmonics: the two-tier harmonics policy: the problem both tiers share,
 # the Local Scheduler (one rack), the Global Coordinator (cross-rack jobs).
-src_libharmonics_libharmonics_la_SOURCES += \
+src_libharmonics_policy_libhmpolicy_la_SOURCES += \
 	src/libharmonics/policy/harmonics/hm_harmonics_model.c \
 	src/libharmonics/policy/harmonics/hm_harmonics_model.h \
 	src/libharmonics/policy/harmonics/hm_harmonics_local.c \

@@ -1,35 +1,38 @@
-/* --comm-sched modes and --comm-profile specs: validation shared with the SPANK plugin. */
+/* --comm-sched modes and --comm-profile specs (hm_spec.h): no policy code needed. */
+#include "hm_spec.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "hm_coord.h"
+#include "hm_conf.h"
 #include "hm_parse.h"
-#include "hm_policy.h"
+#include "hm_policy_names.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-/*
- * Programs link libharmonics as a static archive, and hm_policy.c's weak
- * references pull no archive member in: without these strong references
- * harmonicsctl (and the tests) would know only "fair" and refuse Policy=harmonics.
- */
-extern const hm_policy_ops_t hm_policy_cassini, hm_policy_crux, hm_policy_harmonics;
-const hm_policy_ops_t *const hm_coord_linked_policies[] = {
-    &hm_policy_fair, &hm_policy_optimal, &hm_policy_cassini, &hm_policy_crux, &hm_policy_harmonics,
-};
-
-const char *hm_coord_mode_names(void)
+const char *hm_spec_mode_names(void)
 {
-	static char buf[256];
-
-	if (!buf[0])
-		snprintf(buf, sizeof(buf), "off,auto,%s", hm_policy_names());
-	return buf;
+	return "off,auto," HM_POLICY_NAMES;
 }
 
-hm_rc_t hm_coord_mode_check(const char *mode, hm_err_t *err)
+bool hm_spec_policy_known(const char *name)
+{
+	const char *p = HM_POLICY_NAMES;
+	size_t n = name ? strlen(name) : 0;
+
+	while (n > 0 && *p) {
+		size_t len = strcspn(p, ",");
+
+		if (len == n && strncmp(p, name, n) == 0)
+			return true;
+		p += len + (p[len] == ',');
+	}
+	return false;
+}
+
+hm_rc_t hm_spec_mode_check(const char *mode, hm_err_t *err)
 {
 	char low[HM_CONF_NAME_MAX];
 	size_t i;
@@ -40,17 +43,17 @@ hm_rc_t hm_coord_mode_check(const char *mode, hm_err_t *err)
 		low[i] = (char)tolower((unsigned char)mode[i]);
 	low[i] = '\0';
 	if (!mode[i] &&
-	    (strcmp(low, "off") == 0 || strcmp(low, "auto") == 0 || hm_policy_find(low)))
+	    (strcmp(low, "off") == 0 || strcmp(low, "auto") == 0 || hm_spec_policy_known(low)))
 		return HM_OK;
 	return hm_err_set(err, HM_ERR_INVAL, "comm-sched mode '%s' is not known (accepted: %s)",
-			  mode, hm_coord_mode_names());
+			  mode, hm_spec_mode_names());
 }
 
 #define SPEC_ACCEPTED                                                                              \
 	"a model name (%s) or iter=<duration>,comm=<fraction>,bytes=<size>[,overlap=<fraction>],"  \
 	" e.g. iter=250ms,comm=40%%,bytes=1.2GB"
 
-hm_rc_t hm_coord_profile_parse(const char *spec, hm_profile_t *out, hm_err_t *err)
+hm_rc_t hm_spec_profile_parse(const char *spec, hm_profile_t *out, hm_err_t *err)
 {
 	char buf[256], *save = NULL, *tok;
 	double iter_s = -1, comm = -1, bytes = -1, overlap = 0;

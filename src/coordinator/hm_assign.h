@@ -1,0 +1,63 @@
+/*
+ * hm_assign.h - a job's assignment as it travels from the coordinator to a step:
+ * the record, its JSON (the "assignment" member of a register reply, of a job
+ * view and of the state file), and the register reply, written by the
+ * coordinator's server and read by the SPANK plugin with the same field list.
+ * Part of the client library (no engine needed).
+ */
+#ifndef HM_ASSIGN_H
+#define HM_ASSIGN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "hm_conf.h"
+#include "hm_error.h"
+
+/* What a step exports to its tasks (see hm_pace_env.h for the variable names). */
+typedef struct {
+	bool scheduled;                /* false: run unpaced; reason says why */
+	char reason[128];              /* when !scheduled: "comm-sched off", "no profile", ... */
+	char policy[HM_CONF_NAME_MAX]; /* policy that decided */
+	int64_t period_us;             /* slot period; 0 = no holding (one-time delay) */
+	int64_t shift_us;              /* slot offset within the period, or the delay */
+	int64_t origin_us;             /* slot origin, CLOCK_REALTIME */
+	int64_t guard_us;              /* late tolerance within a slot */
+	int prio;                      /* priority class, 0 = highest */
+	int path;                      /* equal-cost path index */
+	unsigned long epoch;           /* decision epoch (increases when it changes) */
+	int64_t decided_us;            /* when this decision was made */
+	int64_t valid_until_us;        /* ask again after this */
+} hm_assignment_t;
+
+/* A new JSON object (caller json_object_put()s it). */
+json_object *hm_json_assignment(const hm_assignment_t *a);
+/* Fill a from o; absent or mistyped members read as 0 / "" (o may be NULL). */
+void hm_json_assignment_parse(json_object *o, hm_assignment_t *a);
+
+/*
+ * A step's register request, {"op":"register","job_id":..,"step_id":..,"node":..},
+ * as malloc'd JSON text (caller frees); NULL when out of memory.
+ */
+char *hm_assign_request(uint32_t job_id, uint32_t step_id, const char *node);
+
+/*
+ * The register reply for a job that has a decision: {"ok":true,"job_id":..,
+ * "scheduled":..} with "assignment" when scheduled, else "reason". New object.
+ */
+json_object *hm_assign_reply(uint32_t job_id, const hm_assignment_t *a);
+
+/*
+ * Read a register reply (JSON text; from names the coordinator for messages).
+ * HM_OK: the job is scheduled and *a holds its assignment (policy "auto" when the
+ * reply names none). Otherwise *a is cleared and err says why the step runs
+ * unscheduled: HM_ERR_PROTO for a reply that is not JSON or lacks the
+ * assignment, HM_ERR_NOTFOUND when the coordinator refused ("coordinator
+ * refused: ...") or did not schedule the job ("not scheduled: ...").
+ */
+hm_rc_t hm_assign_reply_parse(const char *reply_json, const char *from, hm_assignment_t *a,
+			      hm_err_t *err);
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * One round of a host's job mirror (hm_coord_sync): the Slurm-free half of the
+ * sched plugin's loop, so that tests drive it without slurmctld.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hm_coord_int.h"
+#include "hm_log.h"
+
+static bool listed(const hm_coord_sync_job_t *jobs, int n, uint32_t id)
+{
+	for (int i = 0; i < n; i++)
+		if (jobs[i].info.job_id == id)
+			return true;
+	return false;
+}
+
+void hm_coord_sync(hm_coord_t *c, const hm_coord_sync_job_t *jobs, int n, double now_s,
+		   hm_coord_comment_fn store, void *arg, hm_coord_sync_result_t *out)
+{
+	hm_coord_sync_result_t r;
+	char state_file[HM_CONF_PATH_MAX];
+	size_t buf_len;
+	uint32_t *ids = NULL;
+	int nids = 0;
+	hm_err_t err = {0};
+	char *buf = NULL;
+
+	memset(&r, 0, sizeof(r));
+	pthread_mutex_lock(&c->mu);
+	memcpy(state_file, c->conf.state_file, sizeof(state_file));
+	buf_len = c->conf.admin_comment_max_bytes + 1;
+	pthread_mutex_unlock(&c->mu);
+
+	/* Ended jobs leave the table (their history stays in AdminComment). */
+	if (hm_coord_job_ids(c, &ids, &nids) == HM_OK) {
+		for (int i = 0; i < nids; i++) {
+			if (!listed(jobs, n, ids[i]) && hm_coord_job_remove(c, ids[i]) == HM_OK) {
+				hm_log(HM_LOG_VERBOSE, "job %u ended", ids[i]);
+				r.removed++;
+			}
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		memset(&err, 0, sizeof(err));
+		if (hm_coord_job_upsert(c, &jobs[i].info, &err) != HM_OK)
+			hm_log(HM_LOG_INFO, "job %u: %s", jobs[i].info.job_id, err.msg);
+	}
+	memset(&err, 0, sizeof(err));
+	if (hm_coord_decide(c, now_s, &r.changed, &err) != HM_OK)
+		hm_log(HM_LOG_ERROR, "decide: %s", err.msg);
+	buf = store ? malloc(buf_len) : NULL;
+	for (int i = 0; buf && i < n; i++) {
+		if (hm_coord_admin_comment(c, jobs[i].info.job_id, jobs[i].comment, buf, buf_len)) {
+			store(arg, jobs[i].info.job_id, jobs[i].comment, buf);
+			r.comments++;
+		}
+	}
+	if ((r.changed || r.comments || r.removed) && state_file[0]) {
+		memset(&err, 0, sizeof(err));
+		if (hm_coord_state_save(c, state_file, &err) != HM_OK)
+			hm_log(HM_LOG_ERROR, "state: %s", err.msg);
+		else
+			r.saved = true;
+	}
+	free(buf);
+	free(ids);
+	if (out)
+		*out = r;
+}

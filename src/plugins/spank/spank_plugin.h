@@ -1,0 +1,46 @@
+/*
+ * spank_plugin.h - what the parts of harmonics.so share: the per-process state
+ * and each context's entry points. harmonics_spank.c holds the SPANK symbols
+ * and switches on the context; spank_submit.c the options and the submission
+ * side (local, allocator); spank_step.c the step side (remote). Nothing here is
+ * exported (harmonics_spank.sym).
+ */
+#ifndef SPANK_PLUGIN_H
+#define SPANK_PLUGIN_H
+
+#include <stdbool.h>
+
+#include <slurm/spank.h>
+
+#include "hm_error.h"
+#include "hm_spank_opts.h"
+
+/* Set once per process; SPANK calls are single-threaded per process. */
+typedef struct {
+	hm_spank_args_t args; /* plugstack.conf arguments */
+	bool args_ok;
+	char cli_mode[HM_SPANK_MODE_MAX]; /* --comm-sched / --no-comm-sched, as given */
+	bool cli_mode_set;
+	char cli_profile[HM_SPANK_PROFILE_MAX]; /* --comm-profile */
+	bool cli_profile_set;
+	hm_spank_choice_t choice; /* after precedence (hm_sp_resolve) */
+	/* Remote context: what user_init found, for the one-time notice in task_init. */
+	char notice[640];
+	bool fail_tasks; /* FailOpen=no and no coordinator: each task exits 1 */
+} hm_sp_state_t;
+
+extern hm_sp_state_t hm_sp;
+
+/* spank_submit.c: register the options (-1 on failure, logged). */
+int hm_sp_options_register(spank_t sp);
+/* The choice after precedence into hm_sp.choice; the environment is the
+   process's in the local context, the job's in the remote one. */
+hm_rc_t hm_sp_resolve(spank_t sp, hm_err_t *err);
+/* Local/allocator, after the options: check, then job-control environment. */
+int hm_sp_submit_post_opt(spank_t sp);
+
+/* spank_step.c: remote context. */
+int hm_sp_step_user_init(spank_t sp);
+int hm_sp_step_task_init(spank_t sp);
+
+#endif

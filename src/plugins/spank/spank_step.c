@@ -1,0 +1,215 @@
+/*
+ * spank_step.c - harmonics.so in slurmstepd (remote context): once per step and
+ * node, as the job's user, register with the coordinator and export the
+ * assignment to the tasks (fail-open: a coordinator that does not answer leaves
+ * the step unscheduled); in the first task, say once why a step runs
+ * unscheduled.
+ */
+#include <stdint.h> /* spank.h needs it first */
+
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "hm_clock.h"
+#include "hm_assign.h"
+#include "hm_client.h"
+#include "hm_conf.h"
+#include "hm_pace_env.h"
+#include "spank_plugin.h"
+
+/* This node's name: the S_JOB_NODEID-th entry of the step's node list. */
+static void node_name(spank_t sp, char *buf, size_t len)
+{
+	char list[4096];
+	uint32_t nodeid = 0;
+	hostlist_t hl = NULL;
+	char *h = NULL;
+
+	snprintf(buf, len, "?");
+	if (spank_get_item(sp, S_JOB_NODEID, &nodeid) != ESPANK_SUCCESS)
+		return;
+	if (spank_getenv(sp, "SLURM_STEP_NODELIST", list, sizeof(list)) != ESPANK_SUCCESS &&
+	    spank_getenv(sp, "SLURM_JOB_NODELIST", list, sizeof(list)) != ESPANK_SUCCESS)
+		return;
+	hl = slurm_hostlist_create(list);
+	if (!hl)
+		return;
+	for (uint32_t i = 0; i <= nodeid; i++) {
+		free(h);
+		h = slurm_hostlist_shift(hl);
+		if (!h)
+			break;
+	}
+	if (h)
+		snprintf(buf, len, "%s", h);
+	free(h);
+	slurm_hostlist_destroy(hl);
+}
+
+/* Coordinator address and bounds: plugstack.conf arguments over harmonics.conf. */
+static void service_conf(spank_t sp, char *host, size_t host_len, int *port, int *timeout_ms,
+			 bool *fail_open)
+{
+	hm_conf_t conf;
+	hm_err_t err = {0};
+	char path[HM_CONF_PATH_MAX];
+
+	hm_conf_defaults(&conf);
+	if (hm_sp.args.conf[0])
+		snprintf(path, sizeof(path), "%s", hm_sp.args.conf);
+	else
+		hm_conf_default_path(path, sizeof(path));
+	if (hm_conf_load(path, &conf, &err) != HM_OK && err.rc != HM_ERR_IO)
+		slurm_error("harmonics: %s (using defaults)", err.msg);
+	snprintf(host, host_len, "%s",
+		 hm_sp.args.host[0] ? hm_sp.args.host : hm_conf_client_host(&conf));
+	*port = hm_sp.args.port ? hm_sp.args.port : conf.listen_port;
+	*timeout_ms = hm_sp.args.timeout_ms ? hm_sp.args.timeout_ms : conf.request_timeout_ms;
+	*fail_open = conf.fail_open;
+}
+
+/*
+ * Replies are accepted only from root and Debian's SlurmUser account "slurm"
+ * (the coordinator runs inside slurmctld as SlurmUser), so a process squatting
+ * on the port while slurmctld is down cannot hand out assignments.
+ */
+static int trusted_uids(uint32_t *uids)
+{
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+	int n = 0;
+
+	uids[n++] = 0;
+	if (getpwnam_r("slurm", &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_uid != 0)
+		uids[n++] = res->pw_uid;
+	return n;
+}
+
+static void export_i64(spank_t sp, const char *name, int64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	spank_setenv(sp, name, buf, 1);
+}
+
+/* Export a scheduled step's assignment to its tasks. */
+static void export_assignment(spank_t sp, uint32_t job_id, const hm_assignment_t *a)
+{
+	spank_setenv(sp, HM_PACE_ENV_MODE, a->policy, 1);
+	export_i64(sp, HM_PACE_ENV_JOB_ID, job_id);
+	export_i64(sp, HM_PACE_ENV_PERIOD_US, a->period_us);
+	export_i64(sp, HM_PACE_ENV_SHIFT_US, a->shift_us);
+	export_i64(sp, HM_PACE_ENV_ORIGIN_US, a->origin_us);
+	export_i64(sp, HM_PACE_ENV_GUARD_US, a->guard_us);
+	export_i64(sp, HM_PACE_ENV_PRIO, a->prio);
+	export_i64(sp, HM_PACE_ENV_EPOCH, (int64_t)a->epoch);
+	export_i64(sp, HM_PACE_ENV_VALID_UNTIL_US, a->valid_until_us);
+}
+
+/* Remote context, once per step and node, as the job's user (munge uid = owner). */
+int hm_sp_step_user_init(spank_t sp)
+{
+	hm_err_t err = {0};
+	uint32_t job_id = 0, step_id = 0;
+	char host[HM_CONF_HOST_MAX], node[256], why[400];
+	int port = 0, timeout_ms = 0, rc = 0;
+	bool fail_open = true, scheduled = false;
+	char *req = NULL;
+	char *reply_txt = NULL;
+	hm_assignment_t a;
+	double t0;
+
+	if (hm_sp_resolve(sp, &err) != HM_OK) {
+		snprintf(hm_sp.notice, sizeof(hm_sp.notice), "harmonics: %s; running unscheduled",
+			 err.msg);
+		goto out;
+	}
+	/* Nested sruns inherit the choice through the environment. */
+	spank_setenv(sp, HM_SPANK_ENV_MODE, hm_sp.choice.mode, 1);
+	if (hm_sp.choice.profile[0])
+		spank_setenv(sp, HM_SPANK_ENV_PROFILE, hm_sp.choice.profile, 1);
+	if (strcmp(hm_sp.choice.mode, "off") == 0) {
+		spank_setenv(sp, HM_PACE_ENV_MODE, HM_PACE_MODE_OFF, 1);
+		goto out;
+	}
+	spank_get_item(sp, S_JOB_ID, &job_id);
+	spank_get_item(sp, S_JOB_STEPID, &step_id);
+	node_name(sp, node, sizeof(node));
+	service_conf(sp, host, sizeof(host), &port, &timeout_ms, &fail_open);
+
+	req = hm_assign_request(job_id, step_id, node);
+	t0 = hm_mono_s();
+	uint32_t trusted[2];
+	int ntrusted = trusted_uids(trusted);
+	if (hm_client_call_trusted(host, port, req ? req : "", timeout_ms, trusted, ntrusted,
+				   &reply_txt, &err) != HM_OK) {
+		snprintf(why, sizeof(why),
+			 "coordinator %.100s:%d did not answer within %d ms (%.200s)", host, port,
+			 timeout_ms, err.msg);
+		if (!fail_open) {
+			slurm_error("harmonics: job %u step %u: %s; FailOpen=no: failing the step",
+				    job_id, step_id, why);
+			/* Failing here, Slurm would record a launch failure as a step
+			 * COMPLETED with exit code 0: the tasks fail instead (exit 1). */
+			snprintf(hm_sp.notice, sizeof(hm_sp.notice),
+				 "harmonics: %s; FailOpen=no: the step fails", why);
+			hm_sp.fail_tasks = true;
+			goto out;
+		}
+	} else {
+		char from[128];
+
+		snprintf(from, sizeof(from), "%.100s:%d", host, port);
+		memset(&err, 0, sizeof(err));
+		scheduled = hm_assign_reply_parse(reply_txt, from, &a, &err) == HM_OK;
+		if (scheduled)
+			export_assignment(sp, job_id, &a);
+		else
+			snprintf(why, sizeof(why), "%.350s", err.msg);
+	}
+	if (scheduled) {
+		slurm_verbose("harmonics: job %u step %u on %s registered in %.3f s", job_id,
+			      step_id, node, hm_mono_s() - t0);
+	} else {
+		spank_setenv(sp, HM_PACE_ENV_MODE, HM_PACE_MODE_OFF, 1);
+		slurm_info("harmonics: job %u step %u on %s: %s; running unscheduled", job_id,
+			   step_id, node, why);
+		snprintf(hm_sp.notice, sizeof(hm_sp.notice), "harmonics: %s; running unscheduled",
+			 why);
+	}
+out:
+	free(req);
+	free(reply_txt);
+	return rc;
+}
+
+/* In the task, whose stderr is the job's output: say it once per step (task 0);
+ * with FailOpen=no and no coordinator, end every task. */
+int hm_sp_step_task_init(spank_t sp)
+{
+	uint32_t gtid = 1;
+	char done[8];
+
+	if (!hm_sp.notice[0] || spank_get_item(sp, S_TASK_GLOBAL_ID, &gtid) != ESPANK_SUCCESS ||
+	    gtid != 0)
+		return hm_sp.fail_tasks ? -1 : 0;
+	if (hm_sp.fail_tasks) {
+		fprintf(stderr, "%s\n", hm_sp.notice);
+		fflush(stderr);
+		return -1; /* slurmstepd ends the task with exit code 1 */
+	}
+	/* A batch script already said it: its sruns stay quiet. */
+	if (spank_getenv(sp, "HARMONICS_NOTICE_SHOWN", done, sizeof(done)) == ESPANK_SUCCESS)
+		return 0;
+	fprintf(stderr, "%s\n", hm_sp.notice);
+	fflush(stderr);
+	spank_setenv(sp, "HARMONICS_NOTICE_SHOWN", "1", 1);
+	return 0;
+}
