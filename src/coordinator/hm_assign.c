@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
+#include "hm_clock.h"
 #include "hm_json.h"
 
 #define ADD(o, k, v) json_object_object_add((o), (k), (v))
@@ -46,16 +49,29 @@ void hm_json_assignment_parse(json_object *o, hm_assignment_t *a)
 	a->valid_until_us = hm_json_i64(o, "valid_until_us");
 }
 
-char *hm_assign_request(uint32_t job_id, uint32_t step_id, const char *node)
+/* Random hex nonce; getrandom, else the clock and pid (uniqueness, not secrecy). */
+static void make_nonce(char nonce[HM_ASSIGN_NONCE_LEN + 1])
+{
+	uint64_t r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+		r = (uint64_t)hm_clock_us(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 40);
+	snprintf(nonce, HM_ASSIGN_NONCE_LEN + 1, "%016llx", (unsigned long long)r);
+}
+
+char *hm_assign_request(uint32_t job_id, uint32_t step_id, const char *node,
+			char nonce[HM_ASSIGN_NONCE_LEN + 1])
 {
 	json_object *req = json_object_new_object();
 	const char *txt;
 	char *out;
 
+	make_nonce(nonce);
 	ADD(req, "op", json_object_new_string("register"));
 	ADD(req, "job_id", json_object_new_int64(job_id));
 	ADD(req, "step_id", json_object_new_int64(step_id));
 	ADD(req, "node", json_object_new_string(node));
+	ADD(req, "nonce", json_object_new_string(nonce));
 	txt = json_object_to_json_string(req);
 	out = txt ? strdup(txt) : NULL;
 	json_object_put(req);
@@ -76,6 +92,13 @@ json_object *hm_assign_reply(uint32_t job_id, const hm_assignment_t *a)
 	return r;
 }
 
+void hm_assign_reply_add_next(json_object *reply, const hm_assignment_t *next,
+			      int64_t effective_us)
+{
+	ADD(reply, "next", hm_json_assignment(next));
+	ADD(reply, "effective_us", json_object_new_int64(effective_us));
+}
+
 /* A member's text for a message (any JSON type), or dflt when absent. */
 static const char *member_text(json_object *o, const char *key, const char *dflt)
 {
@@ -84,16 +107,24 @@ static const char *member_text(json_object *o, const char *key, const char *dflt
 	return json_object_object_get_ex(o, key, &v) && v ? json_object_get_string(v) : dflt;
 }
 
-hm_rc_t hm_assign_reply_parse(const char *reply_json, const char *from, hm_assignment_t *a,
-			      hm_err_t *err)
+hm_rc_t hm_assign_reply_parse(const char *reply_json, const char *from, uint32_t job_id,
+			      const char *nonce, hm_assign_reply_t *out, hm_err_t *err)
 {
 	json_object *r = reply_json ? json_tokener_parse(reply_json) : NULL;
-	json_object *as = NULL;
+	json_object *as = NULL, *nx = NULL;
 	hm_rc_t rc = HM_OK;
 
-	memset(a, 0, sizeof(*a));
+	memset(out, 0, sizeof(*out));
 	if (!r) {
 		rc = hm_err_set(err, HM_ERR_PROTO, "unreadable reply from %s", from);
+	} else if (strcmp(hm_json_str(r, "nonce"), nonce) != 0 ||
+		   (json_object_object_get_ex(r, "job_id", NULL) &&
+		    hm_json_i64(r, "job_id") != (int64_t)job_id)) {
+		rc = hm_err_set(err, HM_ERR_PROTO,
+				"reply from %s answers another request (job %lld, nonce '%.20s'; "
+				"expected job %u, nonce '%s')",
+				from, (long long)hm_json_i64(r, "job_id"), hm_json_str(r, "nonce"),
+				job_id, nonce);
 	} else if (!hm_json_bool(r, "ok")) {
 		rc = hm_err_set(err, HM_ERR_NOTFOUND, "coordinator refused: %.300s",
 				member_text(r, "error", "no reason"));
@@ -103,11 +134,21 @@ hm_rc_t hm_assign_reply_parse(const char *reply_json, const char *from, hm_assig
 	} else if (!json_object_object_get_ex(r, "assignment", &as)) {
 		rc = hm_err_set(err, HM_ERR_PROTO, "reply without assignment");
 	} else {
-		hm_json_assignment_parse(as, a);
-		a->scheduled = true;
-		if (!a->policy[0])
-			snprintf(a->policy, sizeof(a->policy), "auto");
+		hm_json_assignment_parse(as, &out->cur);
+		out->cur.scheduled = true;
+		if (!out->cur.policy[0])
+			snprintf(out->cur.policy, sizeof(out->cur.policy), "auto");
+		if (json_object_object_get_ex(r, "next", &nx)) {
+			hm_json_assignment_parse(nx, &out->next);
+			out->next.scheduled = true;
+			if (!out->next.policy[0])
+				snprintf(out->next.policy, sizeof(out->next.policy), "auto");
+			out->has_next = true;
+			out->effective_us = hm_json_i64(r, "effective_us");
+		}
 	}
+	if (rc != HM_OK)
+		memset(out, 0, sizeof(*out));
 	json_object_put(r);
 	return rc;
 }

@@ -37,11 +37,25 @@ json_object *hm_json_assignment(const hm_assignment_t *a);
 /* Fill a from o; absent or mistyped members read as 0 / "" (o may be NULL). */
 void hm_json_assignment_parse(json_object *o, hm_assignment_t *a);
 
+#define HM_ASSIGN_NONCE_LEN 16 /* hex digits of a register request's nonce */
+
+/* A register reply read back: the assignment in force and, while a change is
+   pending, the next one and its switch time (contract C, docs/pacing.md). */
+typedef struct {
+	hm_assignment_t cur;
+	bool has_next;
+	hm_assignment_t next;
+	int64_t effective_us;
+} hm_assign_reply_t;
+
 /*
- * A step's register request, {"op":"register","job_id":..,"step_id":..,"node":..},
- * as malloc'd JSON text (caller frees); NULL when out of memory.
+ * A step's register request, {"op":"register","job_id":..,"step_id":..,"node":..,
+ * "nonce":".."}, as malloc'd JSON text (caller frees); NULL when out of memory.
+ * nonce receives a fresh random nonce (HM_ASSIGN_NONCE_LEN hex digits + NUL)
+ * that the reply must echo, so a reply answers this request and no other.
  */
-char *hm_assign_request(uint32_t job_id, uint32_t step_id, const char *node);
+char *hm_assign_request(uint32_t job_id, uint32_t step_id, const char *node,
+			char nonce[HM_ASSIGN_NONCE_LEN + 1]);
 
 /*
  * The register reply for a job that has a decision: {"ok":true,"job_id":..,
@@ -49,15 +63,21 @@ char *hm_assign_request(uint32_t job_id, uint32_t step_id, const char *node);
  */
 json_object *hm_assign_reply(uint32_t job_id, const hm_assignment_t *a);
 
+/* Add the pending next assignment and its switch time ("next", "effective_us"). */
+void hm_assign_reply_add_next(json_object *reply, const hm_assignment_t *next,
+			      int64_t effective_us);
+
 /*
- * Read a register reply (JSON text; from names the coordinator for messages).
- * HM_OK: the job is scheduled and *a holds its assignment (policy "auto" when the
- * reply names none). Otherwise *a is cleared and err says why the step runs
- * unscheduled: HM_ERR_PROTO for a reply that is not JSON or lacks the
- * assignment, HM_ERR_NOTFOUND when the coordinator refused ("coordinator
- * refused: ...") or did not schedule the job ("not scheduled: ...").
+ * Read a register reply (JSON text; from names the coordinator for messages) to
+ * the request for job_id with nonce. HM_OK: the job is scheduled and *out holds
+ * its assignment (policy "auto" when the reply names none). Otherwise *out is
+ * cleared and err says why the step runs unscheduled: HM_ERR_PROTO for a reply
+ * that is not JSON, lacks the assignment, or answers another request (job id or
+ * nonce differ: a replayed or misrouted reply), HM_ERR_NOTFOUND when the
+ * coordinator refused ("coordinator refused: ...") or did not schedule the job
+ * ("not scheduled: ...").
  */
-hm_rc_t hm_assign_reply_parse(const char *reply_json, const char *from, hm_assignment_t *a,
-			      hm_err_t *err);
+hm_rc_t hm_assign_reply_parse(const char *reply_json, const char *from, uint32_t job_id,
+			      const char *nonce, hm_assign_reply_t *out, hm_err_t *err);
 
 #endif

@@ -77,6 +77,12 @@ hm_rc_t hm_coord_create(const hm_conf_t *conf, hm_topo_t *topo, hm_coord_t **out
 	pthread_condattr_destroy(&ca);
 	c->topo = topo;
 	topo = NULL;
+	if (hm_coord_nodes_rebuild(c, NULL) != HM_OK) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory");
+		hm_coord_destroy(c);
+		c = NULL;
+		goto out;
+	}
 	c->started_s = hm_real_s();
 	*out = c;
 	goto out;
@@ -95,6 +101,10 @@ void hm_cjob_clear_derived(hm_cjob_t *j)
 		hm_traffic_free(&j->tr);
 	memset(&j->tr, 0, sizeof(j->tr));
 	j->have_tr = false;
+	free(j->node_applied);
+	free(j->node_steps);
+	j->node_applied = NULL;
+	j->node_steps = NULL;
 }
 
 void hm_coord_destroy(hm_coord_t *c)
@@ -106,6 +116,7 @@ void hm_coord_destroy(hm_coord_t *c)
 		free(c->jobs[i].nodes);
 	}
 	free(c->jobs);
+	free(c->nodes);
 	policy_close(c->pol, c->pol_state);
 	hm_topo_free(c->topo);
 	pthread_cond_destroy(&c->cv_job);
@@ -136,6 +147,8 @@ void hm_coord_set_unscheduled(hm_coord_t *c, hm_cjob_t *j, double now_s)
 	a->decided_us = (int64_t)(now_s * 1e6);
 	a->valid_until_us = a->decided_us + (int64_t)(c->conf.valid_s * 1e6);
 	j->decided = true;
+	j->has_prev = false; /* unscheduled at once: no switch */
+	hm_coord_touch_nodes(c, j);
 }
 
 /* Effective profile: declared, else configured default, else measured. */
@@ -208,6 +221,7 @@ void hm_coord_derive(hm_coord_t *c, hm_cjob_t *j)
 		}
 	}
 	placed = true;
+	hm_coord_node_reports_reset(j);
 	memset(&j->job, 0, sizeof(j->job));
 	j->job.id = (int)j->job_id;
 	snprintf(j->job.name, sizeof(j->job.name), "%s", j->name);
@@ -262,8 +276,12 @@ hm_rc_t hm_coord_reconfigure(hm_coord_t *c, const hm_conf_t *conf, hm_topo_t *to
 	c->pol_state = state;
 	c->conf = *conf;
 	if (topo) {
-		hm_topo_free(c->topo);
+		hm_topo_t *old = c->topo;
+
 		c->topo = topo;
+		if (hm_coord_nodes_rebuild(c, old) != HM_OK)
+			hm_log(HM_LOG_ERROR, "reconfigure: out of memory for the node table");
+		hm_topo_free(old);
 	}
 	/* Derived data point into the topology and depend on defaults: redo it, keep
 	   decisions (the next decide starts from them). */
@@ -313,6 +331,7 @@ hm_cjob_t *hm_coord_add(hm_coord_t *c, const hm_coord_job_info_t *info)
 	}
 	j = &c->jobs[c->njobs];
 	memset(j, 0, sizeof(*j));
+	j->slot_misses = -1;
 	if (!(j->nodes = strdup(info->nodes)))
 		return NULL;
 	c->njobs++;
@@ -385,6 +404,7 @@ hm_rc_t hm_coord_job_remove(hm_coord_t *c, uint32_t job_id)
 		rc = HM_ERR_NOTFOUND;
 		goto out;
 	}
+	hm_coord_touch_nodes(c, j); /* its nodes' lists change */
 	hm_cjob_clear_derived(j);
 	free(j->nodes);
 	*j = c->jobs[--c->njobs];
@@ -447,9 +467,58 @@ out:
 	return rc;
 }
 
+static bool same_schedule(const hm_assignment_t *x, const hm_assignment_t *y)
+{
+	return x->scheduled && y->scheduled && x->period_us == y->period_us &&
+	       x->shift_us == y->shift_us && x->origin_us == y->origin_us &&
+	       x->guard_us == y->guard_us && x->prio == y->prio && x->path == y->path &&
+	       strcmp(x->policy, y->policy) == 0;
+}
+
+/*
+ * A changed decision for a job whose steps may be running the current one:
+ * every step switches at one time (contract C, docs/pacing.md), effective_us =
+ * now + UpdateLead, so that agents and runtimes (which poll every 100 ms) hold
+ * it before then. A step holds at most the one in force and one next: a change
+ * decided while another is still pending waits (deferred) until that one took
+ * effect. A first decision, or one from or to unscheduled, applies at once.
+ */
+static void switch_to(hm_coord_t *c, hm_cjob_t *j, const hm_assignment_t *n, int64_t now_us)
+{
+	if (!(j->decided && j->a.scheduled && n->scheduled)) {
+		j->has_prev = j->has_deferred = false;
+	} else if (j->has_prev && now_us < j->effective_us) {
+		j->deferred = *n;
+		j->has_deferred = true;
+		return; /* nothing changes for the steps yet */
+	} else {
+		j->prev = j->a;
+		j->has_prev = true;
+		j->has_deferred = false;
+		j->effective_us = now_us + (int64_t)c->conf.update_lead_ms * 1000;
+	}
+	j->a = *n;
+	j->decided = true;
+	hm_coord_touch_nodes(c, j);
+}
+
+/* A deferred decision whose predecessor took effect goes out now (caller holds mu). */
+static bool release_deferred(hm_coord_t *c, hm_cjob_t *j, int64_t now_us)
+{
+	hm_assignment_t n;
+
+	if (!j->has_deferred || now_us < j->effective_us)
+		return false;
+	n = j->deferred;
+	j->has_deferred = false;
+	switch_to(c, j, &n, now_us);
+	return true;
+}
+
 /* Assignment from a policy decision; returns true when it differs from the current one. */
 static bool apply_decision(hm_coord_t *c, hm_cjob_t *j, double now_s)
 {
+	int64_t now_us = (int64_t)llround(now_s * 1e6);
 	hm_assignment_t n = {0};
 	const hm_decision_t *d = &j->dec;
 
@@ -461,19 +530,18 @@ static bool apply_decision(hm_coord_t *c, hm_cjob_t *j, double now_s)
 	n.guard_us = (int64_t)llround((d->guard_s > 0 ? d->guard_s : c->conf.guard_s) * 1e6);
 	n.prio = d->prio;
 	n.path = d->path;
-	if (j->decided && j->a.scheduled && j->a.period_us == n.period_us &&
-	    j->a.shift_us == n.shift_us && j->a.origin_us == n.origin_us &&
-	    j->a.guard_us == n.guard_us && j->a.prio == n.prio && j->a.path == n.path &&
-	    strcmp(j->a.policy, n.policy) == 0) {
+	if (j->has_deferred && same_schedule(&j->deferred, &n))
+		return false; /* already waiting to go out */
+	if (j->decided && same_schedule(&j->a, &n)) {
+		j->has_deferred = false; /* a later change back to what the steps get anyway */
 		/* Same decision: only extend its validity. */
-		j->a.valid_until_us = (int64_t)(now_s * 1e6) + (int64_t)(c->conf.valid_s * 1e6);
+		j->a.valid_until_us = now_us + (int64_t)(c->conf.valid_s * 1e6);
 		return false;
 	}
 	n.epoch = c->epoch + 1;
-	n.decided_us = (int64_t)(now_s * 1e6);
+	n.decided_us = now_us;
 	n.valid_until_us = n.decided_us + (int64_t)(c->conf.valid_s * 1e6);
-	j->a = n;
-	j->decided = true;
+	switch_to(c, j, &n, now_us);
 	return true;
 }
 
@@ -508,17 +576,22 @@ static hm_rc_t run_policy(hm_coord_t *c, hm_sched_job_t *sj, int *map, int n, hm
 hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *err)
 {
 	hm_sched_job_t *sj = NULL;
-	int *map = NULL, n = 0, nchanged = 0;
+	int *map = NULL, n = 0, nchanged = 0, released = 0;
 	bool epoch_due, ran = false;
 	double t0 = hm_mono_s();
 	hm_rc_t rc = HM_OK;
 
 	*changed = false;
 	pthread_mutex_lock(&c->mu);
+	for (int i = 0; i < c->njobs; i++)
+		released += release_deferred(c, &c->jobs[i], (int64_t)llround(now_s * 1e6));
 	epoch_due = c->conf.epoch_s > 0 && c->pol->uses_epochs &&
 		    now_s >= c->last_decide_s + c->conf.epoch_s;
 	if (!c->need_decide && !epoch_due)
 		goto out;
+	/* The policy sees what the node agents measured since the last decision. */
+	for (int i = 0; i < c->njobs; i++)
+		hm_coord_fold_measures(&c->jobs[i]);
 	if (c->njobs && (!(sj = calloc((size_t)c->njobs, sizeof(*sj))) ||
 			 !(map = calloc((size_t)c->njobs, sizeof(*map))))) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory");
@@ -592,6 +665,10 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 		       c->pol->name, nchanged, c->njobs, c->epoch, c->last_decide_wall_s * 1e3);
 	pthread_cond_broadcast(&c->cv_job);
 out:
+	if (released)
+		*changed = true;
+	if (*changed && c->notify)
+		c->notify(c->notify_arg);
 	pthread_mutex_unlock(&c->mu);
 	free(sj);
 	free(map);

@@ -65,9 +65,16 @@ typedef struct {
 	int gpus;          /* total GPUs */
 	int nracks;        /* racks it touches */
 	double start_s;
-	hm_assignment_t a;
+	hm_assignment_t a;    /* the latest decision (its epoch: the decided epoch) */
+	bool has_prev;        /* a is pending: prev is in force until effective_us */
+	int64_t effective_us; /* when a replaces prev on every step */
 	int registered_steps; /* steps that registered so far */
-	bool measured;        /* a step reported a measured profile */
+	long applied_epoch;   /* the oldest epoch its nodes' steps report running; -1 none */
+	int steps;            /* steps the node agents see (summed over its nodes) */
+	bool measured;        /* measured numbers exist (a step or the node agents) */
+	double measured_period_us; /* last measured window: mean iteration, 0 = none */
+	double measured_burst_us;  /* mean burst length, 0 = none */
+	long slot_misses;          /* skipped or late slots since the job started, -1 = none */
 } hm_coord_job_view_t;
 
 /* Engine-wide counters (status queries). */

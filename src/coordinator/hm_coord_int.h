@@ -5,6 +5,8 @@
 #include <pthread.h>
 
 #include "hm_coord.h"
+#include "hm_coord_nodes.h"
+#include "hm_hwnode.h"
 #include "hm_policy.h"
 
 typedef struct {
@@ -33,9 +35,36 @@ typedef struct {
 	hm_decision_t dec; /* the policy's last decision */
 	bool decided;      /* a decision (or an unscheduled verdict) exists */
 	bool arrived;      /* not yet seen by the policy as an arrival */
-	hm_assignment_t a;
+	hm_assignment_t a; /* the latest decision */
+	/* A changed decision reaches every step at one switch time (contract C):
+	   until effective_us the steps keep prev. */
+	hm_assignment_t prev;
+	bool has_prev;
+	int64_t effective_us;
+	/* A change decided while another was pending: goes out once that one took effect. */
+	hm_assignment_t deferred;
+	bool has_deferred;
 	int registered_steps;
+
+	/* What the node agents report, per placement slot (NULL until derived). */
+	long *node_applied; /* epoch the node's steps applied, -1 none */
+	int *node_steps;
+	/* Measurement window of the agents' beats, folded into meas at each decide. */
+	double acc_n, acc_iter_us, acc_iter_sq_us2; /* samples, sum, sum of squares */
+	double acc_compute_n, acc_compute_us, acc_burst_n, acc_burst_us;
+	long slot_misses; /* since the job started, -1 = never reported */
 } hm_cjob_t;
+
+/* A node agent as the coordinator knows it (one per topology host). */
+typedef struct {
+	bool seen;      /* an agent said hello once */
+	bool up;        /* its connection is open */
+	double last_s;  /* last hello or beat */
+	int steps, ranks;
+	bool has_topo;
+	hm_hwnode_t topo;
+	unsigned long gen; /* c->gen when something of its jobs' assignments last changed */
+} hm_cnode_t;
 
 struct hm_coord {
 	pthread_mutex_t mu;
@@ -56,7 +85,21 @@ struct hm_coord {
 	unsigned long epoch; /* global decision counter */
 	double last_decide_s, last_decide_wall_s, started_s;
 	unsigned long requests, refused;
+
+	hm_cnode_t *nodes; /* [topo->nhosts] */
+	unsigned long gen; /* change counter of assignments and node job lists */
+	void (*notify)(void *arg); /* called (mutex held) when assignments changed */
+	void *notify_arg;
 };
+
+/* Bump the change counter for every node of j (caller holds mu). */
+void hm_coord_touch_nodes(hm_coord_t *c, const hm_cjob_t *j);
+/* Fold the agents' measurement windows of j into j->meas (caller holds mu). */
+void hm_coord_fold_measures(hm_cjob_t *j);
+/* (Re)allocate the per-slot agent reports of j after derive (caller holds mu). */
+void hm_coord_node_reports_reset(hm_cjob_t *j);
+/* Node table for the current topology, keeping what is known by name. */
+hm_rc_t hm_coord_nodes_rebuild(hm_coord_t *c, const hm_topo_t *old_topo);
 
 /* Find a job (caller holds mu); NULL when absent. */
 hm_cjob_t *hm_coord_find(hm_coord_t *c, uint32_t job_id);

@@ -27,7 +27,20 @@ static void view_of(const hm_cjob_t *j, hm_coord_job_view_t *v)
 			 j->schedulable ? "awaiting decision" : j->reason);
 	}
 	v->registered_steps = j->registered_steps;
+	v->has_prev = j->has_prev;
+	v->effective_us = j->effective_us;
+	v->applied_epoch = -1;
+	for (int s = 0; j->node_applied && s < j->pl.nslots; s++) {
+		long e = j->node_applied[s];
+
+		v->steps += j->node_steps[s];
+		if (e >= 0 && (v->applied_epoch < 0 || e < v->applied_epoch))
+			v->applied_epoch = e;
+	}
 	v->measured = j->measured;
+	v->measured_period_us = j->measured ? j->meas.iter_s * 1e6 : 0;
+	v->measured_burst_us = j->measured ? j->meas.comm_s * 1e6 : 0;
+	v->slot_misses = j->slot_misses;
 }
 
 void hm_coord_stats(hm_coord_t *c, hm_coord_stats_t *out)

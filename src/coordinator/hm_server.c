@@ -1,14 +1,18 @@
-/* The coordinator's socket service: one thread reading every pending request at once. */
+/*
+ * The coordinator's socket service: one I/O thread (poll over every connection,
+ * non-blocking reads and writes, deadlines, parked registers, pushes to node
+ * agents) and a pool of workers that unseal, answer and seal (hm_server_ops.c).
+ * A slow or silent client holds only its own connection; munge and the engine
+ * run on the workers, never on the I/O thread.
+ */
 #define _GNU_SOURCE /* accept4, pipe2 */
 #include "hm_server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,363 +20,350 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "hm_coord_json.h"
+#include "hm_clock.h"
+#include "hm_coord_nodes.h"
 #include "hm_log.h"
-#include "hm_proto.h"
+#include "hm_server_int.h"
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
+#define SRV_WORKERS   4    /* unseal/answer/seal in parallel: munge calls block briefly */
+#define SRV_MAX_CONNS 4096 /* one per node agent, plus one-shot requests */
+#define SRV_MAX_QUEUED 64  /* frames waiting for a peer that does not read: then drop it */
+
+typedef struct out_frame {
+	struct out_frame *next;
+	char *cred; /* owned */
+	size_t len, off; /* bytes of header + cred already sent: off */
+	unsigned char hdr[4];
+} out_frame_t;
+
+typedef struct {
+	uint64_t id;
+	int fd;
+	char peer[64];
+	int64_t deadline_ms; /* one-shot: whole exchange; agent: silence limit */
+	unsigned char hdr[4];
+	size_t hgot, need, got;
+	char *rbuf;
+	out_frame_t *wq, *wq_tail;
+	int nqueued;
+	bool busy;         /* a task of it is with a worker */
+	bool closing;      /* close once its frames are sent */
+	bool push_wanted;  /* the node's assignments changed while it was busy */
+	hm_srv_session_t ses;
+	/* A parked register: authenticated text, retried on decisions until its deadline. */
+	char *park_text;
+	uint32_t park_uid, park_gid;
+	int64_t park_deadline_ms;
+} conn_t;
 
 struct hm_server {
 	hm_coord_t *coord;
 	hm_conf_t conf;
 	uint32_t slurm_uid;
 	int lfd;
-	int wake[2]; /* pipe: stop request */
+	int wake[2]; /* pipe: 'x' stop, 'r' results, 'n' decisions changed */
 	int port;
-	pthread_t thread;
-	bool started;
+	pthread_t io, workers[SRV_WORKERS];
+	int nworkers;
+	bool io_started;
+
+	pthread_mutex_t mu; /* guards the queues and stop */
+	pthread_cond_t cv;
+	hm_srv_task_t *todo, *todo_tail, *done, *done_tail;
+	bool stop;
+	bool notified; /* set by the engine's notify, read by the I/O thread */
+
+	/* I/O thread only. */
+	conn_t *conns[SRV_MAX_CONNS];
+	int nconns;
+	uint64_t next_id;
 };
 
-/* One request being served. */
-typedef struct {
-	hm_server_t *srv;
-	char peer[64];
-	uint32_t uid, gid;
-	bool authed;
-} conn_t;
-
-static json_object *error_reply(const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static json_object *error_reply(const char *code, const char *fmt, ...)
+hm_coord_t *hm_srv_coord(const hm_server_t *s)
 {
-	json_object *o = json_object_new_object();
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	json_object_object_add(o, "ok", json_object_new_boolean(0));
-	json_object_object_add(o, "code", json_object_new_string(code));
-	json_object_object_add(o, "error", json_object_new_string(msg));
-	return o;
+	return s->coord;
 }
 
-static json_object *ok_reply(void)
+const hm_conf_t *hm_srv_conf(const hm_server_t *s)
 {
-	json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	return o;
+	return &s->conf;
 }
 
-/* Job id member: a positive integer below 2^32. */
-static bool get_job_id(json_object *req, uint32_t *job_id)
+uint32_t hm_srv_slurm_uid(const hm_server_t *s)
 {
-	json_object *v;
-	int64_t id;
-
-	if (!json_object_object_get_ex(req, "job_id", &v) || !json_object_is_type(v, json_type_int))
-		return false;
-	id = json_object_get_int64(v);
-	if (id <= 0 || id > UINT32_MAX)
-		return false;
-	*job_id = (uint32_t)id;
-	return true;
+	return s->slurm_uid;
 }
 
-/*
- * Owner, root or SlurmUser may act on a job. On refusal returns an error reply
- * and logs it; NULL when allowed.
- */
-static json_object *authorise(conn_t *cn, const char *op, uint32_t job_id)
+int hm_srv_port(const hm_server_t *s)
 {
-	uint32_t owner;
-
-	if (hm_coord_job_uid(cn->srv->coord, job_id, &owner) != HM_OK)
-		return error_reply("notfound", "job %u is not known to the coordinator", job_id);
-	if (cn->uid == 0 || cn->uid == cn->srv->slurm_uid || cn->uid == owner)
-		return NULL;
-	hm_log(HM_LOG_INFO,
-	       "refused %s for job %u from %s: uid %u is not the owner (uid %u), "
-	       "root or SlurmUser",
-	       op, job_id, cn->peer, cn->uid, owner);
-	return error_reply("auth", "uid %u may not %s job %u (owner, root or SlurmUser only)",
-			   cn->uid, op, job_id);
+	return s->port;
 }
 
-static json_object *op_register(conn_t *cn, json_object *req)
+static void poke(hm_server_t *s, char what)
 {
-	hm_server_t *s = cn->srv;
-	uint32_t job_id;
-	hm_assignment_t a;
-	json_object *r;
-
-	if (!get_job_id(req, &job_id))
-		return error_reply("proto", "register needs \"job_id\": a positive integer");
-	/* The step may be faster than the sched thread: give it a bounded wait. */
-	if (hm_coord_wait_job(s->coord, job_id, s->conf.conn_timeout_ms / 2) == HM_ERR_NOTFOUND)
-		return error_reply("notfound", "job %u is not known to the coordinator", job_id);
-	if ((r = authorise(cn, "register", job_id)))
-		return r;
-	if (hm_coord_assignment(s->coord, job_id, &a) != HM_OK) {
-		r = ok_reply();
-		json_object_object_add(r, "scheduled", json_object_new_boolean(0));
-		json_object_object_add(r, "reason", json_object_new_string("awaiting decision"));
-		return r;
-	}
-	hm_coord_note_register(s->coord, job_id);
-	hm_log(HM_LOG_VERBOSE, "job %u step %lld on %s registered: %s", job_id,
-	       (long long)hm_json_i64(req, "step_id"), hm_json_str(req, "node"),
-	       a.scheduled ? "scheduled" : a.reason);
-	return hm_assign_reply(job_id, &a);
+	/* The pipe is non-blocking: a full pipe already wakes the I/O thread. */
+	if (write(s->wake[1], &what, 1) < 0 && errno != EAGAIN)
+		hm_log(HM_LOG_ERROR, "server wake: %s", strerror(errno));
 }
 
-static json_object *op_report(conn_t *cn, json_object *req)
+/* The engine changed assignments (its mutex is held: only flag and wake). */
+static void on_notify(void *arg)
 {
-	uint32_t job_id;
-	hm_coord_measure_t m;
-	hm_err_t e = {0};
-	json_object *r;
+	hm_server_t *s = arg;
 
-	if (!get_job_id(req, &job_id))
-		return error_reply("proto", "report needs \"job_id\": a positive integer");
-	if ((r = authorise(cn, "report", job_id)))
-		return r;
-	m = (hm_coord_measure_t){
-	    .iter_s = hm_json_dbl(req, "iter_s"),
-	    .compute_s = hm_json_dbl(req, "compute_s"),
-	    .comm_s = hm_json_dbl(req, "comm_s"),
-	    .iter_sd_s = hm_json_dbl(req, "iter_sd_s"),
-	    .bytes = hm_json_dbl(req, "bytes"),
-	};
-	if (hm_coord_job_measure(cn->srv->coord, job_id, &m, &e) != HM_OK)
-		return error_reply(e.rc == HM_ERR_NOTFOUND ? "notfound" : "inval", "%s", e.msg);
-	return ok_reply();
+	pthread_mutex_lock(&s->mu);
+	s->notified = true;
+	pthread_mutex_unlock(&s->mu);
+	poke(s, 'n');
 }
 
-static json_object *op_status(conn_t *cn)
+/* ---- workers ------------------------------------------------------------------- */
+
+static void *worker_main(void *arg)
 {
-	hm_coord_stats_t st;
-	json_object *r = ok_reply(), *c;
+	hm_server_t *s = arg;
 
-	hm_coord_stats(cn->srv->coord, &st);
-	json_object_object_add(r, "status", hm_json_stats(&st));
-	c = json_object_new_object();
-	json_object_object_add(c, "source", json_object_new_string(cn->srv->conf.source));
-	json_object_object_add(c, "listen", json_object_new_string(cn->srv->conf.listen_addr));
-	json_object_object_add(c, "port", json_object_new_int(cn->srv->port));
-	json_object_object_add(c, "default_mode",
-			       json_object_new_string(cn->srv->conf.default_mode));
-	json_object_object_add(c, "fail_open", json_object_new_boolean(cn->srv->conf.fail_open));
-	json_object_object_add(r, "config", c);
-	return r;
-}
-
-static json_object *op_jobs(conn_t *cn)
-{
-	hm_coord_job_view_t *v = NULL;
-	int n = 0;
-	json_object *r, *arr;
-
-	if (hm_coord_jobs(cn->srv->coord, &v, &n) != HM_OK)
-		return error_reply("nomem", "out of memory");
-	r = ok_reply();
-	arr = json_object_new_array();
-	for (int i = 0; i < n; i++)
-		json_object_array_add(arr, hm_json_job_view(&v[i]));
-	json_object_object_add(r, "jobs", arr);
-	free(v);
-	return r;
-}
-
-static json_object *op_racks(conn_t *cn)
-{
-	hm_coord_rack_view_t *v = NULL;
-	int n = 0;
-	json_object *r, *arr;
-
-	if (hm_coord_racks(cn->srv->coord, &v, &n) != HM_OK)
-		return error_reply("nomem", "out of memory");
-	r = ok_reply();
-	arr = json_object_new_array();
-	for (int i = 0; i < n; i++)
-		json_object_array_add(arr, hm_json_rack_view(&v[i]));
-	json_object_object_add(r, "racks", arr);
-	free(v);
-	return r;
-}
-
-static json_object *op_job(conn_t *cn, json_object *req)
-{
-	uint32_t job_id;
-	hm_coord_job_view_t v;
-	json_object *r;
-
-	if (!get_job_id(req, &job_id))
-		return error_reply("proto", "job needs \"job_id\": a positive integer");
-	if ((r = authorise(cn, "query", job_id)))
-		return r;
-	if (hm_coord_job(cn->srv->coord, job_id, &v) != HM_OK)
-		return error_reply("notfound", "job %u is not known to the coordinator", job_id);
-	r = ok_reply();
-	json_object_object_add(r, "job", hm_json_job_view(&v));
-	return r;
-}
-
-static json_object *dispatch(conn_t *cn, const char *text)
-{
-	enum json_tokener_error jerr;
-	json_object *req = json_tokener_parse_verbose(text, &jerr), *r;
-	const char *op;
-
-	if (!req || !json_object_is_type(req, json_type_object)) {
-		json_object_put(req);
-		hm_log(HM_LOG_INFO, "refused request from %s uid %u: not a JSON object (%s)",
-		       cn->peer, cn->uid, req ? "wrong type" : json_tokener_error_desc(jerr));
-		return error_reply("proto", "request is not a JSON object");
-	}
-	op = hm_json_str(req, "op");
-	if (strcmp(op, "register") == 0)
-		r = op_register(cn, req);
-	else if (strcmp(op, "report") == 0)
-		r = op_report(cn, req);
-	else if (strcmp(op, "status") == 0)
-		r = op_status(cn);
-	else if (strcmp(op, "jobs") == 0)
-		r = op_jobs(cn);
-	else if (strcmp(op, "racks") == 0)
-		r = op_racks(cn);
-	else if (strcmp(op, "job") == 0)
-		r = op_job(cn, req);
-	else
-		r = error_reply("proto",
-				"unknown op '%.40s' (accepted: register, report, status, jobs, "
-				"racks, job)",
-				op);
-	json_object_put(req);
-	return r;
-}
-
-/*
- * Answer one request: frame is the received credential, or NULL when reading
- * failed with a protocol error (rerr), which is answered too.
- */
-static void answer(hm_server_t *s, int fd, const char *peer, const char *frame,
-		   const hm_err_t *rerr)
-{
-	int64_t deadline_ms = hm_proto_now_ms() + s->conf.conn_timeout_ms;
-	conn_t cn = {.srv = s};
-	char *text = NULL, *cred = NULL;
-	json_object *reply = NULL, *ok;
-	hm_err_t e = {0};
-	const char *out;
-
-	snprintf(cn.peer, sizeof(cn.peer), "%s", peer);
-	if (!frame) {
-		hm_log(HM_LOG_INFO, "refused connection from %s: %s", peer, rerr->msg);
-		reply = error_reply("proto", "%s", rerr->msg);
-	} else if (hm_proto_unseal(frame, &text, &cn.uid, &cn.gid, &e) != HM_OK) {
-		hm_log(HM_LOG_INFO, "refused request from %s: %s", peer, e.msg);
-		reply = error_reply(e.rc == HM_ERR_AUTH ? "auth" : "proto", "%s", e.msg);
-	} else {
-		cn.authed = true;
-		reply = dispatch(&cn, text);
-	}
-	ok = NULL;
-	json_object_object_get_ex(reply, "ok", &ok);
-	hm_coord_note_request(s->coord, !json_object_get_boolean(ok));
-	out = json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN);
-	/* Only the requester can read the reply; an unauthenticated one gets an open seal. */
-	if (hm_proto_seal(out, cn.authed ? cn.uid : HM_PROTO_UID_ANY, &cred, &e) != HM_OK) {
-		hm_log(HM_LOG_ERROR, "reply to %s: %s", peer, e.msg);
-		goto out;
-	}
-	if (hm_proto_send(fd, cred, strlen(cred), deadline_ms, &e) != HM_OK)
-		hm_log(HM_LOG_VERBOSE, "reply to %s: %s", peer, e.msg);
-out:
-	json_object_put(reply);
-	free(text);
-	free(cred);
-}
-
-/*
- * A connection whose request is still arriving. Requests are read from all
- * pending connections at once (poll), so a silent or slow client delays nobody;
- * each has its own ConnectionTimeout deadline.
- */
-#define HM_SERVER_MAX_PENDING 64
-
-typedef struct {
-	int fd;
-	char peer[64];
-	int64_t deadline_ms;
-	unsigned char hdr[4];
-	size_t hgot;
-	char *buf; /* body, once the length is known */
-	size_t need, got;
-} pend_t;
-
-static void pend_drop(pend_t *p, int *n, int i)
-{
-	close(p[i].fd);
-	free(p[i].buf);
-	p[i] = p[--*n];
-}
-
-/* Read what is there. Returns 1 when the request is complete or answered, -1 when
-   the peer is gone, 0 to keep waiting. */
-static int pend_read(hm_server_t *s, pend_t *p)
-{
 	for (;;) {
+		hm_srv_task_t *t;
+
+		pthread_mutex_lock(&s->mu);
+		while (!s->todo && !s->stop)
+			pthread_cond_wait(&s->cv, &s->mu);
+		if (s->stop) {
+			pthread_mutex_unlock(&s->mu);
+			break;
+		}
+		t = s->todo;
+		s->todo = t->next;
+		if (!s->todo)
+			s->todo_tail = NULL;
+		pthread_mutex_unlock(&s->mu);
+
+		t->next = NULL;
+		hm_srv_run_task(s, t);
+
+		pthread_mutex_lock(&s->mu);
+		if (s->done_tail)
+			s->done_tail->next = t;
+		else
+			s->done = t;
+		s->done_tail = t;
+		pthread_mutex_unlock(&s->mu);
+		poke(s, 'r');
+	}
+	return NULL;
+}
+
+static void task_free(hm_srv_task_t *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < t->nout; i++)
+		free(t->out[i]);
+	free(t->data);
+	free(t);
+}
+
+/* Hand a task to the workers; the connection is busy until it comes back. */
+static void submit(hm_server_t *s, conn_t *c, hm_srv_task_kind_t kind, char *data)
+{
+	hm_srv_task_t *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		hm_log(HM_LOG_ERROR, "server: out of memory; closing %s", c->peer);
+		free(data);
+		c->closing = true;
+		return;
+	}
+	t->conn_id = c->id;
+	t->kind = kind;
+	t->data = data;
+	t->ses = c->ses;
+	snprintf(t->peer, sizeof(t->peer), "%s", c->peer);
+	if (kind == HM_TASK_DECODED) {
+		t->uid = c->park_uid;
+		t->gid = c->park_gid;
+		t->final = hm_mono_ms() >= c->park_deadline_ms;
+	}
+	c->busy = true;
+	pthread_mutex_lock(&s->mu);
+	if (s->todo_tail)
+		s->todo_tail->next = t;
+	else
+		s->todo = t;
+	s->todo_tail = t;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- connections (I/O thread) ---------------------------------------------------- */
+
+static conn_t *conn_by_id(hm_server_t *s, uint64_t id, int *idx)
+{
+	for (int i = 0; i < s->nconns; i++) {
+		if (s->conns[i]->id == id) {
+			if (idx)
+				*idx = i;
+			return s->conns[i];
+		}
+	}
+	return NULL;
+}
+
+static void conn_drop(hm_server_t *s, int i)
+{
+	conn_t *c = s->conns[i];
+
+	bool other = false;
+
+	/* An agent that reconnected before its old connection timed out is not lost. */
+	for (int k = 0; c->ses.agent && k < s->nconns; k++)
+		other |= k != i && s->conns[k]->ses.agent &&
+			 strcmp(s->conns[k]->ses.node, c->ses.node) == 0;
+	if (c->ses.agent && !other)
+		hm_coord_node_lost(s->coord, c->ses.node, hm_real_s());
+	close(c->fd);
+	free(c->rbuf);
+	free(c->park_text);
+	while (c->wq) {
+		out_frame_t *f = c->wq;
+
+		c->wq = f->next;
+		free(f->cred);
+		free(f);
+	}
+	free(c);
+	s->conns[i] = s->conns[--s->nconns];
+}
+
+static void queue_frame(conn_t *c, char *cred)
+{
+	out_frame_t *f = calloc(1, sizeof(*f));
+	size_t n = strlen(cred);
+
+	if (!f) {
+		free(cred);
+		c->closing = true;
+		return;
+	}
+	f->cred = cred;
+	f->len = n;
+	f->hdr[0] = (unsigned char)(n >> 24);
+	f->hdr[1] = (unsigned char)(n >> 16);
+	f->hdr[2] = (unsigned char)(n >> 8);
+	f->hdr[3] = (unsigned char)n;
+	if (c->wq_tail)
+		c->wq_tail->next = f;
+	else
+		c->wq = f;
+	c->wq_tail = f;
+	c->nqueued++;
+}
+
+/* Write what the socket takes. -1: the peer is gone. */
+static int conn_write(conn_t *c)
+{
+	while (c->wq) {
+		out_frame_t *f = c->wq;
+		const char *p;
+		size_t left;
+		ssize_t w;
+
+		if (f->off < 4) {
+			p = (const char *)f->hdr + f->off;
+			left = 4 - f->off;
+		} else {
+			p = f->cred + (f->off - 4);
+			left = f->len + 4 - f->off;
+		}
+		w = send(c->fd, p, left, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+		f->off += (size_t)w;
+		if (f->off == f->len + 4) {
+			c->wq = f->next;
+			if (!c->wq)
+				c->wq_tail = NULL;
+			c->nqueued--;
+			free(f->cred);
+			free(f);
+		}
+	}
+	return 0;
+}
+
+/* Silence limit of an agent: it beats every HeartbeatInterval. */
+static int64_t agent_deadline(const hm_server_t *s)
+{
+	return hm_mono_ms() + 3 * (int64_t)s->conf.heartbeat_ms + s->conf.conn_timeout_ms;
+}
+
+/* Read what is there; a full frame goes to the workers. -1: drop the connection. */
+static int conn_read(hm_server_t *s, conn_t *c)
+{
+	while (!c->busy && !c->closing) {
 		ssize_t r;
 
-		if (p->hgot < sizeof(p->hdr))
-			r = recv(p->fd, p->hdr + p->hgot, sizeof(p->hdr) - p->hgot, MSG_DONTWAIT);
+		if (c->hgot < sizeof(c->hdr))
+			r = recv(c->fd, c->hdr + c->hgot, sizeof(c->hdr) - c->hgot, MSG_DONTWAIT);
 		else
-			r = recv(p->fd, p->buf + p->got, p->need - p->got, MSG_DONTWAIT);
+			r = recv(c->fd, c->rbuf + c->got, c->need - c->got, MSG_DONTWAIT);
 		if (r < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
 		if (r == 0) {
-			hm_log(HM_LOG_VERBOSE, "connection from %s closed before a full request",
-			       p->peer);
+			if (c->ses.agent)
+				hm_log(HM_LOG_INFO, "agent %s (%s) closed its connection",
+				       c->ses.node, c->peer);
+			else if (c->hgot || c->got)
+				hm_log(HM_LOG_VERBOSE, "connection from %s closed mid-request",
+				       c->peer);
 			return -1;
 		}
-		if (p->hgot < sizeof(p->hdr)) {
-			p->hgot += (size_t)r;
-			if (p->hgot < sizeof(p->hdr))
+		if (c->hgot < sizeof(c->hdr)) {
+			c->hgot += (size_t)r;
+			if (c->hgot < sizeof(c->hdr))
 				continue;
-			p->need = ((size_t)p->hdr[0] << 24) | ((size_t)p->hdr[1] << 16) |
-				  ((size_t)p->hdr[2] << 8) | p->hdr[3];
-			if (p->need == 0 || p->need > (size_t)s->conf.max_message_bytes) {
-				hm_err_t e = {0};
+			c->need = ((size_t)c->hdr[0] << 24) | ((size_t)c->hdr[1] << 16) |
+				  ((size_t)c->hdr[2] << 8) | c->hdr[3];
+			if (c->need == 0 || c->need > (size_t)s->conf.max_message_bytes) {
+				char why[128];
 
-				hm_err_set(&e, HM_ERR_PROTO,
-					   "frame length %zu (accepted: 1..%d bytes)", p->need,
-					   s->conf.max_message_bytes);
-				answer(s, p->fd, p->peer, NULL, &e);
-				return 1;
+				snprintf(why, sizeof(why), "frame length %zu (accepted: 1..%d bytes)",
+					 c->need, s->conf.max_message_bytes);
+				hm_log(HM_LOG_INFO, "refused connection from %s: %s", c->peer, why);
+				/* Answered (sealed by a worker), then closed: nothing more is read. */
+				c->hgot = c->need = 0;
+				c->closing = true;
+				submit(s, c, HM_TASK_REFUSE, strdup(why));
+				return 0;
 			}
-			if (!(p->buf = malloc(p->need + 1)))
+			if (!(c->rbuf = malloc(c->need + 1)))
 				return -1;
+			c->got = 0;
 			continue;
 		}
-		p->got += (size_t)r;
-		if (p->got == p->need) {
-			p->buf[p->need] = '\0';
-			answer(s, p->fd, p->peer, p->buf, NULL);
-			return 1;
+		c->got += (size_t)r;
+		if (c->got == c->need) {
+			char *frame = c->rbuf;
+
+			frame[c->need] = '\0';
+			c->rbuf = NULL;
+			c->hgot = c->got = c->need = 0;
+			if (c->ses.agent)
+				c->deadline_ms = agent_deadline(s);
+			submit(s, c, HM_TASK_FRAME, frame);
 		}
 	}
+	return 0;
 }
 
-static void accept_all(hm_server_t *s, pend_t *p, int *n)
+static void accept_all(hm_server_t *s)
 {
-	while (*n < HM_SERVER_MAX_PENDING) {
+	while (s->nconns < SRV_MAX_CONNS) {
 		struct sockaddr_in sa;
 		socklen_t sl = sizeof(sa);
 		int fd = accept4(s->lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		conn_t *c;
 
 		if (fd < 0) {
 			if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK &&
@@ -382,67 +373,194 @@ static void accept_all(hm_server_t *s, pend_t *p, int *n)
 				usleep(100000); /* let descriptors free up instead of spinning */
 			return;
 		}
-		memset(&p[*n], 0, sizeof(p[*n]));
-		p[*n].fd = fd;
-		p[*n].deadline_ms = hm_proto_now_ms() + s->conf.conn_timeout_ms;
-		snprintf(p[*n].peer, sizeof(p[*n].peer), "%s:%u", inet_ntoa(sa.sin_addr),
+		if (!(c = calloc(1, sizeof(*c)))) {
+			close(fd);
+			return;
+		}
+		c->id = ++s->next_id;
+		c->fd = fd;
+		c->deadline_ms = hm_mono_ms() + s->conf.conn_timeout_ms;
+		snprintf(c->peer, sizeof(c->peer), "%s:%u", inet_ntoa(sa.sin_addr),
 			 ntohs(sa.sin_port));
-		(*n)++;
+		s->conns[s->nconns++] = c;
 	}
 }
 
-static void *server_main(void *arg)
+/* A worker's result: queue its frames, park, or close. */
+static void take_result(hm_server_t *s, hm_srv_task_t *t)
+{
+	conn_t *c = conn_by_id(s, t->conn_id, NULL);
+
+	hm_coord_note_request(s->coord, t->refused);
+	if (!c) {
+		task_free(t);
+		return; /* the connection went away meanwhile */
+	}
+	c->busy = false;
+	if (!c->ses.agent && t->ses.agent)
+		c->deadline_ms = agent_deadline(s); /* one-shot deadline no longer applies */
+	c->ses = t->ses;
+	for (int i = 0; i < t->nout; i++) {
+		queue_frame(c, t->out[i]);
+		t->out[i] = NULL;
+	}
+	t->nout = 0;
+	if (t->park) {
+		if (!c->park_deadline_ms) /* the first park: the wait starts */
+			c->park_deadline_ms = hm_mono_ms() + s->conf.conn_timeout_ms / 2;
+		c->park_text = t->data;
+		c->park_uid = t->uid;
+		c->park_gid = t->gid;
+		t->data = NULL;
+	}
+	if (t->close_after)
+		c->closing = true;
+	task_free(t);
+}
+
+/* Retry parked registers (decisions changed, or their wait is over). */
+static void run_parked(hm_server_t *s, bool all)
+{
+	int64_t now = hm_mono_ms();
+
+	for (int i = 0; i < s->nconns; i++) {
+		conn_t *c = s->conns[i];
+
+		if (!c->park_text || c->busy || c->closing || (!all && now < c->park_deadline_ms))
+			continue;
+		char *text = c->park_text;
+
+		c->park_text = NULL;
+		submit(s, c, HM_TASK_DECODED, text);
+	}
+}
+
+/* Push to every agent whose node's assignments changed since it was last told. */
+static void push_changed(hm_server_t *s)
+{
+	for (int i = 0; i < s->nconns; i++) {
+		conn_t *c = s->conns[i];
+
+		if (!c->ses.agent || c->closing)
+			continue;
+		if (hm_coord_node_gen(s->coord, c->ses.node) == c->ses.pushed_gen)
+			continue;
+		if (c->busy)
+			c->push_wanted = true;
+		else
+			submit(s, c, HM_TASK_PUSH, NULL);
+	}
+}
+
+static void *io_main(void *arg)
 {
 	hm_server_t *s = arg;
-	pend_t pend[HM_SERVER_MAX_PENDING];
-	struct pollfd pfd[HM_SERVER_MAX_PENDING + 2];
-	int npend = 0;
+	struct pollfd *pfd = calloc(SRV_MAX_CONNS + 2, sizeof(*pfd));
 
+	if (!pfd) {
+		hm_log(HM_LOG_ERROR, "server: out of memory; not serving");
+		return NULL;
+	}
 	for (;;) {
-		int64_t now = hm_proto_now_ms(), next = -1;
+		int64_t now = hm_mono_ms(), next = -1;
 		int timeout_ms = -1, nfd = 2, rc;
+		hm_srv_task_t *done;
+		bool notified;
+		char buf[64];
 
 		pfd[0] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
-		/* A full table stops accepting; the kernel backlog holds the rest. */
-		pfd[1] = (struct pollfd){.fd = npend < HM_SERVER_MAX_PENDING ? s->lfd : -1,
+		pfd[1] = (struct pollfd){.fd = s->nconns < SRV_MAX_CONNS ? s->lfd : -1,
 					 .events = POLLIN};
-		for (int i = 0; i < npend; i++) {
-			pfd[nfd++] = (struct pollfd){.fd = pend[i].fd, .events = POLLIN};
-			if (next < 0 || pend[i].deadline_ms < next)
-				next = pend[i].deadline_ms;
+		for (int i = 0; i < s->nconns; i++) {
+			conn_t *c = s->conns[i];
+			short ev = 0;
+
+			if (!c->busy && !c->closing && !c->park_text)
+				ev |= POLLIN;
+			if (c->wq)
+				ev |= POLLOUT;
+			pfd[nfd++] = (struct pollfd){.fd = c->fd, .events = ev};
+			if (next < 0 || c->deadline_ms < next)
+				next = c->deadline_ms;
+			if (c->park_text && c->park_deadline_ms < next)
+				next = c->park_deadline_ms;
 		}
 		if (next >= 0)
 			timeout_ms = next > now ? (int)(next - now) : 0;
 		rc = poll(pfd, (nfds_t)nfd, timeout_ms);
-		if (rc < 0) {
-			if (errno == EINTR)
-				continue;
+		if (rc < 0 && errno != EINTR) {
 			hm_log(HM_LOG_ERROR, "server poll: %s", strerror(errno));
 			break;
 		}
-		if (pfd[0].revents)
-			break;
-		/* Pending connections first (indexes shift as they are dropped: go backwards). */
-		for (int i = npend - 1; i >= 0; i--) {
-			short re = pfd[2 + i].revents;
-			int st = 0;
+		if (rc > 0 && (pfd[0].revents & POLLIN)) {
+			ssize_t n = read(s->wake[0], buf, sizeof(buf));
 
-			if (re & (POLLIN | POLLHUP | POLLERR))
-				st = pend_read(s, &pend[i]);
-			if (st == 0 && hm_proto_now_ms() >= pend[i].deadline_ms) {
-				hm_log(HM_LOG_INFO,
-				       "refused connection from %s: no full request within %d ms",
-				       pend[i].peer, s->conf.conn_timeout_ms);
-				st = -1;
-			}
-			if (st != 0)
-				pend_drop(pend, &npend, i);
+			if (n > 0 && memchr(buf, 'x', (size_t)n))
+				break;
 		}
-		if (pfd[1].revents & POLLIN)
-			accept_all(s, pend, &npend);
+		pthread_mutex_lock(&s->mu);
+		done = s->done;
+		s->done = s->done_tail = NULL;
+		notified = s->notified;
+		s->notified = false;
+		pthread_mutex_unlock(&s->mu);
+		while (done) {
+			hm_srv_task_t *t = done;
+
+			done = t->next;
+			take_result(s, t);
+		}
+		/* Sockets: the poll indexes match the table as it was before results. */
+		for (int i = s->nconns - 1; i >= 0; i--) {
+			conn_t *c = s->conns[i];
+			int k = 2 + i;
+			short re = k < nfd && pfd[k].fd == c->fd ? pfd[k].revents : 0;
+			bool drop = false;
+
+			if (re & (POLLERR | POLLNVAL))
+				drop = true;
+			if (!drop && (re & (POLLIN | POLLHUP)) && conn_read(s, c) < 0)
+				drop = true;
+			if (!drop && c->wq && conn_write(c) < 0)
+				drop = true;
+			if (!drop && c->nqueued > SRV_MAX_QUEUED) {
+				hm_log(HM_LOG_INFO, "%s %s does not read its replies: closed",
+				       c->ses.agent ? "agent" : "client",
+				       c->ses.agent ? c->ses.node : c->peer);
+				drop = true;
+			}
+			if (!drop && c->closing && !c->wq && !c->busy)
+				drop = true;
+			if (!drop && !c->busy && !c->park_text && hm_mono_ms() >= c->deadline_ms) {
+				if (c->ses.agent)
+					hm_log(HM_LOG_INFO, "agent %s (%s) silent for %lld ms: closed",
+					       c->ses.node, c->peer,
+					       (long long)(3 * (int64_t)s->conf.heartbeat_ms +
+							   s->conf.conn_timeout_ms));
+				else
+					hm_log(HM_LOG_INFO,
+					       "refused connection from %s: no full request within %d ms",
+					       c->peer, s->conf.conn_timeout_ms);
+				drop = true;
+			}
+			if (drop && !c->busy)
+				conn_drop(s, i);
+			else if (drop)
+				c->closing = true; /* its task returns to a closed connection */
+			else if (!c->busy && c->push_wanted) {
+				c->push_wanted = false;
+				submit(s, c, HM_TASK_PUSH, NULL);
+			}
+		}
+		if (notified) {
+			push_changed(s);
+			run_parked(s, true);
+		}
+		run_parked(s, false);
+		if (rc > 0 && (pfd[1].revents & POLLIN))
+			accept_all(s);
 	}
-	while (npend > 0)
-		pend_drop(pend, &npend, npend - 1);
+	free(pfd);
 	return NULL;
 }
 
@@ -465,6 +583,8 @@ hm_rc_t hm_server_start(hm_coord_t *coord, const hm_conf_t *conf, uint32_t slurm
 	s->slurm_uid = slurm_user_uid;
 	s->lfd = -1;
 	s->wake[0] = s->wake[1] = -1;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
 	if (inet_pton(AF_INET, conf->listen_addr, &sa.sin_addr) != 1) {
 		rc = hm_err_set(err, HM_ERR_INVAL, "ListenAddress=%s is not an IPv4 address",
 				conf->listen_addr);
@@ -473,25 +593,33 @@ hm_rc_t hm_server_start(hm_coord_t *coord, const hm_conf_t *conf, uint32_t slurm
 	sa.sin_port = htons((uint16_t)conf->listen_port);
 	if ((s->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0 ||
 	    setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-	    bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(s->lfd, 64) != 0 ||
+	    bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(s->lfd, 512) != 0 ||
 	    getsockname(s->lfd, (struct sockaddr *)&sa, &sl) != 0) {
 		rc = hm_err_set(err, HM_ERR_IO, "cannot listen on %s:%d: %s", conf->listen_addr,
 				conf->listen_port, strerror(errno));
 		goto out_free;
 	}
 	s->port = ntohs(sa.sin_port);
-	if (pipe2(s->wake, O_CLOEXEC) != 0) {
+	if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
 		rc = hm_err_set(err, HM_ERR_IO, "pipe: %s", strerror(errno));
 		goto out_free;
 	}
-	if ((prc = pthread_create(&s->thread, NULL, server_main, s)) != 0) {
-		rc =
-		    hm_err_set(err, HM_ERR_IO, "cannot start the server thread: %s", strerror(prc));
+	for (int i = 0; i < SRV_WORKERS; i++) {
+		if ((prc = pthread_create(&s->workers[i], NULL, worker_main, s)) != 0) {
+			rc = hm_err_set(err, HM_ERR_IO, "cannot start a server worker: %s",
+					strerror(prc));
+			goto out_free;
+		}
+		s->nworkers++;
+	}
+	if ((prc = pthread_create(&s->io, NULL, io_main, s)) != 0) {
+		rc = hm_err_set(err, HM_ERR_IO, "cannot start the server thread: %s", strerror(prc));
 		goto out_free;
 	}
-	s->started = true;
-	hm_log(HM_LOG_INFO, "listening on %s:%d (SlurmUser uid %u)", conf->listen_addr, s->port,
-	       slurm_user_uid);
+	s->io_started = true;
+	hm_coord_set_notify(coord, on_notify, s);
+	hm_log(HM_LOG_INFO, "listening on %s:%d (SlurmUser uid %u, %d workers)", conf->listen_addr,
+	       s->port, slurm_user_uid, SRV_WORKERS);
 	*out = s;
 	goto out;
 out_free:
@@ -509,16 +637,38 @@ void hm_server_stop(hm_server_t *s)
 {
 	if (!s)
 		return;
-	if (s->started) {
-		if (write(s->wake[1], "x", 1) != 1)
-			hm_log(HM_LOG_ERROR, "server stop: %s", strerror(errno));
-		pthread_join(s->thread, NULL);
+	if (s->io_started) {
+		hm_coord_set_notify(s->coord, NULL, NULL);
+		poke(s, 'x');
+		pthread_join(s->io, NULL);
 	}
+	pthread_mutex_lock(&s->mu);
+	s->stop = true;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	for (int i = 0; i < s->nworkers; i++)
+		pthread_join(s->workers[i], NULL); /* a task in flight ends: munge is bounded */
+	while (s->todo) {
+		hm_srv_task_t *t = s->todo;
+
+		s->todo = t->next;
+		task_free(t);
+	}
+	while (s->done) {
+		hm_srv_task_t *t = s->done;
+
+		s->done = t->next;
+		task_free(t);
+	}
+	while (s->nconns > 0)
+		conn_drop(s, s->nconns - 1);
 	if (s->lfd >= 0)
 		close(s->lfd);
 	if (s->wake[0] >= 0)
 		close(s->wake[0]);
 	if (s->wake[1] >= 0)
 		close(s->wake[1]);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
 	free(s);
 }

@@ -8,7 +8,7 @@
 #                reads them.
 #   libhmcoord   the engine (job table, decisions, AdminComment, state file) and
 #                the server thread: the sched plugin.
-HMCOORD_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
+HMCOORD_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator -I$(top_srcdir)/src/agent
 HMCOORD_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 
 noinst_LTLIBRARIES += src/coordinator/libhmclient.la
@@ -34,7 +34,9 @@ src_coordinator_libhmclient_la_LIBADD = $(JSONC_LIBS) $(MUNGE_LIBS)
 noinst_LTLIBRARIES += src/coordinator/libhmstatus.la
 src_coordinator_libhmstatus_la_SOURCES = \
 	src/coordinator/hm_coord_json.c \
-	src/coordinator/hm_coord_json.h
+	src/coordinator/hm_coord_json.h \
+	src/coordinator/hm_node_json.c \
+	src/coordinator/hm_node_json.h
 src_coordinator_libhmstatus_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 src_coordinator_libhmstatus_la_CFLAGS = $(HMCOORD_CFLAGS)
 src_coordinator_libhmstatus_la_LIBADD = $(JSONC_LIBS)
@@ -45,18 +47,22 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_coord.h \
 	src/coordinator/hm_coord_comment.c \
 	src/coordinator/hm_coord_int.h \
+	src/coordinator/hm_coord_nodes.c \
+	src/coordinator/hm_coord_nodes.h \
 	src/coordinator/hm_coord_state.c \
 	src/coordinator/hm_coord_sync.c \
 	src/coordinator/hm_coord_view.c \
 	src/coordinator/hm_server.c \
-	src/coordinator/hm_server.h
+	src/coordinator/hm_server.h \
+	src/coordinator/hm_server_int.h \
+	src/coordinator/hm_server_ops.c
 src_coordinator_libhmcoord_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 src_coordinator_libhmcoord_la_CFLAGS = $(HMCOORD_CFLAGS)
 src_coordinator_libhmcoord_la_LIBADD = $(JSONC_LIBS) $(PTHREAD_LIBS) -lm
 
 # The usual sets, each library before the ones it uses.
 HMCLIENT_LIBS = src/coordinator/libhmclient.la $(HM_JOB_LIBS)
-HMCOORD_LIBS = src/coordinator/libhmcoord.la src/coordinator/libhmstatus.la \
+HMCOORD_LIBS = src/coordinator/libhmcoord.la src/agent/libhmagentwire.la src/coordinator/libhmstatus.la \
 	src/coordinator/libhmclient.la $(HM_POLICY_LIBS)
 
 # The client libraries link alone into a shared object (the SPANK plugin, the

@@ -31,7 +31,9 @@ tests_unit_plugin_probe_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 # Slurm-free option logic of the SPANK plugin, unit-tested.
 noinst_LTLIBRARIES += src/plugins/spank/libhmspankopts.la
 src_plugins_spank_libhmspankopts_la_SOURCES = src/plugins/spank/hm_spank_opts.c \
-	src/plugins/spank/hm_spank_opts.h
+	src/plugins/spank/hm_spank_opts.h \
+	src/plugins/spank/hm_spank_dir.c \
+	src/plugins/spank/hm_spank_dir.h
 src_plugins_spank_libhmspankopts_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator \
 	$(PLUGIN_COMMON_CPPFLAGS)
 
@@ -48,16 +50,19 @@ if HAVE_SPANK
 slurmplugin_LTLIBRARIES += src/plugins/spank/harmonics.la
 src_plugins_spank_harmonics_la_SOURCES = \
 	src/plugins/spank/harmonics_spank.c \
+	src/plugins/spank/spank_conf.c \
 	src/plugins/spank/spank_plugin.h \
+	src/plugins/spank/spank_slurmd.c \
 	src/plugins/spank/spank_step.c \
 	src/plugins/spank/spank_submit.c
 src_plugins_spank_harmonics_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) \
-	-I$(top_srcdir)/src/coordinator -I$(top_srcdir)/src/pace $(PLUGIN_COMMON_CPPFLAGS)
+	-I$(top_srcdir)/src/coordinator -I$(top_srcdir)/src/pace -I$(top_srcdir)/src/agent \
+	$(PLUGIN_COMMON_CPPFLAGS) -DHM_AGENT_PATH='"$(pkglibdir)/harmonics_agent.so"'
 src_plugins_spank_harmonics_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_plugins_spank_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(top_srcdir)/src/plugins/spank/harmonics_spank.sym
 # The client side only: no engine, no policy, no simulator (nm shows none).
-src_plugins_spank_harmonics_la_LIBADD = src/plugins/spank/libhmspankopts.la $(HMCLIENT_LIBS)
+src_plugins_spank_harmonics_la_LIBADD = src/plugins/spank/libhmspankopts.la $(HMCLIENT_LIBS) -ldl
 EXTRA_src_plugins_spank_harmonics_la_DEPENDENCIES = src/plugins/spank/harmonics_spank.sym
 endif
 

@@ -152,6 +152,7 @@ hm_write_conf() {
 		RequestTimeout=3s
 		GpusPerNode=8
 		LogLevel=verbose
+		RunDir=$pd/run/harmonics
 	CONF
 	# Extra harmonics.conf lines from the caller (the demo narrows the uplinks);
 	# a key given there replaces the default's line (a repeated key is an error).
@@ -183,9 +184,12 @@ hm_write_conf() {
 	chmod 600 "$pd/etc/slurmdbd.conf"
 }
 
-# plugstack.conf; extra arguments are appended to the harmonics.so line.
+# plugstack.conf; extra arguments are appended to the harmonics.so line (the node
+# agent is this build's unless they name another: agent=PATH or agent=no).
 hm_write_plugstack() {
-	echo "required $HM_PLUGINS/harmonics.so $*" >"$HM_DIR/etc/plugstack.conf.tmp"
+	local agent="agent=$HM_PLUGINS/harmonics_agent.so"
+	[[ " $* " == *" agent="* ]] && agent=
+	echo "required $HM_PLUGINS/harmonics.so $agent $*" >"$HM_DIR/etc/plugstack.conf.tmp"
 	mv "$HM_DIR/etc/plugstack.conf.tmp" "$HM_DIR/etc/plugstack.conf"
 }
 
@@ -202,6 +206,10 @@ hm_install_plugins() {
 		fi
 		cp "$so" "$HM_PLUGINS/.tmp.so" && mv "$HM_PLUGINS/.tmp.so" "$HM_PLUGINS/$(basename $f).so"
 	done
+	# The node agent, loaded by harmonics.so in each slurmd (agent= in plugstack.conf).
+	so=$build/src/agent/.libs/harmonics_agent.so
+	[[ -f $so ]] || { hm_log "harmonics_agent.so not built in $build"; return 1; }
+	cp "$so" "$HM_PLUGINS/.tmp.so" && mv "$HM_PLUGINS/.tmp.so" "$HM_PLUGINS/harmonics_agent.so"
 }
 
 hm_db_up() {

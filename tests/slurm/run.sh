@@ -137,18 +137,28 @@ check "SPANK plugin logs its and Slurm's version in slurmd's log" \
 srun -N1 -o "$out/plain.env" env
 check "srun without --comm-sched: no assignment, HARMONICS_MODE=off" \
 	bash -c "! grep -q '^HARMONICS_PERIOD_US=' $out/plain.env && grep -qx HARMONICS_MODE=off $out/plain.env"
-HARMONICS_COMM_SCHED=fair srun -N1 --comm-sched=cassini -o "$out/prec1.env" env
-HARMONICS_COMM_SCHED=fair srun -N1 -o "$out/prec2.env" env
-HARMONICS_COMM_SCHED=fair srun -N1 --no-comm-sched -o "$out/prec3.env" env
-check "precedence: command line over environment" grep -qx HARMONICS_COMM_SCHED=cassini "$out/prec1.env"
-check "precedence: environment when no option" grep -qx HARMONICS_COMM_SCHED=fair "$out/prec2.env"
+# The cluster runs Policy=harmonics: off, auto and harmonics are what it accepts.
+HARMONICS_COMM_SCHED=auto srun -N1 --comm-sched=harmonics -o "$out/prec1.env" env
+HARMONICS_COMM_SCHED=auto srun -N1 -o "$out/prec2.env" env
+HARMONICS_COMM_SCHED=auto srun -N1 --no-comm-sched -o "$out/prec3.env" env
+check "precedence: command line over environment" grep -qx HARMONICS_COMM_SCHED=harmonics "$out/prec1.env"
+check "precedence: environment when no option" grep -qx HARMONICS_COMM_SCHED=auto "$out/prec2.env"
 check "precedence: --no-comm-sched over environment" grep -qx HARMONICS_COMM_SCHED=off "$out/prec3.env"
 hm_write_plugstack "default_mode=auto"
 srun -N1 -o "$out/prec4.env" env
-HARMONICS_COMM_SCHED=crux srun -N1 -o "$out/prec5.env" env
+HARMONICS_COMM_SCHED=harmonics srun -N1 -o "$out/prec5.env" env
 hm_write_plugstack ""
 check "plugstack.conf default_mode=auto applies when nothing is asked" grep -qx HARMONICS_COMM_SCHED=auto "$out/prec4.env"
-check "precedence: environment over plugstack.conf default" grep -qx HARMONICS_COMM_SCHED=crux "$out/prec5.env"
+check "precedence: environment over plugstack.conf default" grep -qx HARMONICS_COMM_SCHED=harmonics "$out/prec5.env"
+# Another policy than the cluster's is refused at submission, naming what is accepted.
+sbatch --comm-sched=cassini --wrap true >"$out/pol.out" 2>&1
+rc=$?
+check "sbatch --comm-sched=cassini on a harmonics cluster refused (rc $rc): $(head -1 "$out/pol.out")" \
+	bash -c "[[ $rc -ne 0 ]] && grep -q 'accepted here: off, auto, harmonics' '$out/pol.out'"
+HARMONICS_COMM_SCHED=crux srun -N1 true >"$out/pol2.out" 2>&1
+rc=$?
+check "srun with HARMONICS_COMM_SCHED=crux refused (rc $rc): $(head -1 "$out/pol2.out")" \
+	bash -c "[[ $rc -ne 0 ]] && grep -q 'HARMONICS_COMM_SCHED=crux: this cluster schedules with harmonics' '$out/pol2.out'"
 
 echo "=== harmonics-emujob under srun: a real ring all-reduce between two tasks"
 # Both nodes are this machine: rank 0 listens on loopback, on one of the 16

@@ -3,7 +3,8 @@
  * switches on the context and calls its part. Options and submission
  * (local, allocator) are spank_submit.c; the step side (remote: register with
  * the coordinator, export the assignment, fail-open) is spank_step.c. Option
- * logic without Slurm is hm_spank_opts.c.
+ * logic without Slurm is hm_spank_opts.c; in slurmd it loads the node agent
+ * (spank_slurmd.c, harmonics_agent.so).
  */
 #include <stdint.h> /* spank.h needs it first */
 
@@ -41,6 +42,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	hm_sp.args_ok = true;
 	switch (ctx) {
 	case S_CTX_SLURMD:
+		hm_sp_slurmd_start();
+		return 0;
 	case S_CTX_JOB_SCRIPT:
 		return 0;
 	case S_CTX_REMOTE:
@@ -64,9 +67,20 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
-	if (!hm_sp.args_ok || !ctx_submit(spank_context()))
+	spank_context_t ctx = spank_context();
+
+	if (!hm_sp.args_ok)
 		return 0;
-	return hm_sp_submit_post_opt(sp);
+	if (ctx == S_CTX_REMOTE)
+		return hm_sp_step_post_opt(sp); /* as root: the job directory */
+	return ctx_submit(ctx) ? hm_sp_submit_post_opt(sp) : 0;
+}
+
+/* slurmd stops (S_CTX_SLURMD only). */
+int slurm_spank_slurmd_exit(spank_t sp, int ac, char **av)
+{
+	hm_sp_slurmd_stop();
+	return 0;
 }
 
 /* Remote context, once per step and node, as the job's user. */

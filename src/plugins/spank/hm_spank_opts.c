@@ -98,7 +98,7 @@ hm_rc_t hm_spank_args_parse(int argc, char **argv, hm_spank_args_t *a, hm_err_t 
 			rc = hm_err_set(
 			    err, HM_ERR_INVAL,
 			    "%s '%s' is not key=value (accepted keys: host, port, timeout_ms, "
-			    "default_mode, default_profile, conf)",
+			    "default_mode, default_profile, conf, agent)",
 			    origin, argv[i]);
 			goto out;
 		}
@@ -128,10 +128,19 @@ hm_rc_t hm_spank_args_parse(int argc, char **argv, hm_spank_args_t *a, hm_err_t 
 			copy_str(a->default_profile, sizeof(a->default_profile), val);
 		} else if (strcasecmp(key, "conf") == 0) {
 			copy_str(a->conf, sizeof(a->conf), val);
+		} else if (strcasecmp(key, "agent") == 0) {
+			if (strcmp(val, "no") != 0 && val[0] != '/') {
+				rc = hm_err_set(err, HM_ERR_INVAL,
+						"agent=%s (accepted: an absolute path of "
+						"harmonics_agent.so, or no)",
+						val);
+				goto bad;
+			}
+			copy_str(a->agent, sizeof(a->agent), val);
 		} else {
 			rc = hm_err_set(err, HM_ERR_INVAL,
 					"%s: unknown key '%s' (accepted: host, port, timeout_ms, "
-					"default_mode, default_profile, conf)",
+					"default_mode, default_profile, conf, agent)",
 					origin, key);
 			goto out;
 		}
@@ -215,4 +224,16 @@ const char *hm_spank_help_text(void)
 	       "The tasks see the assignment in HARMONICS_MODE, HARMONICS_PERIOD_US,\n"
 	       "HARMONICS_SHIFT_US, HARMONICS_ORIGIN_US, HARMONICS_PRIO, HARMONICS_EPOCH, ...\n"
 	       "Decisions: scontrol show job ID (AdminComment), sacct -o JobID,AdminComment.\n";
+}
+
+hm_rc_t hm_spank_policy_check(const char *mode, const char *origin, const char *cluster_policy,
+			      hm_err_t *err)
+{
+	if (strcasecmp(mode, "off") == 0 || strcasecmp(mode, "auto") == 0 ||
+	    strcasecmp(mode, cluster_policy) == 0)
+		return HM_OK;
+	return hm_err_set(err, HM_ERR_INVAL,
+			  "%s=%s: this cluster schedules with %s (harmonics.conf Policy=%s), one "
+			  "policy for all jobs that share links (accepted here: off, auto, %s)",
+			  origin, mode, cluster_policy, cluster_policy, cluster_policy);
 }

@@ -25,6 +25,8 @@ typedef struct {
 	char default_mode[HM_SPANK_MODE_MAX]; /* mode when the user says nothing; default "off" */
 	char default_profile[HM_SPANK_PROFILE_MAX]; /* "" = none */
 	char conf[HM_SPANK_HOST_MAX]; /* harmonics.conf path; "" = beside slurm.conf */
+	char agent[HM_SPANK_HOST_MAX]; /* node agent object for slurmd; "" = the installed
+					  one, "no" = none (steps get launch-time assignments) */
 } hm_spank_args_t;
 
 /* Where a resolved value came from (for messages). */
@@ -69,6 +71,15 @@ hm_rc_t hm_spank_resolve(const hm_spank_args_t *a, const char *cli_mode, const c
 
 /* The text printed for --comm-sched=help. */
 const char *hm_spank_help_text(void);
+
+/*
+ * A resolved mode against the cluster's policy (harmonics.conf Policy=): off,
+ * auto and that policy are accepted; another policy is refused at submission,
+ * naming what this cluster accepts (all jobs that share links are scheduled by
+ * one policy). origin names where the mode came from.
+ */
+hm_rc_t hm_spank_policy_check(const char *mode, const char *origin, const char *cluster_policy,
+			      hm_err_t *err);
 
 const char *hm_spank_src_name(hm_spank_src_t s);
 

@@ -12,6 +12,7 @@
 
 #include <slurm/spank.h>
 
+#include "hm_conf.h"
 #include "hm_error.h"
 #include "hm_spank_opts.h"
 
@@ -27,9 +28,18 @@ typedef struct {
 	/* Remote context: what user_init found, for the one-time notice in task_init. */
 	char notice[640];
 	bool fail_tasks; /* FailOpen=no and no coordinator: each task exits 1 */
+	char job_dir[HM_CONF_PATH_MAX]; /* the local channel's job directory, "" = none */
 } hm_sp_state_t;
 
 extern hm_sp_state_t hm_sp;
+
+/* spank_conf.c: harmonics.conf (plugstack conf= or the default path) into conf:
+   1 read, 0 absent (defaults), -1 bad (logged; defaults). */
+int hm_sp_conf_load(hm_conf_t *conf);
+
+/* spank_slurmd.c: the node agent in slurmd (S_CTX_SLURMD). Never fails slurmd. */
+void hm_sp_slurmd_start(void);
+void hm_sp_slurmd_stop(void);
 
 /* spank_submit.c: register the options (-1 on failure, logged). */
 int hm_sp_options_register(spank_t sp);
@@ -39,7 +49,8 @@ hm_rc_t hm_sp_resolve(spank_t sp, hm_err_t *err);
 /* Local/allocator, after the options: check, then job-control environment. */
 int hm_sp_submit_post_opt(spank_t sp);
 
-/* spank_step.c: remote context. */
+/* spank_step.c: remote context. post_opt runs as root (the job directory). */
+int hm_sp_step_post_opt(spank_t sp);
 int hm_sp_step_user_init(spank_t sp);
 int hm_sp_step_task_init(spank_t sp);
 

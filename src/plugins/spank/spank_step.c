@@ -22,6 +22,7 @@
 #include "hm_client.h"
 #include "hm_conf.h"
 #include "hm_pace_env.h"
+#include "hm_spank_dir.h"
 #include "spank_plugin.h"
 
 /* This node's name: the S_JOB_NODEID-th entry of the step's node list. */
@@ -58,16 +59,8 @@ static void service_conf(spank_t sp, char *host, size_t host_len, int *port, int
 			 bool *fail_open)
 {
 	hm_conf_t conf;
-	hm_err_t err = {0};
-	char path[HM_CONF_PATH_MAX];
 
-	hm_conf_defaults(&conf);
-	if (hm_sp.args.conf[0])
-		snprintf(path, sizeof(path), "%s", hm_sp.args.conf);
-	else
-		hm_conf_default_path(path, sizeof(path));
-	if (hm_conf_load(path, &conf, &err) != HM_OK && err.rc != HM_ERR_IO)
-		slurm_error("harmonics: %s (using defaults)", err.msg);
+	(void)hm_sp_conf_load(&conf);
 	snprintf(host, host_len, "%s",
 		 hm_sp.args.host[0] ? hm_sp.args.host : hm_conf_client_host(&conf));
 	*port = hm_sp.args.port ? hm_sp.args.port : conf.listen_port;
@@ -99,9 +92,11 @@ static void export_i64(spank_t sp, const char *name, int64_t v)
 	spank_setenv(sp, name, buf, 1);
 }
 
-/* Export a scheduled step's assignment to its tasks. */
-static void export_assignment(spank_t sp, uint32_t job_id, const hm_assignment_t *a)
+/* Export a scheduled step's assignment (and a pending next one) to its tasks. */
+static void export_assignment(spank_t sp, uint32_t job_id, const hm_assign_reply_t *r)
 {
+	const hm_assignment_t *a = &r->cur, *n = &r->next;
+
 	spank_setenv(sp, HM_PACE_ENV_MODE, a->policy, 1);
 	export_i64(sp, HM_PACE_ENV_JOB_ID, job_id);
 	export_i64(sp, HM_PACE_ENV_PERIOD_US, a->period_us);
@@ -111,6 +106,63 @@ static void export_assignment(spank_t sp, uint32_t job_id, const hm_assignment_t
 	export_i64(sp, HM_PACE_ENV_PRIO, a->prio);
 	export_i64(sp, HM_PACE_ENV_EPOCH, (int64_t)a->epoch);
 	export_i64(sp, HM_PACE_ENV_VALID_UNTIL_US, a->valid_until_us);
+	if (!r->has_next)
+		return;
+	export_i64(sp, HM_PACE_ENV_NEXT_EFFECTIVE_US, r->effective_us);
+	spank_setenv(sp, HM_PACE_ENV_NEXT_MODE, n->policy, 1);
+	export_i64(sp, HM_PACE_ENV_NEXT_PERIOD_US, n->period_us);
+	export_i64(sp, HM_PACE_ENV_NEXT_SHIFT_US, n->shift_us);
+	export_i64(sp, HM_PACE_ENV_NEXT_ORIGIN_US, n->origin_us);
+	export_i64(sp, HM_PACE_ENV_NEXT_GUARD_US, n->guard_us);
+	export_i64(sp, HM_PACE_ENV_NEXT_PRIO, n->prio);
+	export_i64(sp, HM_PACE_ENV_NEXT_EPOCH, (int64_t)n->epoch);
+}
+
+/*
+ * Remote context as root, once per step and node: the job's directory of the
+ * local channel (contract A, docs/pacing.md), where the node agent renews and
+ * updates the assignment and the tasks write their reports. Without it the step
+ * keeps its launch-time assignment; nothing fails.
+ */
+int hm_sp_step_post_opt(spank_t sp)
+{
+	hm_err_t err = {0};
+	hm_conf_t conf;
+	uint32_t job_id = 0;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	char node[256];
+
+	hm_sp.job_dir[0] = '\0';
+	if (hm_sp_resolve(sp, &err) != HM_OK || strcmp(hm_sp.choice.mode, "off") == 0)
+		return 0;
+	if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
+		return 0;
+	node_name(sp, node, sizeof(node));
+	(void)hm_sp_conf_load(&conf);
+	if (hm_spank_job_dir(conf.run_dir, node, job_id, uid, gid, hm_sp.job_dir,
+			     sizeof(hm_sp.job_dir), &err) != HM_OK) {
+		hm_sp.job_dir[0] = '\0';
+		slurm_error("harmonics: job %u on %s: %s; no live updates for this step", job_id,
+			    node, err.msg);
+	}
+	return 0;
+}
+
+/* The local channel's files for the tasks (the runtime polls assign, writes reports). */
+static void export_channel(spank_t sp, uint32_t step_id)
+{
+	char path[HM_CONF_PATH_MAX + 64];
+
+	if (!hm_sp.job_dir[0])
+		return;
+	snprintf(path, sizeof(path), "%.*s/assign", HM_CONF_PATH_MAX, hm_sp.job_dir);
+	spank_setenv(sp, HM_PACE_ENV_ASSIGN_FILE, path, 1);
+	snprintf(path, sizeof(path), "%.*s/report.%u.%%r", HM_CONF_PATH_MAX, hm_sp.job_dir,
+		 step_id);
+	spank_setenv(sp, HM_PACE_ENV_REPORT_FILE, path, 1);
 }
 
 /* Remote context, once per step and node, as the job's user (munge uid = owner). */
@@ -123,7 +175,8 @@ int hm_sp_step_user_init(spank_t sp)
 	bool fail_open = true, scheduled = false;
 	char *req = NULL;
 	char *reply_txt = NULL;
-	hm_assignment_t a;
+	char nonce[HM_ASSIGN_NONCE_LEN + 1];
+	hm_assign_reply_t a;
 	double t0;
 
 	if (hm_sp_resolve(sp, &err) != HM_OK) {
@@ -144,7 +197,8 @@ int hm_sp_step_user_init(spank_t sp)
 	node_name(sp, node, sizeof(node));
 	service_conf(sp, host, sizeof(host), &port, &timeout_ms, &fail_open);
 
-	req = hm_assign_request(job_id, step_id, node);
+	export_channel(sp, step_id);
+	req = hm_assign_request(job_id, step_id, node, nonce);
 	t0 = hm_mono_s();
 	uint32_t trusted[2];
 	int ntrusted = trusted_uids(trusted);
@@ -168,7 +222,7 @@ int hm_sp_step_user_init(spank_t sp)
 
 		snprintf(from, sizeof(from), "%.100s:%d", host, port);
 		memset(&err, 0, sizeof(err));
-		scheduled = hm_assign_reply_parse(reply_txt, from, &a, &err) == HM_OK;
+		scheduled = hm_assign_reply_parse(reply_txt, from, job_id, nonce, &a, &err) == HM_OK;
 		if (scheduled)
 			export_assignment(sp, job_id, &a);
 		else

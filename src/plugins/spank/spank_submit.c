@@ -112,9 +112,22 @@ int hm_sp_submit_post_opt(spank_t sp)
 {
 	hm_err_t err = {0};
 
+	hm_conf_t conf;
+
 	if (hm_sp_resolve(sp, &err) != HM_OK) {
 		slurm_error("harmonics: %s", err.msg);
 		return -1; /* nothing is submitted */
+	}
+	/* One policy schedules every job that shares links: another one is refused now,
+	   not ignored later. Without a harmonics.conf here the coordinator decides. */
+	if (hm_sp_conf_load(&conf) == 1 &&
+	    hm_spank_policy_check(hm_sp.choice.mode,
+				  hm_sp.choice.mode_src == HM_SRC_CLI   ? "--comm-sched"
+				  : hm_sp.choice.mode_src == HM_SRC_ENV ? HM_SPANK_ENV_MODE
+									: "default_mode",
+				  conf.policy, &err) != HM_OK) {
+		slurm_error("harmonics: %s", err.msg);
+		return -1;
 	}
 	/* Job-control environment reaches slurmctld (job_ptr->spank_job_env). */
 	if (strcmp(hm_sp.choice.mode, "off") != 0) {

@@ -1,0 +1,417 @@
+/* The engine's side of the node agents: hello, beats, per-node assignments. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hm_coord_int.h"
+#include "hm_log.h"
+
+/* Until then a pending change is still sent as "next" (contract C's promotion). */
+static int64_t next_until_us(const hm_cjob_t *j)
+{
+	int64_t p = j->prev.period_us > j->a.period_us ? j->prev.period_us : j->a.period_us;
+
+	return j->effective_us + p + 1000000;
+}
+
+/* Drop a switch that every step has passed (caller holds mu). */
+static void settle(hm_cjob_t *j, int64_t now_us)
+{
+	if (j->has_prev && now_us >= next_until_us(j))
+		j->has_prev = false;
+}
+
+static hm_cnode_t *node_of(hm_coord_t *c, const char *name, int *host)
+{
+	int h = name ? hm_topo_host_index(c->topo, name) : -1;
+
+	if (host)
+		*host = h;
+	return h >= 0 && c->nodes ? &c->nodes[h] : NULL;
+}
+
+static bool on_host(const hm_cjob_t *j, int host, int *slot)
+{
+	for (int s = 0; s < j->pl.nslots; s++) {
+		if (j->pl.slots[s].host == host) {
+			if (slot)
+				*slot = s;
+			return true;
+		}
+	}
+	return false;
+}
+
+void hm_coord_touch_nodes(hm_coord_t *c, const hm_cjob_t *j)
+{
+	c->gen++;
+	for (int s = 0; c->nodes && s < j->pl.nslots; s++)
+		c->nodes[j->pl.slots[s].host].gen = c->gen;
+}
+
+void hm_coord_node_reports_reset(hm_cjob_t *j)
+{
+	free(j->node_applied);
+	free(j->node_steps);
+	j->node_applied = NULL;
+	j->node_steps = NULL;
+	if (j->pl.nslots <= 0)
+		return;
+	j->node_applied = malloc((size_t)j->pl.nslots * sizeof(*j->node_applied));
+	j->node_steps = calloc((size_t)j->pl.nslots, sizeof(*j->node_steps));
+	if (!j->node_applied || !j->node_steps) {
+		free(j->node_applied);
+		free(j->node_steps);
+		j->node_applied = NULL;
+		j->node_steps = NULL;
+		return; /* no agent figures for this job: it still runs */
+	}
+	for (int s = 0; s < j->pl.nslots; s++)
+		j->node_applied[s] = -1;
+}
+
+void hm_coord_fold_measures(hm_cjob_t *j)
+{
+	double mean, var;
+
+	if (!(j->acc_n > 0))
+		return;
+	mean = j->acc_iter_us / j->acc_n;
+	var = j->acc_iter_sq_us2 / j->acc_n - mean * mean;
+	j->meas.iter_s = mean * 1e-6;
+	j->meas.iter_sd_s = sqrt(var > 0 ? var : 0) * 1e-6;
+	if (j->acc_compute_n > 0)
+		j->meas.compute_s = j->acc_compute_us / j->acc_compute_n * 1e-6;
+	if (j->acc_burst_n > 0)
+		j->meas.comm_s = j->acc_burst_us / j->acc_burst_n * 1e-6;
+	j->measured = true;
+	j->acc_n = j->acc_iter_us = j->acc_iter_sq_us2 = 0;
+	j->acc_compute_n = j->acc_compute_us = j->acc_burst_n = j->acc_burst_us = 0;
+}
+
+/* The agent's GPU -> NIC map on host h when it fits the topology; why not in note. */
+static bool apply_topo(hm_coord_t *c, int h, const hm_hwnode_t *hw, char *note, size_t len)
+{
+	hm_host_t *host = &c->topo->hosts[h];
+
+	note[0] = '\0';
+	if (hw->ngpus != host->gpus || hw->nnics != host->nics) {
+		snprintf(note, len,
+			 "reports %d GPUs and %d NICs, the topology has %d and %d: GPU -> NIC map "
+			 "not used (set GpusPerNode/NicsPerNode)",
+			 hw->ngpus, hw->nnics, host->gpus, host->nics);
+		return false;
+	}
+	if (memcmp(host->gpu_nic, hw->gpu_nic, (size_t)hw->ngpus * sizeof(int)) == 0)
+		return false;
+	memcpy(host->gpu_nic, hw->gpu_nic, (size_t)hw->ngpus * sizeof(int));
+	return true;
+}
+
+hm_rc_t hm_coord_nodes_rebuild(hm_coord_t *c, const hm_topo_t *old_topo)
+{
+	hm_cnode_t *nn = calloc((size_t)(c->topo->nhosts > 0 ? c->topo->nhosts : 1), sizeof(*nn));
+
+	if (!nn) {
+		free(c->nodes);
+		c->nodes = NULL; /* no node may index a table of another topology */
+		return HM_ERR_NOMEM;
+	}
+	for (int h = 0; old_topo && c->nodes && h < old_topo->nhosts; h++) {
+		int k = hm_topo_host_index(c->topo, old_topo->hosts[h].name);
+
+		if (k >= 0)
+			nn[k] = c->nodes[h];
+	}
+	free(c->nodes);
+	c->nodes = nn;
+	/* A new topology comes without the agents' GPU -> NIC maps: put them back. */
+	for (int h = 0; h < c->topo->nhosts; h++) {
+		char note[128];
+
+		if (nn[h].has_topo)
+			(void)apply_topo(c, h, &nn[h].topo, note, sizeof(note));
+	}
+	return HM_OK;
+}
+
+hm_rc_t hm_coord_node_hello(hm_coord_t *c, const char *node, const hm_hwnode_t *topo,
+			    double now_s, hm_err_t *err)
+{
+	hm_cnode_t *n;
+	char note[128] = "";
+	int h;
+	hm_rc_t rc = HM_OK;
+
+	pthread_mutex_lock(&c->mu);
+	if (!(n = node_of(c, node, &h))) {
+		rc = hm_err_set(err, HM_ERR_NOTFOUND, "node %s is not in the topology", node);
+		goto out;
+	}
+	n->seen = n->up = true;
+	n->last_s = now_s;
+	n->has_topo = topo != NULL;
+	if (topo) {
+		n->topo = *topo;
+		if (apply_topo(c, h, topo, note, sizeof(note))) {
+			/* Rails changed: the traffic of its jobs changes with them. */
+			for (int i = 0; i < c->njobs; i++) {
+				if (on_host(&c->jobs[i], h, NULL)) {
+					hm_coord_derive(c, &c->jobs[i]);
+					c->need_decide = true;
+				}
+			}
+			hm_log(HM_LOG_INFO, "node %s: GPU -> NIC map from its agent applied", node);
+		} else if (note[0]) {
+			hm_log(HM_LOG_INFO, "node %s: %s", node, note);
+		}
+	}
+	hm_log(HM_LOG_VERBOSE, "node %s: agent up", node);
+out:
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+/* Add one node's window of job j into its accumulators (weighted by samples). */
+static void accumulate(hm_cjob_t *j, const hm_aw_meas_t *m)
+{
+	double n = (double)m->samples;
+
+	if (!(n > 0) || !(m->iter_us > 0) || !isfinite(m->iter_us) || !isfinite(m->iter_sd_us))
+		return;
+	j->acc_n += n;
+	j->acc_iter_us += n * m->iter_us;
+	j->acc_iter_sq_us2 += n * (m->iter_sd_us * m->iter_sd_us + m->iter_us * m->iter_us);
+	if (m->compute_us >= 0 && isfinite(m->compute_us)) {
+		j->acc_compute_n += n;
+		j->acc_compute_us += n * m->compute_us;
+	}
+	if (m->burst_us >= 0 && isfinite(m->burst_us)) {
+		j->acc_burst_n += n;
+		j->acc_burst_us += n * m->burst_us;
+	}
+	j->slot_misses = (j->slot_misses > 0 ? j->slot_misses : 0) + (long)m->slot_misses;
+}
+
+hm_rc_t hm_coord_node_beat(hm_coord_t *c, const hm_aw_node_state_t *st, double now_s,
+			   hm_err_t *err)
+{
+	hm_cnode_t *n;
+	int h;
+	hm_rc_t rc = HM_OK;
+
+	pthread_mutex_lock(&c->mu);
+	if (!(n = node_of(c, st->node, &h))) {
+		rc = hm_err_set(err, HM_ERR_NOTFOUND, "node %s is not in the topology", st->node);
+		goto out;
+	}
+	n->seen = n->up = true;
+	n->last_s = now_s;
+	n->steps = n->ranks = 0;
+	for (int k = 0; k < st->njobs; k++) {
+		const hm_aw_job_state_t *js = &st->jobs[k];
+		hm_cjob_t *j = hm_coord_find(c, (uint32_t)js->job_id);
+		int s;
+
+		n->steps += js->steps;
+		n->ranks += js->ranks;
+		if (!j || !on_host(j, h, &s))
+			continue;
+		if (j->node_applied) {
+			j->node_applied[s] = js->applied_epoch;
+			j->node_steps[s] = js->steps;
+		}
+		if (js->has_meas)
+			accumulate(j, &js->meas);
+	}
+out:
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+void hm_coord_node_lost(hm_coord_t *c, const char *node, double now_s)
+{
+	hm_cnode_t *n;
+
+	pthread_mutex_lock(&c->mu);
+	if ((n = node_of(c, node, NULL)) && n->up) {
+		n->up = false;
+		hm_log(HM_LOG_INFO, "node %s: agent lost (last heard %.1f s ago)", node,
+		       now_s - n->last_s);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void to_sched(const hm_assignment_t *a, hm_aw_sched_t *s)
+{
+	memset(s, 0, sizeof(*s));
+	/* Policy names are short (hm_policy_names.h): the wire keeps 31 bytes. */
+	snprintf(s->policy, sizeof(s->policy), "%.*s", (int)sizeof(s->policy) - 1,
+		 a->scheduled ? a->policy : "off");
+	s->epoch = (long)a->epoch;
+	s->period_us = a->period_us;
+	s->shift_us = a->shift_us;
+	s->origin_us = a->origin_us;
+	s->guard_us = a->guard_us;
+	s->prio = a->prio;
+}
+
+/* The wire entry of job j (caller holds mu): while a change is pending, the one
+   in force and the next one with its switch time, also a little past the switch
+   (an agent promotes by itself; new readers compute the same slots from both). */
+static void job_entry(const hm_cjob_t *j, int64_t now_us, hm_aw_job_assign_t *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->job_id = (long)j->job_id;
+	e->uid = j->uid;
+	if (!j->decided || !j->a.scheduled) {
+		snprintf(e->reason, sizeof(e->reason), "%s",
+			 !j->decided ? "awaiting decision" : j->a.reason);
+		return; /* unscheduled at once: no switch to wait for */
+	}
+	e->scheduled = true;
+	if (j->has_prev && now_us < next_until_us(j)) {
+		to_sched(&j->prev, &e->cur);
+		to_sched(&j->a, &e->next);
+		e->has_next = true;
+		e->next_effective_us = j->effective_us;
+	} else {
+		to_sched(&j->a, &e->cur);
+	}
+}
+
+hm_rc_t hm_coord_node_assign(hm_coord_t *c, const char *node, double now_s,
+			     hm_aw_node_assign_t *out, unsigned long *gen, hm_err_t *err)
+{
+	int64_t now_us = (int64_t)llround(now_s * 1e6);
+	hm_cnode_t *n;
+	int h;
+	hm_rc_t rc = HM_OK;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->node, sizeof(out->node), "%s", node);
+	pthread_mutex_lock(&c->mu);
+	if (!(n = node_of(c, node, &h))) {
+		rc = hm_err_set(err, HM_ERR_NOTFOUND, "node %s is not in the topology", node);
+		goto out;
+	}
+	if (gen)
+		*gen = n->gen;
+	for (int i = 0; i < c->njobs; i++) {
+		hm_cjob_t *j = &c->jobs[i];
+
+		if (!on_host(j, h, NULL))
+			continue;
+		settle(j, now_us);
+		if (out->njobs == HM_AW_MAX_JOBS) {
+			rc = hm_err_set(err, HM_ERR_RANGE,
+					"node %s runs more than %d jobs: the first %d are listed", node,
+					HM_AW_MAX_JOBS, HM_AW_MAX_JOBS);
+			break;
+		}
+		job_entry(j, now_us, &out->jobs[out->njobs++]);
+	}
+out:
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+unsigned long hm_coord_node_gen(hm_coord_t *c, const char *node)
+{
+	hm_cnode_t *n;
+	unsigned long g = 0;
+
+	pthread_mutex_lock(&c->mu);
+	if ((n = node_of(c, node, NULL)))
+		g = n->gen;
+	pthread_mutex_unlock(&c->mu);
+	return g;
+}
+
+void hm_coord_set_notify(hm_coord_t *c, void (*fn)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&c->mu);
+	c->notify = fn;
+	c->notify_arg = arg;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const hm_coord_node_view_t *)a)->node,
+		      ((const hm_coord_node_view_t *)b)->node);
+}
+
+hm_rc_t hm_coord_nodes(hm_coord_t *c, hm_coord_node_view_t **out, int *n)
+{
+	hm_rc_t rc = HM_OK;
+	int nh;
+
+	*out = NULL;
+	*n = 0;
+	pthread_mutex_lock(&c->mu);
+	nh = c->topo->nhosts;
+	if (nh > 0 && !(*out = calloc((size_t)nh, sizeof(**out)))) {
+		rc = HM_ERR_NOMEM;
+		goto out;
+	}
+	for (int h = 0; h < nh; h++) {
+		const hm_cnode_t *cn = &c->nodes[h];
+		hm_coord_node_view_t *v = &(*out)[h];
+
+		snprintf(v->node, sizeof(v->node), "%s", c->topo->hosts[h].name);
+		snprintf(v->state, sizeof(v->state), "%s", cn->up ? "up" : cn->seen ? "lost" : "none");
+		v->last_seen_s = cn->last_s;
+		v->steps = cn->steps;
+		v->ranks = cn->ranks;
+		v->has_topo = cn->has_topo;
+		if (cn->has_topo) {
+			v->topo = cn->topo;
+			if (cn->topo.ngpus != c->topo->hosts[h].gpus ||
+			    cn->topo.nnics != c->topo->hosts[h].nics)
+				snprintf(v->topo_note, sizeof(v->topo_note),
+					 "GPU -> NIC map not used: %d GPUs/%d NICs reported, "
+					 "%d/%d in the topology",
+					 cn->topo.ngpus, cn->topo.nnics, c->topo->hosts[h].gpus,
+					 c->topo->hosts[h].nics);
+		}
+		for (int i = 0; i < c->njobs; i++)
+			v->jobs += on_host(&c->jobs[i], h, NULL);
+	}
+	*n = nh;
+out:
+	pthread_mutex_unlock(&c->mu);
+	if (*n > 1)
+		qsort(*out, (size_t)*n, sizeof(**out), by_name);
+	return rc;
+}
+
+hm_rc_t hm_coord_assignment_now(hm_coord_t *c, uint32_t job_id, double now_s,
+				hm_assignment_t *cur, hm_assignment_t *next, bool *has_next,
+				int64_t *effective_us)
+{
+	int64_t now_us = (int64_t)llround(now_s * 1e6);
+	hm_cjob_t *j;
+	hm_rc_t rc = HM_OK;
+
+	*has_next = false;
+	*effective_us = 0;
+	pthread_mutex_lock(&c->mu);
+	if (!(j = hm_coord_find(c, job_id)) || !j->decided) {
+		rc = HM_ERR_NOTFOUND;
+		goto out;
+	}
+	settle(j, now_us);
+	if (j->has_prev && now_us < next_until_us(j)) {
+		*cur = j->prev;
+		*next = j->a;
+		*has_next = true;
+		*effective_us = j->effective_us;
+	} else {
+		*cur = j->a;
+	}
+out:
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}

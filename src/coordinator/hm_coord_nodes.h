@@ -1,0 +1,78 @@
+/*
+ * hm_coord_nodes.h - the engine's side of the node agents (contract B,
+ * docs/protocol.md): which nodes have an agent, what their steps applied and
+ * measured, and each node's list of assignments with the pending switch.
+ *
+ * The records are the wire codec's (hm_agent_wire.h), so the server passes
+ * them through without a second description. Same locking as hm_coord.h: every
+ * function takes the engine's mutex; none blocks on I/O.
+ */
+#ifndef HM_COORD_NODES_H
+#define HM_COORD_NODES_H
+
+#include <stdbool.h>
+
+#include "hm_agent_wire.h"
+#include "hm_coord.h"
+#include "hm_hwnode.h"
+
+/* One node agent (harmonicsctl nodes). */
+typedef struct {
+	char node[HM_AW_NODE_MAX];
+	char state[8];      /* "up", "lost" (was up, connection gone), "none" (never seen) */
+	double last_seen_s; /* last hello or beat, 0 = never */
+	int steps, ranks;   /* what its last beat saw */
+	int jobs;           /* jobs of the coordinator on this node */
+	bool has_topo;      /* the agent reported its hardware */
+	hm_hwnode_t topo;
+	char topo_note[128]; /* why the reported GPU -> NIC map is not used, "" when it is */
+} hm_coord_node_view_t;
+
+/*
+ * An agent said hello. topo: what it read with hwloc (NULL when it could not).
+ * HM_ERR_NOTFOUND (naming the node) when the node is not in the topology. The
+ * GPU -> NIC map is applied to the host when its GPU and NIC counts match the
+ * topology's (else kept for display with the reason): jobs on it are re-derived.
+ */
+hm_rc_t hm_coord_node_hello(hm_coord_t *c, const char *node, const hm_hwnode_t *topo,
+			    double now_s, hm_err_t *err);
+
+/* A beat (one node's entry): steps, applied epochs, measurement windows. Jobs the
+ * engine does not know are ignored. HM_ERR_NOTFOUND for an unknown node. */
+hm_rc_t hm_coord_node_beat(hm_coord_t *c, const hm_aw_node_state_t *st, double now_s,
+			   hm_err_t *err);
+
+/* The agent's connection closed or went silent. */
+void hm_coord_node_lost(hm_coord_t *c, const char *node, double now_s);
+
+/*
+ * The node's assignments: every job of the engine with a slot on that node,
+ * with its uid and, while a changed decision is pending, the one in force plus
+ * the next one and its switch time (contract C). *gen gets the node's change
+ * counter (compare with hm_coord_node_gen to know whether to push again).
+ * HM_ERR_NOTFOUND for an unknown node, HM_ERR_RANGE when more than
+ * HM_AW_MAX_JOBS jobs share it (the first ones are listed).
+ */
+hm_rc_t hm_coord_node_assign(hm_coord_t *c, const char *node, double now_s,
+			     hm_aw_node_assign_t *out, unsigned long *gen, hm_err_t *err);
+
+/* The node's change counter (0 for an unknown node). */
+unsigned long hm_coord_node_gen(hm_coord_t *c, const char *node);
+
+/* Called with the engine's mutex held whenever assignments changed (so the
+ * server can push): must not call back into the engine. NULL removes it. */
+void hm_coord_set_notify(hm_coord_t *c, void (*fn)(void *arg), void *arg);
+
+/* Node agents table, sorted by name: malloc'd array of *n (caller frees). */
+hm_rc_t hm_coord_nodes(hm_coord_t *c, hm_coord_node_view_t **out, int *n);
+
+/*
+ * The register reply's view of a job: the assignment in force now and, while a
+ * change is pending, the next one (*has_next) and its switch time. HM_ERR_NOTFOUND
+ * when unknown or not decided yet.
+ */
+hm_rc_t hm_coord_assignment_now(hm_coord_t *c, uint32_t job_id, double now_s,
+				hm_assignment_t *cur, hm_assignment_t *next, bool *has_next,
+				int64_t *effective_us);
+
+#endif

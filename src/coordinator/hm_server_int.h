@@ -1,0 +1,62 @@
+/*
+ * hm_server_int.h - the server's halves: the I/O thread (hm_server.c: sockets,
+ * frames, queues, timers) and the request handlers the workers run
+ * (hm_server_ops.c: authorise, answer, seal). A handler sees a snapshot of its
+ * connection's protocol state and returns the new one with its frames; only
+ * the I/O thread touches sockets.
+ */
+#ifndef HM_SERVER_INT_H
+#define HM_SERVER_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hm_agent_wire.h"
+#include "hm_server.h"
+
+#define HM_SRV_MAX_OUT 2 /* frames one task may produce (welcome + assign) */
+
+/* Protocol state of a connection, owned by the I/O thread, lent to one task at a time. */
+typedef struct {
+	bool agent;                  /* an agent said hello on it */
+	char node[HM_AW_NODE_MAX];   /* the agent's node */
+	uint32_t agent_uid;          /* who sealed its hello (root or SlurmUser) */
+	int64_t in_seq, out_seq;     /* last seq received / sent (contract B) */
+	unsigned long pushed_gen;    /* the node's change counter last sent */
+} hm_srv_session_t;
+
+typedef enum {
+	HM_TASK_FRAME,   /* a credential as received: unseal first */
+	HM_TASK_DECODED, /* a parked request, already authenticated: uid and text */
+	HM_TASK_PUSH,    /* an unsolicited agent_assign to the session's node */
+	HM_TASK_REFUSE,  /* a frame refused before reading it (data: why): answer, close */
+} hm_srv_task_kind_t;
+
+typedef struct hm_srv_task {
+	struct hm_srv_task *next;
+	uint64_t conn_id;
+	hm_srv_task_kind_t kind;
+	char *data; /* FRAME: credential; DECODED: JSON text (owned) */
+	uint32_t uid, gid; /* DECODED */
+	bool final;        /* DECODED: its wait is over, answer whatever the engine says */
+	char peer[64];
+	hm_srv_session_t ses;
+	/* Out. */
+	char *out[HM_SRV_MAX_OUT]; /* sealed frames to send, in order (owned) */
+	int nout;
+	bool close_after; /* close once they are sent */
+	bool park;        /* a register for a job not seen yet: keep data/uid, run it later */
+	bool refused;     /* counted as a refused request */
+} hm_srv_task_t;
+
+/* Run one task on a worker thread (fills its out members; never blocks on the
+ * network; munge and the engine's mutex only). */
+void hm_srv_run_task(hm_server_t *s, hm_srv_task_t *t);
+
+/* What the handlers need of the server. */
+hm_coord_t *hm_srv_coord(const hm_server_t *s);
+const hm_conf_t *hm_srv_conf(const hm_server_t *s);
+uint32_t hm_srv_slurm_uid(const hm_server_t *s);
+int hm_srv_port(const hm_server_t *s);
+
+#endif

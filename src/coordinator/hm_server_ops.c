@@ -1,0 +1,513 @@
+/*
+ * The coordinator's request handlers, run by the server's workers: unseal
+ * (authenticate) first, then authorise and answer. One-shot requests (steps,
+ * harmonicsctl) get one sealed reply; node agents (contract B,
+ * docs/protocol.md) keep their connection and get agent_welcome/agent_assign.
+ */
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hm_clock.h"
+#include "hm_coord_json.h"
+#include "hm_coord_nodes.h"
+#include "hm_node_json.h"
+#include "hm_json.h"
+#include "hm_log.h"
+#include "hm_proto.h"
+#include "hm_server_int.h"
+
+/* One authenticated request. */
+typedef struct {
+	hm_server_t *srv;
+	hm_srv_task_t *t;
+	uint32_t uid, gid;
+} req_t;
+
+static json_object *error_reply(const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static json_object *error_reply(const char *code, const char *fmt, ...)
+{
+	json_object *o = json_object_new_object();
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap); /* a longer message is cut: it is for people */
+	va_end(ap);
+	json_object_object_add(o, "ok", json_object_new_boolean(0));
+	json_object_object_add(o, "code", json_object_new_string(code));
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	return o;
+}
+
+static json_object *ok_reply(void)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	return o;
+}
+
+/* Job id member: a positive integer below 2^32. */
+static bool get_job_id(json_object *req, uint32_t *job_id)
+{
+	json_object *v;
+	int64_t id;
+
+	if (!json_object_object_get_ex(req, "job_id", &v) || !json_object_is_type(v, json_type_int))
+		return false;
+	id = json_object_get_int64(v);
+	if (id <= 0 || id > UINT32_MAX)
+		return false;
+	*job_id = (uint32_t)id;
+	return true;
+}
+
+static bool trusted(const req_t *r)
+{
+	return r->uid == 0 || r->uid == hm_srv_slurm_uid(r->srv);
+}
+
+/* Owner, root or SlurmUser may act on a job: NULL when allowed, else the refusal. */
+static json_object *authorise(req_t *r, const char *op, uint32_t job_id)
+{
+	uint32_t owner;
+
+	if (hm_coord_job_uid(hm_srv_coord(r->srv), job_id, &owner) != HM_OK)
+		return error_reply("notfound", "job %u is not known to the coordinator", job_id);
+	if (trusted(r) || r->uid == owner)
+		return NULL;
+	hm_log(HM_LOG_INFO,
+	       "refused %s for job %u from %s: uid %u is not the owner (uid %u), root or "
+	       "SlurmUser",
+	       op, job_id, r->t->peer, r->uid, owner);
+	return error_reply("auth", "uid %u may not %s job %u (owner, root or SlurmUser only)",
+			   r->uid, op, job_id);
+}
+
+/* The request's nonce and job id go back in the reply: a reply answers one request. */
+static void bind_reply(json_object *reply, json_object *req)
+{
+	json_object *v;
+
+	if (json_object_object_get_ex(req, "nonce", &v) && json_object_is_type(v, json_type_string))
+		json_object_object_add(reply, "nonce", json_object_get(v));
+	if (!json_object_object_get_ex(reply, "job_id", NULL) &&
+	    json_object_object_get_ex(req, "job_id", &v))
+		json_object_object_add(reply, "job_id", json_object_get(v));
+}
+
+/*
+ * A step registers. A job the sched thread has not seen yet is parked (no
+ * worker waits) until a decision or ConnectionTimeout / 2, authenticated
+ * already; a job the owner may not see is refused before anything waits.
+ */
+static json_object *op_register(req_t *r, json_object *req, bool *park)
+{
+	hm_coord_t *c = hm_srv_coord(r->srv);
+	hm_assignment_t cur, next;
+	bool has_next = false;
+	int64_t eff_us = 0;
+	uint32_t job_id, owner;
+	json_object *out;
+
+	if (!get_job_id(req, &job_id))
+		return error_reply("proto", "register needs \"job_id\": a positive integer");
+	if (hm_coord_job_uid(c, job_id, &owner) == HM_OK && (out = authorise(r, "register", job_id)))
+		return out;
+	if (hm_coord_assignment_now(c, job_id, hm_real_s(), &cur, &next, &has_next, &eff_us) !=
+	    HM_OK) {
+		if (!r->t->final) {
+			*park = true;
+			hm_coord_wake(c); /* the sched thread looks at Slurm's jobs now */
+			return NULL;
+		}
+		if (hm_coord_job_uid(c, job_id, &owner) != HM_OK)
+			return error_reply("notfound", "job %u is not known to the coordinator",
+					   job_id);
+		if ((out = authorise(r, "register", job_id)))
+			return out;
+		out = ok_reply();
+		json_object_object_add(out, "job_id", json_object_new_int64(job_id));
+		json_object_object_add(out, "scheduled", json_object_new_boolean(0));
+		json_object_object_add(out, "reason", json_object_new_string("awaiting decision"));
+		return out;
+	}
+	if ((out = authorise(r, "register", job_id)))
+		return out;
+	hm_coord_note_register(c, job_id);
+	hm_log(HM_LOG_VERBOSE, "job %u step %lld on %s registered: %s", job_id,
+	       (long long)hm_json_i64(req, "step_id"), hm_json_str(req, "node"),
+	       cur.scheduled ? "scheduled" : cur.reason);
+	out = hm_assign_reply(job_id, &cur);
+	if (has_next)
+		hm_assign_reply_add_next(out, &next, eff_us);
+	return out;
+}
+
+static json_object *op_report(req_t *r, json_object *req)
+{
+	uint32_t job_id;
+	hm_coord_measure_t m;
+	hm_err_t e = {0};
+	json_object *out;
+
+	if (!get_job_id(req, &job_id))
+		return error_reply("proto", "report needs \"job_id\": a positive integer");
+	if ((out = authorise(r, "report", job_id)))
+		return out;
+	m = (hm_coord_measure_t){
+	    .iter_s = hm_json_dbl(req, "iter_s"),
+	    .compute_s = hm_json_dbl(req, "compute_s"),
+	    .comm_s = hm_json_dbl(req, "comm_s"),
+	    .iter_sd_s = hm_json_dbl(req, "iter_sd_s"),
+	    .bytes = hm_json_dbl(req, "bytes"),
+	};
+	if (hm_coord_job_measure(hm_srv_coord(r->srv), job_id, &m, &e) != HM_OK)
+		return error_reply(e.rc == HM_ERR_NOTFOUND ? "notfound" : "inval", "%s", e.msg);
+	return ok_reply();
+}
+
+static json_object *op_status(req_t *r)
+{
+	const hm_conf_t *conf = hm_srv_conf(r->srv);
+	hm_coord_stats_t st;
+	json_object *out = ok_reply(), *c;
+
+	hm_coord_stats(hm_srv_coord(r->srv), &st);
+	json_object_object_add(out, "status", hm_json_stats(&st));
+	c = json_object_new_object();
+	json_object_object_add(c, "source", json_object_new_string(conf->source));
+	json_object_object_add(c, "listen", json_object_new_string(conf->listen_addr));
+	json_object_object_add(c, "port", json_object_new_int(hm_srv_port(r->srv)));
+	json_object_object_add(c, "default_mode", json_object_new_string(conf->default_mode));
+	json_object_object_add(c, "fail_open", json_object_new_boolean(conf->fail_open));
+	json_object_object_add(out, "config", c);
+	return out;
+}
+
+/* A list of views as {"ok":true,key:[...]}; views freed. */
+#define LIST_REPLY(key, arr_fn, view_t, to_json)                                                 \
+	do {                                                                                       \
+		view_t *v = NULL;                                                                  \
+		int n = 0;                                                                         \
+		json_object *out, *arr;                                                            \
+		if (arr_fn(hm_srv_coord(r->srv), &v, &n) != HM_OK)                                 \
+			return error_reply("nomem", "out of memory");                              \
+		out = ok_reply();                                                                  \
+		arr = json_object_new_array();                                                     \
+		for (int i = 0; i < n; i++)                                                        \
+			json_object_array_add(arr, to_json(&v[i]));                                \
+		json_object_object_add(out, key, arr);                                             \
+		free(v);                                                                           \
+		return out;                                                                        \
+	} while (0)
+
+static json_object *op_jobs(req_t *r)
+{
+	LIST_REPLY("jobs", hm_coord_jobs, hm_coord_job_view_t, hm_json_job_view);
+}
+
+static json_object *op_racks(req_t *r)
+{
+	LIST_REPLY("racks", hm_coord_racks, hm_coord_rack_view_t, hm_json_rack_view);
+}
+
+static json_object *op_nodes(req_t *r)
+{
+	LIST_REPLY("nodes", hm_coord_nodes, hm_coord_node_view_t, hm_json_node_view);
+}
+
+static json_object *op_job(req_t *r, json_object *req)
+{
+	uint32_t job_id;
+	hm_coord_job_view_t v;
+	json_object *out;
+
+	if (!get_job_id(req, &job_id))
+		return error_reply("proto", "job needs \"job_id\": a positive integer");
+	if ((out = authorise(r, "query", job_id)))
+		return out;
+	if (hm_coord_job(hm_srv_coord(r->srv), job_id, &v) != HM_OK)
+		return error_reply("notfound", "job %u is not known to the coordinator", job_id);
+	out = ok_reply();
+	json_object_object_add(out, "job", hm_json_job_view(&v));
+	return out;
+}
+
+/* Seal json for uid (HM_PROTO_UID_ANY: anyone) into the task's next output frame. */
+static void emit(hm_srv_task_t *t, const char *json, uint32_t uid)
+{
+	hm_err_t e = {0};
+	char *cred = NULL;
+
+	if (t->nout >= HM_SRV_MAX_OUT)
+		return;
+	if (hm_proto_seal(json, uid, &cred, &e) != HM_OK) {
+		hm_log(HM_LOG_ERROR, "reply to %s: %s", t->peer, e.msg);
+		t->close_after = true;
+		return;
+	}
+	t->out[t->nout++] = cred;
+}
+
+static void emit_obj(hm_srv_task_t *t, json_object *o, uint32_t uid)
+{
+	emit(t, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), uid);
+	json_object_put(o);
+}
+
+/* ---- node agents (contract B) ------------------------------------------------- */
+
+static void emit_msg(hm_srv_task_t *t, const hm_aw_msg_t *m, uint32_t uid)
+{
+	hm_err_t e = {0};
+	char *json = NULL;
+
+	if (hm_aw_encode(m, &json, &e) != HM_OK) {
+		hm_log(HM_LOG_ERROR, "agent %s: %s", t->ses.node[0] ? t->ses.node : t->peer, e.msg);
+		t->close_after = true;
+		return;
+	}
+	emit(t, json, uid);
+	free(json);
+}
+
+/* An error frame, then the connection closes (contract B). */
+static void agent_error(hm_srv_task_t *t, uint32_t uid, int64_t re, const char *code,
+			const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void agent_error(hm_srv_task_t *t, uint32_t uid, int64_t re, const char *code,
+			const char *fmt, ...)
+{
+	hm_aw_msg_t m = {.op = HM_AW_ERROR, .re = re};
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m.error, sizeof(m.error), fmt, ap); /* cut to the wire's limit */
+	va_end(ap);
+	snprintf(m.code, sizeof(m.code), "%s", code);
+	m.seq = ++t->ses.out_seq;
+	hm_log(HM_LOG_INFO, "agent %s (%s): %s", t->ses.node[0] ? t->ses.node : "?", t->peer,
+	       m.error);
+	emit_msg(t, &m, uid);
+	t->close_after = true;
+	t->refused = true;
+}
+
+/* agent_assign for the session's node: re = the frame answered, 0 for a push. */
+static void emit_assign(hm_server_t *s, hm_srv_task_t *t, int64_t re)
+{
+	hm_aw_msg_t m = {.op = HM_AW_ASSIGN, .re = re};
+	hm_err_t e = {0};
+	unsigned long gen = 0;
+	hm_rc_t rc;
+
+	if (hm_aw_alloc_assign(&m, 1, &e) != HM_OK) {
+		hm_log(HM_LOG_ERROR, "agent %s: %s", t->ses.node, e.msg);
+		t->close_after = true;
+		return;
+	}
+	rc = hm_coord_node_assign(hm_srv_coord(s), t->ses.node, hm_real_s(), &m.assign[0], &gen,
+				  &e);
+	if (rc == HM_ERR_RANGE)
+		hm_log(HM_LOG_ERROR, "agent %s: %s", t->ses.node, e.msg);
+	else if (rc != HM_OK)
+		m.nassign = 0; /* the node left the topology: renew nothing, list nothing */
+	m.seq = ++t->ses.out_seq;
+	t->ses.pushed_gen = gen;
+	emit_msg(t, &m, t->ses.agent_uid);
+	hm_aw_msg_free(&m);
+}
+
+static void agent_hello(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, const hm_aw_msg_t *m)
+{
+	const hm_conf_t *conf = hm_srv_conf(s);
+	hm_aw_msg_t w = {.op = HM_AW_WELCOME, .re = m->seq};
+	hm_err_t e = {0};
+
+	if (hm_coord_node_hello(hm_srv_coord(s), m->node, m->has_topo ? &m->topo : NULL,
+				hm_real_s(), &e) != HM_OK) {
+		w.seq = ++t->ses.out_seq;
+		snprintf(w.error, sizeof(w.error), "%.*s", (int)sizeof(w.error) - 1, e.msg);
+		snprintf(w.code, sizeof(w.code), "node");
+		hm_log(HM_LOG_INFO, "refused agent %s from %s: %s", m->node, t->peer, e.msg);
+		emit_msg(t, &w, uid);
+		t->close_after = true;
+		t->refused = true;
+		return;
+	}
+	t->ses.agent = true;
+	t->ses.agent_uid = uid;
+	t->ses.in_seq = m->seq;
+	snprintf(t->ses.node, sizeof(t->ses.node), "%s", m->node);
+	w.ok = true;
+	w.seq = ++t->ses.out_seq;
+	w.heartbeat_ms = conf->heartbeat_ms;
+	w.valid_ms = conf->agent_valid_ms;
+	w.lead_ms = conf->update_lead_ms;
+	emit_msg(t, &w, uid);
+	emit_assign(s, t, m->seq);
+	hm_log(HM_LOG_INFO, "agent %s connected from %s (%s)", m->node, t->peer,
+	       m->agent_version);
+}
+
+static void agent_beat(hm_server_t *s, hm_srv_task_t *t, const hm_aw_msg_t *m)
+{
+	hm_err_t e = {0};
+
+	for (int i = 0; i < m->nnodes; i++) {
+		if (strcmp(m->nodes[i].node, t->ses.node) != 0) {
+			agent_error(t, t->ses.agent_uid, m->seq, "proto",
+				    "agent_beat: nodes[%d]: %s, but this connection is node %s's",
+				    i, m->nodes[i].node, t->ses.node);
+			return;
+		}
+		if (hm_coord_node_beat(hm_srv_coord(s), &m->nodes[i], hm_real_s(), &e) != HM_OK) {
+			agent_error(t, t->ses.agent_uid, m->seq, "node", "%s", e.msg);
+			return;
+		}
+	}
+	t->ses.in_seq = m->seq;
+	emit_assign(s, t, m->seq);
+}
+
+/* A frame from a node agent (or a hello that makes one): text is authenticated. */
+static void agent_frame(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, const char *text)
+{
+	hm_aw_msg_t m;
+	hm_err_t e = {0};
+
+	if (!(uid == 0 || uid == hm_srv_slurm_uid(s))) {
+		agent_error(t, uid, 0, "auth",
+			    "frame sealed by uid %u: node agents run as root or SlurmUser", uid);
+		return;
+	}
+	if (hm_aw_decode(text, strlen(text), &m, &e) != HM_OK) {
+		agent_error(t, uid, 0, "proto", "%s", e.msg);
+		goto out;
+	}
+	if (m.seq <= t->ses.in_seq) {
+		agent_error(t, uid, m.seq, "proto",
+			    "%s: seq %lld is not above the last one (%lld): replayed or reordered",
+			    hm_aw_op_name(m.op), (long long)m.seq, (long long)t->ses.in_seq);
+		goto out;
+	}
+	if (m.op == HM_AW_HELLO && !t->ses.agent)
+		agent_hello(s, t, uid, &m);
+	else if (m.op == HM_AW_BEAT && t->ses.agent && uid == t->ses.agent_uid)
+		agent_beat(s, t, &m);
+	else
+		agent_error(t, uid, m.seq, "proto", "%s is not expected %s", hm_aw_op_name(m.op),
+			    t->ses.agent ? "after agent_hello" : "before agent_hello");
+out:
+	hm_aw_msg_free(&m);
+}
+
+/* ---- dispatch ------------------------------------------------------------------ */
+
+/* text is authenticated (uid/gid); the task owns it. */
+static void handle(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, uint32_t gid, char *text)
+{
+	req_t r = {.srv = s, .t = t, .uid = uid, .gid = gid};
+	enum json_tokener_error jerr;
+	json_object *req = json_tokener_parse_verbose(text, &jerr), *out = NULL;
+	const char *op;
+	bool park = false;
+
+	if (!req || !json_object_is_type(req, json_type_object)) {
+		hm_log(HM_LOG_INFO, "refused request from %s uid %u: not a JSON object (%s)",
+		       t->peer, uid, req ? "wrong type" : json_tokener_error_desc(jerr));
+		out = error_reply("proto", "request is not a JSON object");
+		goto reply;
+	}
+	op = hm_json_str(req, "op");
+	if (strncmp(op, "agent_", 6) == 0 || t->ses.agent) {
+		json_object_put(req);
+		agent_frame(s, t, uid, text);
+		free(text);
+		return;
+	}
+	if (strcmp(op, "register") == 0)
+		out = op_register(&r, req, &park);
+	else if (strcmp(op, "report") == 0)
+		out = op_report(&r, req);
+	else if (strcmp(op, "status") == 0)
+		out = op_status(&r);
+	else if (strcmp(op, "jobs") == 0)
+		out = op_jobs(&r);
+	else if (strcmp(op, "racks") == 0)
+		out = op_racks(&r);
+	else if (strcmp(op, "nodes") == 0)
+		out = op_nodes(&r);
+	else if (strcmp(op, "job") == 0)
+		out = op_job(&r, req);
+	else
+		out = error_reply("proto",
+				  "unknown op '%.40s' (accepted: register, report, status, jobs, "
+				  "racks, nodes, job, agent_hello)",
+				  op);
+	if (park) {
+		json_object_put(req);
+		t->park = true;
+		t->data = text; /* kept, authenticated, for the second look */
+		t->uid = uid;
+		t->gid = gid;
+		return;
+	}
+	bind_reply(out, req);
+reply:
+	t->refused = !hm_json_bool(out, "ok");
+	emit_obj(t, out, uid);
+	t->close_after = true; /* one request per connection */
+	json_object_put(req);
+	free(text);
+}
+
+void hm_srv_run_task(hm_server_t *s, hm_srv_task_t *t)
+{
+	char *text = NULL, *data = t->data;
+	uint32_t uid = 0, gid = 0;
+	hm_err_t e = {0};
+
+	t->data = NULL;
+	switch (t->kind) {
+	case HM_TASK_PUSH:
+		emit_assign(s, t, 0);
+		break;
+	case HM_TASK_DECODED:
+		handle(s, t, t->uid, t->gid, data);
+		break;
+	case HM_TASK_REFUSE:
+		t->refused = true;
+		t->close_after = true;
+		if (t->ses.agent)
+			agent_error(t, t->ses.agent_uid, 0, "proto", "%s", data ? data : "refused");
+		else
+			emit_obj(t, error_reply("proto", "%s", data ? data : "refused"),
+				 HM_PROTO_UID_ANY);
+		free(data);
+		break;
+	case HM_TASK_FRAME:
+		/* Authentication before anything else, and before any wait. */
+		if (hm_proto_unseal(data, &text, &uid, &gid, &e) != HM_OK) {
+			hm_log(HM_LOG_INFO, "refused request from %s: %s", t->peer, e.msg);
+			t->refused = true;
+			if (t->ses.agent)
+				agent_error(t, t->ses.agent_uid, 0, "auth", "%s", e.msg);
+			else
+				emit_obj(t, error_reply(e.rc == HM_ERR_AUTH ? "auth" : "proto", "%s",
+							e.msg),
+					 HM_PROTO_UID_ANY);
+			t->close_after = true;
+		} else {
+			handle(s, t, uid, gid, text);
+		}
+		free(data);
+		break;
+	}
+}
