@@ -4,6 +4,7 @@
  * nesting of each message are written out below.
  */
 #include "hm_agent_wire.h"
+#include "hm_classes.h"
 
 #include <json-c/json.h>
 #include <math.h>
@@ -61,7 +62,7 @@ static const field_t sched_fields[] = {
     {"shift_us", T_I64, FO(hm_aw_sched_t, shift_us), 0, US_MAX, F_REQ, NULL},
     {"origin_us", T_I64, FO(hm_aw_sched_t, origin_us), 0, TIME_US_MAX, F_REQ, NULL},
     {"guard_us", T_I64, FO(hm_aw_sched_t, guard_us), 0, US_MAX, F_REQ, NULL},
-    {"prio", T_INT, FO(hm_aw_sched_t, prio), 0, 7, F_REQ, NULL},
+    {"prio", T_INT, FO(hm_aw_sched_t, prio), 0, HM_PRIO_MAX, F_REQ, NULL},
 };
 
 static const field_t job_assign_fields[] = {

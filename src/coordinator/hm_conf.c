@@ -15,6 +15,7 @@
 #include "hm_policy_names.h"
 #include "hm_spec.h"
 #include "hm_topo.h"
+#include "hm_classes.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -227,12 +228,12 @@ static hm_rc_t set_key(hm_conf_t *c, conf_key_t k, const char *val, hm_err_t *er
 					val);
 		break;
 	case K_PRIO_LEVELS:
-		rc = hm_parse_long(val, 1, 64, &l, key, err);
+		rc = hm_parse_long(val, 1, HM_PRIO_LEVELS_MAX, &l, key, err);
 		if (rc == HM_OK)
 			c->prio_levels = (int)l;
 		break;
 	case K_RESERVED_LEVELS:
-		rc = hm_parse_long(val, 0, 63, &l, key, err);
+		rc = hm_parse_long(val, 0, HM_PRIO_LEVELS_MAX - 1, &l, key, err);
 		if (rc == HM_OK)
 			c->reserved_levels = (int)l;
 		break;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "hm_clock.h"
@@ -234,6 +235,13 @@ void hm_coord_derive(hm_coord_t *c, hm_cjob_t *j)
 	}
 	if (hm_spec_mode_check(j->mode, &e) != HM_OK) {
 		snprintf(j->reason, sizeof(j->reason), "bad mode %s", j->mode);
+		goto out;
+	}
+	/* One policy schedules all jobs that share links; submission refuses another
+	   one where harmonics.conf is readable, this catches the rest. */
+	if (strcmp(j->mode, "auto") != 0 && strcasecmp(j->mode, c->conf.policy) != 0) {
+		snprintf(j->reason, sizeof(j->reason), "asked for %.20s, the cluster runs %.20s",
+			 j->mode, c->conf.policy);
 		goto out;
 	}
 	if (job_profile(c, j, &prof, &e) != HM_OK) {

@@ -9,6 +9,7 @@
 #include "hm_pace.h"
 #include "hm_pace_env.h"
 #include "hm_parse.h"
+#include "hm_classes.h"
 
 #define MAX_US        INT64_C(4611686018427387903) /* 2^62: keeps slot arithmetic overflow-free */
 #define MAX_PERIOD_US INT64_C(3600000000)          /* one hour */
@@ -137,7 +138,7 @@ static hm_rc_t set_key(pace_assign_t *a, size_t k, const char *val, hm_err_t *er
 		rc = set_us(val, 0, MAX_PERIOD_US, &s->guard_us, name, err);
 		break;
 	case K_PRIO:
-		rc = hm_parse_long(val, 0, 7, &v, name, err);
+		rc = hm_parse_long(val, 0, HM_PRIO_MAX, &v, name, err);
 		if (rc == HM_OK)
 			s->prio = (int)v;
 		break;

@@ -179,7 +179,7 @@ static int parse_args(int argc, char **argv, sim_args_t *a, hm_err_t *err)
 			rc = hm_parse_duration_s(optarg, 0.001, 1e5, &a->pcfg.budget_s, "--budget", err);
 			break;
 		case OPT_PRIO:
-			rc = hm_parse_long(optarg, 1, 64, &l, "--prio-levels", err);
+			rc = hm_parse_long(optarg, 1, HM_PRIO_LEVELS_MAX, &l, "--prio-levels", err);
 			a->pcfg.prio_levels = (int)l;
 			break;
 		case OPT_THREADS:

@@ -1,6 +1,7 @@
 # core: errors, strict parsing of numbers/durations/sizes, Slurm hostlists.
 noinst_LTLIBRARIES += src/libharmonics/core/libhmcore.la
 src_libharmonics_core_libhmcore_la_SOURCES = \
+	src/libharmonics/core/hm_classes.h \
 	src/libharmonics/core/hm_clock.h \
 	src/libharmonics/core/hm_error.c \
 	src/libharmonics/core/hm_error.h \

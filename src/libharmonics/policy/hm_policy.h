@@ -21,8 +21,9 @@
 #include "hm_error.h"
 #include "hm_job.h"
 #include "hm_topo.h"
+#include "hm_classes.h"
 
-#define HM_DEFAULT_PRIO_LEVELS 8
+#define HM_DEFAULT_PRIO_LEVELS HM_PRIO_LEVELS_MAX
 
 typedef struct {
 	double shift_s;	 /* slot offset within period_s, or one-time delay when period_s == 0 */
