@@ -25,6 +25,7 @@
 
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
+#include "src/common/gres.h"
 #include "src/common/list.h"
 #include "src/common/log.h"
 #include "src/common/read_config.h"
@@ -49,6 +50,8 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 #define LOG_PREFIX        "sched/harmonics: "
 #define NO_BACKFILL_PARAM "harmonics_no_backfill"
 #define TICK_MS           1000
+/* Nodes of a job whose GPU allocation is read (the per-node model takes the most). */
+#define HM_MAX_HOSTS_PER_JOB_SCAN 1024
 
 /* A running job as copied under the read lock. */
 typedef struct {
@@ -183,6 +186,10 @@ static hm_rc_t topo_from_switches(const hm_topo_opts_t *opts, bool take_lock, hm
 			xstrfmtcat(text, " Nodes=%s", sw->nodes);
 		else if (sw->level > 0 && sw->switches && sw->switches[0])
 			xstrfmtcat(text, " Switches=%s", sw->switches);
+		/* topology/tree stores 1 when topology.conf gives no LinkSpeed: only a
+		   larger value is the admin's (bare numbers are Gbit/s, docs/topology.md). */
+		if (sw->link_speed > 1)
+			xstrfmtcat(text, " LinkSpeed=%u", sw->link_speed);
 		xstrcat(text, "\n");
 	}
 	if (take_lock)
@@ -243,6 +250,36 @@ static hm_rc_t load_config(const char *state_dir, bool take_lock, hm_conf_t *con
 }
 
 /* --- job mirror ------------------------------------------------------ */
+
+/*
+ * GPUs per node the job was given (its GRES allocation, summed over GPU types;
+ * the largest node's count), or -1 when it has no GPU allocation record.
+ */
+static int alloc_gpus_per_node(job_record_t *job)
+{
+	ListIterator it;
+	gres_state_t *gs;
+	uint64_t per_node[HM_MAX_HOSTS_PER_JOB_SCAN] = {0}, most = 0;
+	bool any = false;
+
+	if (!job->gres_list_alloc)
+		return -1;
+	it = list_iterator_create(job->gres_list_alloc);
+	while ((gs = list_next(it))) {
+		gres_job_state_t *gj = gs->gres_data;
+
+		if (!gs->gres_name || strcmp(gs->gres_name, "gpu") != 0 || !gj ||
+		    !gj->gres_cnt_node_alloc)
+			continue;
+		any = true;
+		for (uint32_t n = 0; n < gj->node_cnt && n < HM_MAX_HOSTS_PER_JOB_SCAN; n++)
+			per_node[n] += gj->gres_cnt_node_alloc[n];
+	}
+	list_iterator_destroy(it);
+	for (int n = 0; n < HM_MAX_HOSTS_PER_JOB_SCAN; n++)
+		most = per_node[n] > most ? per_node[n] : most;
+	return any ? (int)(most < 1024 ? most : 1024) : -1;
+}
 
 /* GPUs per node from tres_per_node ("gres:gpu:4", "gres/gpu:a100:2"); 0 = all. */
 static int gpus_per_node(const char *tres)
@@ -314,7 +351,10 @@ static int snapshot(snap_job_t **out, bool all_jobs)
 		s[n].profile = dup_or_null(hm_plugin_env_get(
 		    job->spank_job_env, job->spank_job_env_size, HM_SPANK_ENV_PROFILE));
 		s[n].comment = dup_or_null(job->admin_comment);
-		s[n].gpus_per_node = gpus_per_node(job->tres_per_node);
+		/* What it was given, else what it asked for, else every GPU of its hosts. */
+		s[n].gpus_per_node = alloc_gpus_per_node(job);
+		if (s[n].gpus_per_node <= 0)
+			s[n].gpus_per_node = gpus_per_node(job->tres_per_node);
 		s[n].start = job->start_time;
 		n++;
 	}
