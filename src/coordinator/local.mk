@@ -83,6 +83,7 @@ check_PROGRAMS += \
 	tests/unit/test_proto \
 	tests/unit/test_coord \
 	tests/unit/test_coord_sync \
+	tests/unit/test_coord_nodes \
 	tests/unit/test_server
 TESTS += \
 	tests/unit/test_assign \
@@ -90,6 +91,7 @@ TESTS += \
 	tests/unit/test_proto \
 	tests/unit/test_coord \
 	tests/unit/test_coord_sync \
+	tests/unit/test_coord_nodes \
 	tests/unit/test_server
 tests_unit_test_assign_SOURCES = tests/unit/test_assign.c
 tests_unit_test_assign_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
@@ -107,6 +109,10 @@ tests_unit_test_coord_SOURCES = tests/unit/test_coord.c tests/unit/coord_fixture
 tests_unit_test_coord_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
 tests_unit_test_coord_CFLAGS = $(COORD_TEST_CFLAGS)
 tests_unit_test_coord_LDADD = $(COORD_TEST_LDADD)
+tests_unit_test_coord_nodes_SOURCES = tests/unit/test_coord_nodes.c tests/unit/coord_fixture.h
+tests_unit_test_coord_nodes_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
+tests_unit_test_coord_nodes_CFLAGS = $(COORD_TEST_CFLAGS)
+tests_unit_test_coord_nodes_LDADD = $(COORD_TEST_LDADD)
 tests_unit_test_coord_sync_SOURCES = tests/unit/test_coord_sync.c tests/unit/coord_fixture.h
 tests_unit_test_coord_sync_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
 tests_unit_test_coord_sync_CFLAGS = $(COORD_TEST_CFLAGS)
