@@ -84,7 +84,8 @@ check_PROGRAMS += \
 	tests/unit/test_coord \
 	tests/unit/test_coord_sync \
 	tests/unit/test_coord_nodes \
-	tests/unit/test_server
+	tests/unit/test_server \
+	tests/unit/test_server_agent
 TESTS += \
 	tests/unit/test_assign \
 	tests/unit/test_conf \
@@ -92,7 +93,8 @@ TESTS += \
 	tests/unit/test_coord \
 	tests/unit/test_coord_sync \
 	tests/unit/test_coord_nodes \
-	tests/unit/test_server
+	tests/unit/test_server \
+	tests/unit/test_server_agent
 tests_unit_test_assign_SOURCES = tests/unit/test_assign.c
 tests_unit_test_assign_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
 tests_unit_test_assign_CFLAGS = $(COORD_TEST_CFLAGS)
@@ -109,6 +111,11 @@ tests_unit_test_coord_SOURCES = tests/unit/test_coord.c tests/unit/coord_fixture
 tests_unit_test_coord_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
 tests_unit_test_coord_CFLAGS = $(COORD_TEST_CFLAGS)
 tests_unit_test_coord_LDADD = $(COORD_TEST_LDADD)
+tests_unit_test_server_agent_SOURCES = tests/unit/test_server_agent.c tests/unit/coord_fixture.h \
+	tests/unit/munge_fixture.h
+tests_unit_test_server_agent_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
+tests_unit_test_server_agent_CFLAGS = $(COORD_TEST_CFLAGS)
+tests_unit_test_server_agent_LDADD = $(COORD_TEST_LDADD)
 tests_unit_test_coord_nodes_SOURCES = tests/unit/test_coord_nodes.c tests/unit/coord_fixture.h
 tests_unit_test_coord_nodes_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
 tests_unit_test_coord_nodes_CFLAGS = $(COORD_TEST_CFLAGS)

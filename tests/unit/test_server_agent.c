@@ -1,0 +1,366 @@
+/*
+ * The coordinator's server with node agents (contract B) and under slow or
+ * hostile clients: a real server on 127.0.0.1, real munge, agent frames made
+ * with the agent's own codec. Hello -> welcome + assign, beats -> assign, a
+ * push when a decision changes, a replayed seq, an unknown node, an agent of a
+ * foreign uid (a forked child as nobody); a silent client and a parked register
+ * delay nobody.
+ */
+#include <arpa/inet.h>
+#include <json-c/json.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "coord_fixture.h"
+#include "hm_agent_wire.h"
+#include "hm_client.h"
+#include "hm_clock.h"
+#include "hm_coord_nodes.h"
+#include "hm_json.h"
+#include "hm_server.h"
+#include "munge_fixture.h"
+
+#define NOBODY 65534
+#define OWNER  1000
+
+static hm_coord_t *coord;
+static hm_server_t *srv;
+static int port;
+static int shift_ms; /* job 100's shift in the policy below */
+
+static hm_rc_t shift_decide(void *st, hm_sched_ctx_t *ctx, hm_err_t *err)
+{
+	for (int k = 0; k < ctx->njobs; k++) {
+		hm_decision_t *d = &ctx->jobs[k].dec;
+
+		*d = (hm_decision_t){.period_s = 0.4, .origin_s = 1000.0, .guard_s = 0.002};
+		if (ctx->jobs[k].id == 100)
+			d->shift_s = shift_ms / 1000.0;
+	}
+	return HM_OK;
+}
+
+static const hm_policy_ops_t shift_policy = {
+    .name = "script", .decide = shift_decide, .uses_epochs = true};
+
+static void decide_now(void)
+{
+	hm_err_t err = {0};
+	bool changed;
+
+	assert_int_equal(hm_coord_decide(coord, hm_real_s(), &changed, &err), HM_OK);
+}
+
+static int setup(void **state)
+{
+	hm_conf_t conf;
+	hm_err_t err = {0};
+	hm_coord_job_info_t j = {.job_id = 100, .uid = OWNER, .nodes = "n[1-2]", .mode = "auto",
+				 .profile = "iter=250ms,comm=40%,bytes=1.2GB"};
+	bool changed;
+
+	if (getuid() != 0) {
+		fprintf(stderr, "SKIP: test_server_agent needs root (it drops to uid %d)\n", NOBODY);
+		return 0;
+	}
+	if (!munge_up())
+		return 0;
+	fixture_conf(&conf);
+	snprintf(conf.listen_addr, sizeof(conf.listen_addr), "127.0.0.1");
+	conf.listen_port = 0;
+	conf.conn_timeout_ms = 2000;
+	conf.heartbeat_ms = 1000;
+	conf.agent_valid_ms = 3000;
+	conf.update_lead_ms = 1500;
+	if (hm_coord_create(&conf, fixture_topo(), &coord, &err) != HM_OK ||
+	    hm_coord_set_policy_ops(coord, &shift_policy, &err) != HM_OK ||
+	    hm_coord_job_upsert(coord, &j, &err) != HM_OK ||
+	    hm_coord_decide(coord, hm_real_s(), &changed, &err) != HM_OK ||
+	    hm_server_start(coord, &conf, 64030, &srv, &err) != HM_OK) {
+		fprintf(stderr, "setup: %s\n", err.msg);
+		return -1;
+	}
+	port = hm_server_port(srv);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	hm_server_stop(srv);
+	hm_coord_destroy(coord);
+	return 0;
+}
+
+#define NEED_SERVER()                                                                              \
+	do {                                                                                       \
+		if (!srv)                                                                          \
+			skip();                                                                    \
+	} while (0)
+
+static int dial(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* Seal and send one agent message (any uid may read it: as the agent does). */
+static void send_msg(int fd, const hm_aw_msg_t *m)
+{
+	char *json = NULL, *cred = NULL;
+	hm_err_t err = {0};
+
+	assert_int_equal(hm_aw_encode(m, &json, &err), HM_OK);
+	assert_int_equal(hm_proto_seal(json, HM_PROTO_UID_ANY, &cred, &err), HM_OK);
+	assert_int_equal(hm_proto_send(fd, cred, strlen(cred), hm_mono_ms() + 2000, &err), HM_OK);
+	free(json);
+	free(cred);
+}
+
+/* Receive one message within timeout_ms: HM_OK with *m decoded, else the error. */
+static hm_rc_t recv_msg(int fd, int timeout_ms, hm_aw_msg_t *m, uint32_t *sender)
+{
+	char *frame = NULL, *json = NULL;
+	size_t len;
+	uint32_t gid;
+	hm_err_t err = {0};
+	hm_rc_t rc;
+
+	memset(m, 0, sizeof(*m));
+	rc = hm_proto_recv(fd, 65536, hm_mono_ms() + timeout_ms, &frame, &len, &err);
+	if (rc == HM_OK && (rc = hm_proto_unseal(frame, &json, sender, &gid, &err)) == HM_OK)
+		rc = hm_aw_decode(json, strlen(json), m, &err);
+	free(frame);
+	free(json);
+	return rc;
+}
+
+static void hello(hm_aw_msg_t *m, const char *node, int64_t seq)
+{
+	memset(m, 0, sizeof(*m));
+	m->op = HM_AW_HELLO;
+	m->seq = seq;
+	snprintf(m->node, sizeof(m->node), "%s", node);
+	snprintf(m->agent_version, sizeof(m->agent_version), "test");
+	assert_int_equal(hm_aw_alloc_nodes(m, 1, NULL), HM_OK);
+	snprintf(m->nodes[0].node, sizeof(m->nodes[0].node), "%s", node);
+}
+
+static const hm_aw_job_assign_t *find_job(const hm_aw_msg_t *m, long id)
+{
+	for (int i = 0; m->nassign == 1 && i < m->assign[0].njobs; i++)
+		if (m->assign[0].jobs[i].job_id == id)
+			return &m->assign[0].jobs[i];
+	return NULL;
+}
+
+/* Welcome, assign for hello; assign for each beat; a push when job 100 changes. */
+static void test_session(void **state)
+{
+	hm_aw_msg_t m, r;
+	hm_coord_job_view_t v;
+	const hm_aw_job_assign_t *e;
+	uint32_t sender;
+	int fd;
+
+	NEED_SERVER();
+	fd = dial();
+	hello(&m, "n1", 1);
+	send_msg(fd, &m);
+	hm_aw_msg_free(&m);
+	assert_int_equal(recv_msg(fd, 3000, &r, &sender), HM_OK);
+	assert_int_equal(r.op, HM_AW_WELCOME);
+	assert_true(r.ok);
+	assert_int_equal(r.re, 1);
+	assert_int_equal(r.heartbeat_ms, 1000);
+	assert_int_equal(r.valid_ms, 3000);
+	assert_int_equal(sender, 0);
+	hm_aw_msg_free(&r);
+	assert_int_equal(recv_msg(fd, 3000, &r, &sender), HM_OK);
+	assert_int_equal(r.op, HM_AW_ASSIGN);
+	assert_int_equal(r.re, 1);
+	assert_string_equal(r.assign[0].node, "n1");
+	assert_non_null(e = find_job(&r, 100));
+	assert_int_equal(e->uid, OWNER);
+	assert_true(e->scheduled);
+	assert_int_equal(e->cur.period_us, 400000);
+	hm_aw_msg_free(&r);
+
+	/* A beat: the job's applied epoch and steps reach the engine. */
+	memset(&m, 0, sizeof(m));
+	m.op = HM_AW_BEAT;
+	m.seq = 2;
+	assert_int_equal(hm_aw_alloc_nodes(&m, 1, NULL), HM_OK);
+	snprintf(m.nodes[0].node, sizeof(m.nodes[0].node), "n1");
+	m.nodes[0].njobs = 1;
+	m.nodes[0].jobs[0] = (hm_aw_job_state_t){.job_id = 100, .steps = 1, .ranks = 2,
+						 .applied_epoch = 1};
+	send_msg(fd, &m);
+	assert_int_equal(recv_msg(fd, 3000, &r, &sender), HM_OK);
+	assert_int_equal(r.op, HM_AW_ASSIGN);
+	assert_int_equal(r.re, 2);
+	hm_aw_msg_free(&r);
+	assert_int_equal(hm_coord_job(coord, 100, &v), HM_OK);
+	assert_int_equal(v.applied_epoch, 1);
+	assert_int_equal(v.steps, 1);
+
+	/* A decision that changes job 100 is pushed (re 0) with its switch time. */
+	shift_ms = 100;
+	{
+		hm_coord_job_info_t j = {.job_id = 103, .uid = 1, .nodes = "n8", .mode = "auto",
+					 .profile = "resnet50"};
+		hm_err_t err = {0};
+
+		assert_int_equal(hm_coord_job_upsert(coord, &j, &err), HM_OK); /* an arrival */
+	}
+	decide_now();
+	assert_int_equal(recv_msg(fd, 3000, &r, &sender), HM_OK);
+	assert_int_equal(r.op, HM_AW_ASSIGN);
+	assert_int_equal(r.re, 0);
+	assert_non_null(e = find_job(&r, 100));
+	assert_true(e->has_next);
+	assert_int_equal(e->next.shift_us, 100000);
+	assert_true(e->next_effective_us >= hm_clock_us(CLOCK_REALTIME) + 1000000);
+	hm_aw_msg_free(&r);
+
+	/* The same seq again (a replay, or a reordered frame): error, then closed. */
+	send_msg(fd, &m);
+	hm_aw_msg_free(&m);
+	assert_int_equal(recv_msg(fd, 3000, &r, &sender), HM_OK);
+	assert_int_equal(r.op, HM_AW_ERROR);
+	assert_string_equal(r.code, "proto");
+	assert_non_null(strstr(r.error, "seq 2"));
+	hm_aw_msg_free(&r);
+	assert_int_equal(recv_msg(fd, 3000, &r, &sender), HM_ERR_IO);
+	close(fd);
+	/* The node is known lost once its only connection closed. */
+	for (int i = 0; i < 50; i++) {
+		hm_coord_node_view_t *nv = NULL;
+		int n = 0;
+		bool lost;
+
+		assert_int_equal(hm_coord_nodes(coord, &nv, &n), HM_OK);
+		lost = strcmp(nv[0].state, "lost") == 0;
+		free(nv);
+		if (lost)
+			return;
+		usleep(20000);
+	}
+	fail_msg("node n1 not marked lost after its connection closed");
+}
+
+static void test_unknown_node(void **state)
+{
+	hm_aw_msg_t m, r;
+	uint32_t sender;
+	int fd;
+
+	NEED_SERVER();
+	fd = dial();
+	hello(&m, "n99", 1);
+	send_msg(fd, &m);
+	hm_aw_msg_free(&m);
+	assert_int_equal(recv_msg(fd, 3000, &r, &sender), HM_OK);
+	assert_int_equal(r.op, HM_AW_WELCOME);
+	assert_false(r.ok);
+	assert_string_equal(r.code, "node");
+	assert_non_null(strstr(r.error, "n99"));
+	hm_aw_msg_free(&r);
+	assert_int_equal(recv_msg(fd, 3000, &r, &sender), HM_ERR_IO);
+	close(fd);
+}
+
+/* An agent must be root or SlurmUser: a hello sealed by nobody is refused. */
+static void test_foreign_agent(void **state)
+{
+	pid_t pid;
+	int st = 0;
+
+	NEED_SERVER();
+	pid = fork();
+	if (pid == 0) {
+		hm_aw_msg_t m, r;
+		uint32_t sender;
+		int fd;
+
+		if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+			_exit(3);
+		fd = dial();
+		hello(&m, "n2", 1);
+		send_msg(fd, &m);
+		if (recv_msg(fd, 3000, &r, &sender) != HM_OK)
+			_exit(4);
+		_exit(r.op == HM_AW_ERROR && strcmp(r.code, "auth") == 0 ? 0 : 5);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/*
+ * A silent client and a register for a job not known yet (parked for
+ * ConnectionTimeout / 2 = 1 s) hold nobody: a status request is answered
+ * meanwhile, and the parked register is answered when its wait ends.
+ */
+static void test_nobody_waits(void **state)
+{
+	char nonce[HM_ASSIGN_NONCE_LEN + 1];
+	char *req = hm_assign_request(999, 0, "n3", nonce), *cred = NULL, *reply = NULL;
+	char *frame = NULL, *json = NULL;
+	struct pollfd p;
+	hm_err_t err = {0};
+	uint32_t uid, gid;
+	size_t len;
+	int silent = dial(), reg = dial();
+	json_object *o;
+
+	NEED_SERVER();
+	assert_int_equal(hm_proto_seal(req, HM_PROTO_UID_ANY, &cred, &err), HM_OK);
+	assert_int_equal(hm_proto_send(reg, cred, strlen(cred), hm_mono_ms() + 2000, &err), HM_OK);
+	assert_int_equal(hm_client_call("127.0.0.1", port, "{\"op\":\"status\"}", 3000, &reply,
+					&err),
+			 HM_OK);
+	assert_non_null(strstr(reply, "\"ok\":true"));
+	/* The register is still parked: nothing to read on its connection yet. */
+	p = (struct pollfd){.fd = reg, .events = POLLIN};
+	assert_int_equal(poll(&p, 1, 0), 0);
+	/* ... and answered once its wait is over: the job is not known. */
+	assert_int_equal(hm_proto_recv(reg, 65536, hm_mono_ms() + 3000, &frame, &len, &err), HM_OK);
+	assert_int_equal(hm_proto_unseal(frame, &json, &uid, &gid, &err), HM_OK);
+	o = json_tokener_parse(json);
+	assert_false(hm_json_bool(o, "ok"));
+	assert_string_equal(hm_json_str(o, "code"), "notfound");
+	assert_string_equal(hm_json_str(o, "nonce"), nonce); /* bound to its request */
+	json_object_put(o);
+	free(req);
+	free(cred);
+	free(reply);
+	free(frame);
+	free(json);
+	close(reg);
+	close(silent);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_session),
+	    cmocka_unit_test(test_unknown_node),
+	    cmocka_unit_test(test_foreign_agent),
+	    cmocka_unit_test(test_nobody_waits),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
