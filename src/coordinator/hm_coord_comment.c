@@ -2,18 +2,24 @@
  * AdminComment: one compact entry per decision change, appended, bounded.
  *   harmonics:e<epoch>@<UTC time> p=<policy> shift=<ms>ms/<period ms>ms prio=<n>[ path=<n>];
  *   harmonics:e<epoch>@<UTC time> p=<policy> delay=<ms>ms prio=<n>;   (one-time delay)
+ *   harmonics:e<epoch>@<UTC time> p=<policy> free prio=<n>;            (no slot, a class)
  *   harmonics:e<epoch>@<UTC time> off=<reason>;                        (unscheduled)
+ *   harmonics:a<epoch>@<UTC time>;   the job's steps run epoch <epoch> (oldest on any node)
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "hm_clock.h"
 #include "hm_coord_int.h"
 #include "hm_log.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #define ENTRY_TAG   "harmonics:e"
+#define APPLIED_TAG "harmonics:a"
+#define ANY_TAG     "harmonics:"
 #define ENTRY_MAX   256
 #define MAX_ENTRIES 256
 
@@ -45,10 +51,34 @@ void hm_coord_admin_entry(const hm_assignment_t *a, char *buf, size_t len)
 			snprintf(path, sizeof(path), " path=%d", a->path);
 		snprintf(buf, len, ENTRY_TAG "%lu@%s p=%s shift=%.6gms/%.6gms prio=%d%s;", a->epoch,
 			 when, a->policy, a->shift_us / 1e3, a->period_us / 1e3, a->prio, path);
-	} else {
+	} else if (a->shift_us > 0) {
 		snprintf(buf, len, ENTRY_TAG "%lu@%s p=%s delay=%.6gms prio=%d;", a->epoch, when,
 			 a->policy, a->shift_us / 1e3, a->prio);
+	} else {
+		snprintf(buf, len, ENTRY_TAG "%lu@%s p=%s free prio=%d;", a->epoch, when, a->policy,
+			 a->prio);
 	}
+}
+
+/* "harmonics:a<epoch>@<UTC time>;": what the steps run, as their agents report. */
+static void applied_entry(long epoch, double now_s, char *buf, size_t len)
+{
+	char when[32] = "?";
+	time_t t = (time_t)now_s;
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(buf, len, APPLIED_TAG "%ld@%s;", epoch, when);
+}
+
+/* Epoch of an applied entry ("harmonics:a7@..."), -1 when unreadable. */
+static long applied_epoch_of(const char *e)
+{
+	char *end = NULL;
+	long v = strtol(e + strlen(APPLIED_TAG), &end, 10);
+
+	return end && *end == '@' && v >= 0 ? v : -1;
 }
 
 /* The part of an entry after its timestamp ("p=... prio=2;"): what identifies a decision. */
@@ -72,13 +102,14 @@ typedef struct {
 bool hm_coord_admin_comment(hm_coord_t *c, uint32_t job_id, const char *current, char *buf,
 			    size_t len)
 {
-	char entry[ENTRY_MAX], foreign[4096];
+	char adds[2][ENTRY_MAX], foreign[4096];
 	span_t ents[MAX_ENTRIES];
-	int nents = 0, first;
-	size_t flen = 0, limit, total, elen, blen_new, blen_old;
+	int nents = 0, nadds = 0, first, last_e = -1, last_a = -1;
+	size_t flen = 0, limit, total, alen = 0, blen_new, blen_old;
 	const char *p, *body_new, *body_old;
+	long applied = -1;
+	hm_coord_job_view_t v;
 	hm_cjob_t *j;
-	bool ok = false;
 
 	if (!current)
 		current = "";
@@ -88,9 +119,11 @@ bool hm_coord_admin_comment(hm_coord_t *c, uint32_t job_id, const char *current,
 		pthread_mutex_unlock(&c->mu);
 		return false; /* nothing decided, or the job did not ask */
 	}
-	hm_coord_admin_entry(&j->a, entry, sizeof(entry));
+	hm_coord_admin_entry(&j->a, adds[0], sizeof(adds[0]));
 	limit = c->conf.admin_comment_max_bytes;
 	pthread_mutex_unlock(&c->mu);
+	if (hm_coord_job(c, job_id, &v) == HM_OK)
+		applied = v.applied_epoch;
 	if (len == 0)
 		return false;
 	if (limit > len - 1)
@@ -98,7 +131,7 @@ bool hm_coord_admin_comment(hm_coord_t *c, uint32_t job_id, const char *current,
 
 	/* Split current into text of others and our entries (oldest first). */
 	for (p = current; *p;) {
-		const char *tag = strstr(p, ENTRY_TAG), *end;
+		const char *tag = strstr(p, ANY_TAG), *end;
 		size_t n = tag ? (size_t)(tag - p) : strlen(p);
 
 		if (flen + n >= sizeof(foreign))
@@ -117,23 +150,37 @@ bool hm_coord_admin_comment(hm_coord_t *c, uint32_t job_id, const char *current,
 		p = end;
 	}
 	foreign[flen] = '\0';
-
-	elen = strlen(entry);
-	body_new = entry_body(entry, elen, &blen_new);
-	if (nents > 0) {
-		body_old = entry_body(ents[nents - 1].s, ents[nents - 1].len, &blen_old);
-		if (blen_old == blen_new && memcmp(body_old, body_new, blen_new) == 0)
-			return false; /* decision unchanged */
+	for (int k = 0; k < nents; k++) {
+		if (strncmp(ents[k].s, ENTRY_TAG, strlen(ENTRY_TAG)) == 0)
+			last_e = k;
+		else if (strncmp(ents[k].s, APPLIED_TAG, strlen(APPLIED_TAG)) == 0)
+			last_a = k;
 	}
-	if (flen + elen > limit) {
+
+	/* A changed decision, then a newly applied epoch: 0, 1 or 2 entries to add. */
+	body_new = entry_body(adds[0], strlen(adds[0]), &blen_new);
+	if (last_e >= 0) {
+		body_old = entry_body(ents[last_e].s, ents[last_e].len, &blen_old);
+		if (!(blen_old == blen_new && memcmp(body_old, body_new, blen_new) == 0))
+			nadds = 1;
+	} else {
+		nadds = 1;
+	}
+	if (applied >= 0 && (last_a < 0 || applied_epoch_of(ents[last_a].s) != applied))
+		applied_entry(applied, hm_real_s(), adds[nadds++], sizeof(adds[0]));
+	if (nadds == 0)
+		return false; /* nothing new */
+	for (int k = 0; k < nadds; k++)
+		alen += strlen(adds[k]);
+	if (flen + alen > limit) {
 		hm_log(HM_LOG_INFO,
 		       "job %u: AdminComment has %zu bytes of other text, no room for a "
 		       "%zu-byte entry within %zu bytes",
-		       job_id, flen, elen, limit);
+		       job_id, flen, alen, limit);
 		return false;
 	}
 	/* Drop the oldest entries until the rest fits. */
-	total = flen + elen;
+	total = flen + alen;
 	for (int k = 0; k < nents; k++)
 		total += ents[k].len;
 	for (first = 0; first < nents && total > limit; first++)
@@ -144,8 +191,12 @@ bool hm_coord_admin_comment(hm_coord_t *c, uint32_t job_id, const char *current,
 		memcpy(buf + total, ents[k].s, ents[k].len);
 		total += ents[k].len;
 	}
-	memcpy(buf + total, entry, elen);
-	buf[total + elen] = '\0';
-	ok = true;
-	return ok;
+	for (int k = 0; k < nadds; k++) {
+		size_t n = strlen(adds[k]);
+
+		memcpy(buf + total, adds[k], n);
+		total += n;
+	}
+	buf[total] = '\0';
+	return true;
 }
