@@ -4,11 +4,13 @@
 # It links the client side (hm_proto, hm_conf, munge, json-c), the node reader
 # (hwloc) and the pace report reader: never the engine, policies or simulator.
 
-# Contract B (docs/protocol.md): records <-> JSON. The coordinator's server links it too.
+# Contract B (docs/protocol.md): records <-> JSON through libhmclient's field
+# tables (hm_fields). The coordinator's server links it too.
 noinst_LTLIBRARIES += src/agent/libhmagentwire.la
 src_agent_libhmagentwire_la_SOURCES = \
 	src/agent/hm_agent_wire.c \
 	src/agent/hm_agent_wire.h
+src_agent_libhmagentwire_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
 src_agent_libhmagentwire_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 
 AGENT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/agent -I$(top_srcdir)/src/coordinator \

@@ -2,7 +2,8 @@
 # needs what (like libharmonics' libraries, they link none of ours):
 #   libhmclient  what talks to the coordinator: harmonics.conf, the wire protocol
 #                (json-c + munge), one request (client), logging, the mode and
-#                profile checks, the assignment on the wire. The SPANK plugin
+#                profile checks, the assignment on the wire, the field tables
+#                that drive every record's JSON (hm_fields). The SPANK plugin
 #                links it alone (with libhmjob, libhmcore): no policy, no engine.
 #   libhmstatus  the status views in JSON: the server writes them, harmonicsctl
 #                reads them.
@@ -19,6 +20,8 @@ src_coordinator_libhmclient_la_SOURCES = \
 	src/coordinator/hm_client.h \
 	src/coordinator/hm_conf.c \
 	src/coordinator/hm_conf.h \
+	src/coordinator/hm_fields.c \
+	src/coordinator/hm_fields.h \
 	src/coordinator/hm_json.c \
 	src/coordinator/hm_json.h \
 	src/coordinator/hm_log.c \
@@ -73,6 +76,7 @@ COORD_TEST_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
 COORD_TEST_LDADD = $(HMCOORD_LIBS) $(CMOCKA_LIBS)
 check_PROGRAMS += \
 	tests/unit/test_assign \
+	tests/unit/test_fields \
 	tests/unit/test_conf \
 	tests/unit/test_proto \
 	tests/unit/test_coord \
@@ -80,6 +84,7 @@ check_PROGRAMS += \
 	tests/unit/test_server
 TESTS += \
 	tests/unit/test_assign \
+	tests/unit/test_fields \
 	tests/unit/test_conf \
 	tests/unit/test_proto \
 	tests/unit/test_coord \
@@ -89,6 +94,10 @@ tests_unit_test_assign_SOURCES = tests/unit/test_assign.c
 tests_unit_test_assign_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
 tests_unit_test_assign_CFLAGS = $(COORD_TEST_CFLAGS)
 tests_unit_test_assign_LDADD = $(HMCLIENT_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_fields_SOURCES = tests/unit/test_fields.c
+tests_unit_test_fields_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
+tests_unit_test_fields_CFLAGS = $(COORD_TEST_CFLAGS)
+tests_unit_test_fields_LDADD = $(COORD_TEST_LDADD)
 tests_unit_test_conf_SOURCES = tests/unit/test_conf.c
 tests_unit_test_conf_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
 tests_unit_test_conf_CFLAGS = $(COORD_TEST_CFLAGS)
