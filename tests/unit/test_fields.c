@@ -8,6 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "hm_assign.h"
+#include "hm_coord_json.h"
 #include "hm_fields.h"
 
 typedef struct {
@@ -166,12 +168,95 @@ static void test_read(void **state)
 	assert_true(r.i64 == 0 && !r.has_in && !r.sp);
 }
 
+/* The assignment's wire form: keys in table order, reason only when unscheduled. */
+static void test_assignment_text(void **state)
+{
+	hm_assignment_t a = {.scheduled = true,
+			     .policy = "harmonics",
+			     .period_us = 400000,
+			     .shift_us = 100000,
+			     .origin_us = 1000000000,
+			     .guard_us = 2000,
+			     .prio = 1,
+			     .epoch = 7,
+			     .decided_us = 5,
+			     .valid_until_us = 6},
+			b;
+	json_object *o = hm_json_assignment(&a);
+
+	assert_string_equal(
+	    text(o), "{\"scheduled\":true,\"policy\":\"harmonics\",\"period_us\":400000,"
+		     "\"shift_us\":100000,\"origin_us\":1000000000,\"guard_us\":2000,"
+		     "\"prio\":1,\"path\":0,\"epoch\":7,\"decided_us\":5,\"valid_until_us\":6}");
+	hm_json_assignment_parse(o, &b);
+	json_object_put(o);
+	assert_memory_equal(&a, &b, sizeof(a));
+	a.scheduled = false;
+	snprintf(a.reason, sizeof(a.reason), "no profile");
+	o = hm_json_assignment(&a);
+	assert_non_null(
+	    strstr(text(o), "\"scheduled\":false,\"reason\":\"no profile\",\"policy\""));
+	json_object_put(o);
+}
+
+/* The views come back whole (static: padding is zero as the parsers' memset leaves it). */
+static void test_views_roundtrip(void **state)
+{
+	static hm_coord_job_view_t v = {.job_id = 4000000000u,
+					.uid = 1000,
+					.name = "train",
+					.nodes = "n[1-4]",
+					.mode = "auto",
+					.profile = "resnet50",
+					.gpus = 32,
+					.nracks = 2,
+					.start_s = 1700000000.5,
+					.registered_steps = 3,
+					.measured = true,
+					.a = {.scheduled = true, .period_us = 123456, .epoch = 5}},
+				   v2;
+	static hm_coord_stats_t s = {.policy = "fair",
+				     .epoch_s = 10,
+				     .epoch = 99,
+				     .njobs = 3,
+				     .requests = 1ul << 40,
+				     .started_s = 1.25},
+				s2;
+	static hm_coord_rack_view_t r = {.rack = 2, .name = "sw2", .nhosts = 8, .load = 0.5}, r2;
+	json_object *o;
+
+	o = hm_json_job_view(&v);
+	hm_json_job_view_parse(o, &v2);
+	json_object_put(o);
+	assert_memory_equal(&v, &v2, sizeof(v));
+	o = hm_json_stats(&s);
+	hm_json_stats_parse(o, &s2);
+	json_object_put(o);
+	assert_memory_equal(&s, &s2, sizeof(s));
+	o = hm_json_rack_view(&r);
+	hm_json_rack_view_parse(o, &r2);
+	json_object_put(o);
+	assert_memory_equal(&r, &r2, sizeof(r));
+}
+
+/* The exported tables are as long as their declared sizes (no zeroed entry). */
+static void test_exported_tables(void **state)
+{
+	for (size_t i = 0; i < HM_ASSIGNMENT_NFIELDS; i++)
+		assert_non_null(hm_assignment_fields[i].key);
+	for (size_t i = 0; i < HM_MEASURE_NFIELDS; i++)
+		assert_non_null(hm_measure_fields[i].key);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_encode),
 	    cmocka_unit_test(test_decode),
 	    cmocka_unit_test(test_read),
+	    cmocka_unit_test(test_assignment_text),
+	    cmocka_unit_test(test_views_roundtrip),
+	    cmocka_unit_test(test_exported_tables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
