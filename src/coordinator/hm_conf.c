@@ -16,8 +16,6 @@
 #include "hm_spec.h"
 #include "hm_topo.h"
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
 #define CONF_LINE_MAX 4096
 
 typedef enum {

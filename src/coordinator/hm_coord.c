@@ -14,8 +14,6 @@
 #include "hm_log.h"
 #include "hm_spec.h"
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
 /* harmonics.conf -> a policy's configuration: the one place that maps them. */
 static hm_rc_t policy_create(const hm_conf_t *conf, const hm_policy_ops_t *p, void **state,
 			     hm_err_t *err)
@@ -153,7 +151,9 @@ static hm_rc_t job_profile(hm_coord_t *c, hm_cjob_t *j, hm_profile_t *p, hm_err_
 	const char *spec = j->profile_spec[0] ? j->profile_spec : c->conf.default_profile;
 
 	if (*spec) {
-		snprintf(j->eff_profile, sizeof(j->eff_profile), "%s", spec);
+		/* Views show the spec cut to eff_profile's size; the parser reads it whole. */
+		if (snprintf(j->eff_profile, sizeof(j->eff_profile), "%s", spec) < 0)
+			j->eff_profile[0] = '\0';
 		return hm_spec_profile_parse(spec, p, err);
 	}
 	if (j->measured && j->meas.iter_s > 0 && j->meas.bytes > 0) {

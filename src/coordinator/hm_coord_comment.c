@@ -11,8 +11,6 @@
 #include "hm_coord_int.h"
 #include "hm_log.h"
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
 #define ENTRY_TAG   "harmonics:e"
 #define ENTRY_MAX   256
 #define MAX_ENTRIES 256

@@ -13,8 +13,6 @@
 #include "hm_fields.h"
 #include "hm_log.h"
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
 #define STATE_VERSION 1
 
 static const hm_field_t decision_fields[] = {
