@@ -7,13 +7,13 @@
 #include "hm_classes.h"
 
 #include <json-c/json.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hm_fields.h"
+
 #define ADD(o, k, v) json_object_object_add((o), (k), (v))
-#define NFIELDS(t)   (sizeof(t) / sizeof((t)[0]))
 #define US_MAX       3600000000.0          /* one hour, the runtime's bound of periods and shifts */
 #define TIME_US_MAX  4611686018427387904.0 /* 2^62 */
 #define COUNT_MAX    9007199254740992.0    /* 2^53: exact in every JSON reader */
@@ -30,262 +30,81 @@ const char *hm_aw_op_name(hm_aw_op_t op)
 
 /* ---- field tables ---------------------------------------------------------------- */
 
-typedef enum { T_I64, T_LONG, T_INT, T_U32, T_U64, T_DBL, T_STR, T_BOOL } ftype_t;
-
-enum {
-	F_REQ = 1,  /* required on decode */
-	F_NEG = 2,  /* optional: omitted when < 0 on encode, -1 when absent on decode */
-	F_NULL = 4, /* null when < 0 on encode; null or absent decodes to -1 */
-};
-
-typedef struct {
-	const char *key;
-	ftype_t type;
-	size_t off;
-	size_t size; /* T_STR: buffer size */
-	double min, max;
-	unsigned flags;
-	const char *charset; /* T_STR: accepted characters (NULL: printable ASCII) */
-} field_t;
-
 #define NAME_CHARS   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 #define POLICY_CHARS "abcdefghijklmnopqrstuvwxyz0123456789_-"
 #define DEV_CHARS    NAME_CHARS ":"
 
-#define FS(st, m) offsetof(st, m), sizeof(((st *)0)->m)
-#define FO(st, m) offsetof(st, m), 0
-
-static const field_t sched_fields[] = {
-    {"policy", T_STR, FS(hm_aw_sched_t, policy), 1, 0, F_REQ, POLICY_CHARS},
-    {"epoch", T_LONG, FO(hm_aw_sched_t, epoch), 0, HM_AW_EPOCH_MAX, F_REQ, NULL},
-    {"period_us", T_I64, FO(hm_aw_sched_t, period_us), 0, US_MAX, F_REQ, NULL},
-    {"shift_us", T_I64, FO(hm_aw_sched_t, shift_us), 0, US_MAX, F_REQ, NULL},
-    {"origin_us", T_I64, FO(hm_aw_sched_t, origin_us), 0, TIME_US_MAX, F_REQ, NULL},
-    {"guard_us", T_I64, FO(hm_aw_sched_t, guard_us), 0, US_MAX, F_REQ, NULL},
-    {"prio", T_INT, FO(hm_aw_sched_t, prio), 0, HM_PRIO_MAX, F_REQ, NULL},
+static const hm_field_t sched_fields[] = {
+    HM_FIELD_CHECKED(hm_aw_sched_t, policy, "policy", HM_F_STR, 1, 0, HM_F_REQ, POLICY_CHARS),
+    HM_FIELD_CHECKED(hm_aw_sched_t, epoch, "epoch", HM_F_LONG, 0, HM_AW_EPOCH_MAX, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_aw_sched_t, period_us, "period_us", HM_F_I64, 0, US_MAX, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_aw_sched_t, shift_us, "shift_us", HM_F_I64, 0, US_MAX, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_aw_sched_t, origin_us, "origin_us", HM_F_I64, 0, TIME_US_MAX, HM_F_REQ,
+		     NULL),
+    HM_FIELD_CHECKED(hm_aw_sched_t, guard_us, "guard_us", HM_F_I64, 0, US_MAX, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_aw_sched_t, prio, "prio", HM_F_INT, 0, HM_PRIO_MAX, HM_F_REQ, NULL),
 };
 
-static const field_t job_assign_fields[] = {
-    {"job_id", T_LONG, FO(hm_aw_job_assign_t, job_id), 1, HM_AW_JOB_ID_MAX, F_REQ, NULL},
-    {"uid", T_U32, FO(hm_aw_job_assign_t, uid), 0, 4294967294.0, F_REQ, NULL},
-    {"scheduled", T_BOOL, FO(hm_aw_job_assign_t, scheduled), 0, 1, F_REQ, NULL},
+static const hm_field_t job_assign_fields[] = {
+    HM_FIELD_CHECKED(hm_aw_job_assign_t, job_id, "job_id", HM_F_LONG, 1, HM_AW_JOB_ID_MAX, HM_F_REQ,
+		     NULL),
+    HM_FIELD_CHECKED(hm_aw_job_assign_t, uid, "uid", HM_F_U32, 0, 4294967294.0, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_aw_job_assign_t, scheduled, "scheduled", HM_F_BOOL, 0, 1, HM_F_REQ, NULL),
 };
 
-static const field_t next_fields[] = {
-    {"effective_us", T_I64, FO(hm_aw_job_assign_t, next_effective_us), 0, TIME_US_MAX, F_REQ, NULL},
+static const hm_field_t next_fields[] = {
+    HM_FIELD_CHECKED(hm_aw_job_assign_t, next_effective_us, "effective_us", HM_F_I64, 0,
+		     TIME_US_MAX, HM_F_REQ, NULL),
 };
 
-static const field_t job_state_fields[] = {
-    {"job_id", T_LONG, FO(hm_aw_job_state_t, job_id), 1, HM_AW_JOB_ID_MAX, F_REQ, NULL},
-    {"steps", T_INT, FO(hm_aw_job_state_t, steps), 0, 1e6, F_REQ, NULL},
-    {"ranks", T_INT, FO(hm_aw_job_state_t, ranks), 0, 1e6, F_REQ, NULL},
-    {"applied_epoch", T_LONG, FO(hm_aw_job_state_t, applied_epoch), 0, HM_AW_EPOCH_MAX, F_NULL,
-     NULL},
+static const hm_field_t job_state_fields[] = {
+    HM_FIELD_CHECKED(hm_aw_job_state_t, job_id, "job_id", HM_F_LONG, 1, HM_AW_JOB_ID_MAX, HM_F_REQ,
+		     NULL),
+    HM_FIELD_CHECKED(hm_aw_job_state_t, steps, "steps", HM_F_INT, 0, 1e6, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_aw_job_state_t, ranks, "ranks", HM_F_INT, 0, 1e6, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_aw_job_state_t, applied_epoch, "applied_epoch", HM_F_LONG, 0,
+		     HM_AW_EPOCH_MAX, HM_F_NULL, NULL),
 };
 
-static const field_t meas_fields[] = {
-    {"samples", T_U64, FO(hm_aw_meas_t, samples), 1, COUNT_MAX, F_REQ, NULL},
-    {"iter_us", T_DBL, FO(hm_aw_meas_t, iter_us), 0, 1e12, F_REQ, NULL},
-    {"iter_sd_us", T_DBL, FO(hm_aw_meas_t, iter_sd_us), 0, 1e12, F_REQ, NULL},
-    {"compute_us", T_DBL, FO(hm_aw_meas_t, compute_us), 0, 1e12, F_NEG, NULL},
-    {"burst_us", T_DBL, FO(hm_aw_meas_t, burst_us), 0, 1e12, F_NEG, NULL},
-    {"slot_misses", T_U64, FO(hm_aw_meas_t, slot_misses), 0, COUNT_MAX, F_REQ, NULL},
+static const hm_field_t meas_fields[] = {
+    HM_FIELD_CHECKED(hm_aw_meas_t, samples, "samples", HM_F_U64, 1, COUNT_MAX, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_aw_meas_t, iter_us, "iter_us", HM_F_DBL, 0, 1e12, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_aw_meas_t, iter_sd_us, "iter_sd_us", HM_F_DBL, 0, 1e12, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_aw_meas_t, compute_us, "compute_us", HM_F_DBL, 0, 1e12, HM_F_NEG, NULL),
+    HM_FIELD_CHECKED(hm_aw_meas_t, burst_us, "burst_us", HM_F_DBL, 0, 1e12, HM_F_NEG, NULL),
+    HM_FIELD_CHECKED(hm_aw_meas_t, slot_misses, "slot_misses", HM_F_U64, 0, COUNT_MAX, HM_F_REQ,
+		     NULL),
 };
 
-static const field_t nic_fields[] = {
-    {"name", T_STR, FS(hm_hwnic_t, name), 1, 0, F_REQ, DEV_CHARS},
-    {"pci", T_STR, FS(hm_hwnic_t, pci), 0, 0, F_REQ, DEV_CHARS},
-    {"numa", T_INT, FO(hm_hwnic_t, numa), -1, 65535, F_REQ, NULL},
-    {"speed_bps", T_I64, FO(hm_hwnic_t, speed_bps), 0, 1e15, F_REQ, NULL},
+static const hm_field_t nic_fields[] = {
+    HM_FIELD_CHECKED(hm_hwnic_t, name, "name", HM_F_STR, 1, 0, HM_F_REQ, DEV_CHARS),
+    HM_FIELD_CHECKED(hm_hwnic_t, pci, "pci", HM_F_STR, 0, 0, HM_F_REQ, DEV_CHARS),
+    HM_FIELD_CHECKED(hm_hwnic_t, numa, "numa", HM_F_INT, -1, 65535, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_hwnic_t, speed_bps, "speed_bps", HM_F_I64, 0, 1e15, HM_F_REQ, NULL),
 };
 
-static const field_t welcome_fields[] = {
-    {"ok", T_BOOL, FO(hm_aw_msg_t, ok), 0, 1, F_REQ, NULL},
-    {"heartbeat_ms", T_INT, FO(hm_aw_msg_t, heartbeat_ms), 100, 60000, F_REQ, NULL},
-    {"valid_ms", T_INT, FO(hm_aw_msg_t, valid_ms), 200, 3600000, F_REQ, NULL},
-    {"lead_ms", T_INT, FO(hm_aw_msg_t, lead_ms), 200, 600000, F_REQ, NULL},
+static const hm_field_t welcome_fields[] = {
+    HM_FIELD_CHECKED(hm_aw_msg_t, ok, "ok", HM_F_BOOL, 0, 1, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_aw_msg_t, heartbeat_ms, "heartbeat_ms", HM_F_INT, 100, 60000, HM_F_REQ,
+		     NULL),
+    HM_FIELD_CHECKED(hm_aw_msg_t, valid_ms, "valid_ms", HM_F_INT, 200, 3600000, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_aw_msg_t, lead_ms, "lead_ms", HM_F_INT, 200, 600000, HM_F_REQ, NULL),
 };
 
-static const field_t refusal_fields[] = {
-    {"ok", T_BOOL, FO(hm_aw_msg_t, ok), 0, 1, F_REQ, NULL},
-    {"error", T_STR, FS(hm_aw_msg_t, error), 0, 0, F_REQ, NULL},
-    {"code", T_STR, FS(hm_aw_msg_t, code), 0, 0, 0, POLICY_CHARS},
+static const hm_field_t refusal_fields[] = {
+    HM_FIELD_CHECKED(hm_aw_msg_t, ok, "ok", HM_F_BOOL, 0, 1, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_aw_msg_t, error, "error", HM_F_STR, 0, 0, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_aw_msg_t, code, "code", HM_F_STR, 0, 0, 0, POLICY_CHARS),
 };
 
-static const field_t hello_fields[] = {
-    {"node", T_STR, FS(hm_aw_msg_t, node), 1, 0, F_REQ, NAME_CHARS},
-    {"agent_version", T_STR, FS(hm_aw_msg_t, agent_version), 1, 0, F_REQ, NULL},
+static const hm_field_t hello_fields[] = {
+    HM_FIELD_CHECKED(hm_aw_msg_t, node, "node", HM_F_STR, 1, 0, HM_F_REQ, NAME_CHARS),
+    HM_FIELD_CHECKED(hm_aw_msg_t, agent_version, "agent_version", HM_F_STR, 1, 0, HM_F_REQ, NULL),
 };
 
-static const field_t node_fields[] = {
-    {"node", T_STR, 0, HM_AW_NODE_MAX, 1, 0, F_REQ, NAME_CHARS},
+static const hm_field_t node_fields[] = {
+    {"node", HM_F_STR, 0, HM_AW_NODE_MAX, 1, 0, HM_F_REQ, NAME_CHARS, NULL, 0, 0},
 };
-
-/* An integer field's value (T_I64, T_LONG, T_INT, T_U32, T_U64; counts fit in 2^53). */
-static int64_t get_int(const field_t *f, const char *p)
-{
-	switch (f->type) {
-	case T_I64:
-		return *(const int64_t *)p;
-	case T_LONG:
-		return *(const long *)p;
-	case T_INT:
-		return *(const int *)p;
-	case T_U32:
-		return *(const uint32_t *)p;
-	default:
-		return (int64_t) * (const uint64_t *)p;
-	}
-}
-
-/* Store an integer (already range-checked) into a numeric field. */
-static void put_int(const field_t *f, char *p, int64_t i)
-{
-	switch (f->type) {
-	case T_I64:
-		*(int64_t *)p = i;
-		break;
-	case T_LONG:
-		*(long *)p = (long)i;
-		break;
-	case T_INT:
-		*(int *)p = (int)i;
-		break;
-	case T_U32:
-		*(uint32_t *)p = (uint32_t)i;
-		break;
-	case T_DBL:
-		*(double *)p = (double)i;
-		break;
-	default:
-		*(uint64_t *)p = (uint64_t)i;
-	}
-}
-
-static void encode_fields(json_object *o, const field_t *fs, size_t n, const void *rec)
-{
-	for (size_t i = 0; i < n; i++) {
-		const field_t *f = &fs[i];
-		const char *p = (const char *)rec + f->off;
-		json_object *v;
-
-		if (f->type == T_STR)
-			v = json_object_new_string(p);
-		else if (f->type == T_BOOL)
-			v = json_object_new_boolean(*(const bool *)p);
-		else if ((f->flags & (F_NEG | F_NULL)) &&
-			 (f->type == T_DBL ? *(const double *)p < 0 : get_int(f, p) < 0))
-			v = NULL; /* absent, or null */
-		else if (f->type == T_DBL)
-			v = json_object_new_double(*(const double *)p);
-		else
-			v = json_object_new_int64(get_int(f, p));
-		if (v || (f->flags & F_NULL))
-			ADD(o, f->key, v);
-	}
-}
-
-static bool in_charset(const char *s, const char *charset)
-{
-	for (; *s; s++)
-		if (charset ? !strchr(charset, *s) : (*s < 0x20 || *s > 0x7e))
-			return false;
-	return true;
-}
-
-/* Store JSON integer v into the field after the range check. */
-static hm_rc_t store_int(const field_t *f, json_object *v, char *p, const char *path, hm_err_t *err)
-{
-	int64_t i;
-
-	if (!json_object_is_type(v, json_type_int))
-		return hm_err_set(err, HM_ERR_PROTO, "%s.%s: '%s' is not an integer", path, f->key,
-				  json_object_to_json_string(v));
-	i = json_object_get_int64(v);
-	if ((double)i < f->min || (double)i > f->max)
-		return hm_err_set(err, HM_ERR_PROTO, "%s.%s: %s is not in [%.0f, %.0f]", path,
-				  f->key, json_object_to_json_string(v), f->min, f->max);
-	put_int(f, p, i);
-	return HM_OK;
-}
-
-static hm_rc_t decode_field(const field_t *f, json_object *v, char *p, const char *path,
-			    hm_err_t *err)
-{
-	switch (f->type) {
-	case T_STR: {
-		const char *s;
-		size_t len;
-
-		if (!json_object_is_type(v, json_type_string))
-			return hm_err_set(err, HM_ERR_PROTO, "%s.%s: '%s' is not a string", path,
-					  f->key, json_object_to_json_string(v));
-		s = json_object_get_string(v);
-		len = (size_t)json_object_get_string_len(v);
-		if (len >= f->size || len < (size_t)f->min || strlen(s) != len ||
-		    !in_charset(s, f->charset))
-			return hm_err_set(
-			    err, HM_ERR_PROTO,
-			    "%s.%s: '%.60s' is not accepted (%.0f..%zu characters%s%s)", path,
-			    f->key, s, f->min, f->size - 1, f->charset ? " of " : ", printable",
-			    f->charset ? f->charset : "");
-		memcpy(p, s, len + 1);
-		return HM_OK;
-	}
-	case T_BOOL:
-		if (!json_object_is_type(v, json_type_boolean))
-			return hm_err_set(err, HM_ERR_PROTO, "%s.%s: '%s' is not true or false",
-					  path, f->key, json_object_to_json_string(v));
-		*(bool *)p = json_object_get_boolean(v);
-		return HM_OK;
-	case T_DBL: {
-		double d;
-
-		if (!json_object_is_type(v, json_type_int) &&
-		    !json_object_is_type(v, json_type_double))
-			return hm_err_set(err, HM_ERR_PROTO, "%s.%s: '%s' is not a number", path,
-					  f->key, json_object_to_json_string(v));
-		d = json_object_get_double(v);
-		if (!isfinite(d) || d < f->min || d > f->max)
-			return hm_err_set(err, HM_ERR_PROTO, "%s.%s: %s is not in [%g, %g]", path,
-					  f->key, json_object_to_json_string(v), f->min, f->max);
-		*(double *)p = d;
-		return HM_OK;
-	}
-	default:
-		return store_int(f, v, p, path, err);
-	}
-}
-
-static hm_rc_t decode_fields(json_object *o, const field_t *fs, size_t n, void *rec,
-			     const char *path, hm_err_t *err)
-{
-	if (!json_object_is_type(o, json_type_object))
-		return hm_err_set(err, HM_ERR_PROTO, "%s: not a JSON object", path);
-	for (size_t i = 0; i < n; i++) {
-		const field_t *f = &fs[i];
-		char *p = (char *)rec + f->off;
-		json_object *v = NULL;
-		bool present = json_object_object_get_ex(o, f->key, &v);
-		hm_rc_t rc;
-
-		if (present && !v && (f->flags & F_NULL)) {
-			put_int(f, p, -1);
-			continue;
-		}
-		if (!present) {
-			if (f->flags & F_REQ)
-				return hm_err_set(err, HM_ERR_PROTO, "%s.%s: missing", path,
-						  f->key);
-			if (f->flags & (F_NEG | F_NULL)) /* numeric fields only */
-				put_int(f, p, -1);
-			continue;
-		}
-		if ((rc = decode_field(f, v, p, path, err)) != HM_OK)
-			return rc;
-	}
-	return HM_OK;
-}
 
 /* ---- lists ------------------------------------------------------------------------- */
 
@@ -316,11 +135,11 @@ static json_object *encode_job_state(const hm_aw_job_state_t *j, bool with_meas)
 {
 	json_object *o = json_object_new_object();
 
-	encode_fields(o, job_state_fields, NFIELDS(job_state_fields), j);
+	hm_fields_encode(o, job_state_fields, HM_NFIELDS(job_state_fields), j);
 	if (with_meas && j->has_meas) {
 		json_object *m = json_object_new_object();
 
-		encode_fields(m, meas_fields, NFIELDS(meas_fields), &j->meas);
+		hm_fields_encode(m, meas_fields, HM_NFIELDS(meas_fields), &j->meas);
 		ADD(o, "meas", m);
 	}
 	return o;
@@ -331,12 +150,13 @@ static hm_rc_t decode_job_state(json_object *o, hm_aw_job_state_t *j, const char
 {
 	json_object *m = NULL;
 	char sub[128];
-	hm_rc_t rc = decode_fields(o, job_state_fields, NFIELDS(job_state_fields), j, path, err);
+	hm_rc_t rc =
+	    hm_fields_decode(o, job_state_fields, HM_NFIELDS(job_state_fields), j, path, err);
 
 	if (rc == HM_OK && json_object_object_get_ex(o, "meas", &m) && m) {
 		snprintf(sub, sizeof(sub), "%.80s.meas", path);
 		j->has_meas = true;
-		rc = decode_fields(m, meas_fields, NFIELDS(meas_fields), &j->meas, sub, err);
+		rc = hm_fields_decode(m, meas_fields, HM_NFIELDS(meas_fields), &j->meas, sub, err);
 	}
 	return rc;
 }
@@ -375,7 +195,7 @@ static json_object *encode_topo(const hm_hwnode_t *t)
 	for (int i = 0; i < t->nnics; i++) {
 		json_object *n = json_object_new_object();
 
-		encode_fields(n, nic_fields, NFIELDS(nic_fields), &t->nics[i]);
+		hm_fields_encode(n, nic_fields, HM_NFIELDS(nic_fields), &t->nics[i]);
 		json_object_array_add(nics, n);
 	}
 	ADD(o, "nics", nics);
@@ -387,20 +207,20 @@ static json_object *encode_topo(const hm_hwnode_t *t)
 
 static hm_rc_t decode_topo(json_object *o, hm_hwnode_t *t, hm_err_t *err)
 {
-	static const field_t gpus_field = {
-	    "gpus", T_INT, offsetof(hm_hwnode_t, ngpus), 0, 0, HM_MAX_GPUS_PER_HOST, F_REQ, NULL};
+	static const hm_field_t gpus_field = HM_FIELD_CHECKED(
+	    hm_hwnode_t, ngpus, "gpus", HM_F_INT, 0, HM_MAX_GPUS_PER_HOST, HM_F_REQ, NULL);
 	json_object *nics, *map;
 	size_t n, ng;
 	char sub[64];
-	hm_rc_t rc = decode_fields(o, &gpus_field, 1, t, "agent_hello.topo", err);
+	hm_rc_t rc = hm_fields_decode(o, &gpus_field, 1, t, "agent_hello.topo", err);
 
 	if (rc == HM_OK)
 		rc = get_array(o, "nics", HM_MAX_NICS_PER_HOST, true, &nics, &n, "agent_hello.topo",
 			       err);
 	for (size_t i = 0; rc == HM_OK && i < n; i++) {
 		snprintf(sub, sizeof(sub), "agent_hello.topo.nics[%zu]", i);
-		rc = decode_fields(json_object_array_get_idx(nics, i), nic_fields,
-				   NFIELDS(nic_fields), &t->nics[i], sub, err);
+		rc = hm_fields_decode(json_object_array_get_idx(nics, i), nic_fields,
+				      HM_NFIELDS(nic_fields), &t->nics[i], sub, err);
 	}
 	if (rc != HM_OK)
 		return rc;
@@ -432,17 +252,17 @@ static json_object *encode_job_assign(const hm_aw_job_assign_t *j)
 {
 	json_object *o = json_object_new_object();
 
-	encode_fields(o, job_assign_fields, NFIELDS(job_assign_fields), j);
+	hm_fields_encode(o, job_assign_fields, HM_NFIELDS(job_assign_fields), j);
 	if (!j->scheduled) {
 		ADD(o, "reason", json_object_new_string(j->reason));
 		return o;
 	}
-	encode_fields(o, sched_fields, NFIELDS(sched_fields), &j->cur);
+	hm_fields_encode(o, sched_fields, HM_NFIELDS(sched_fields), &j->cur);
 	if (j->has_next) {
 		json_object *n = json_object_new_object();
 
-		encode_fields(n, next_fields, NFIELDS(next_fields), j);
-		encode_fields(n, sched_fields, NFIELDS(sched_fields), &j->next);
+		hm_fields_encode(n, next_fields, HM_NFIELDS(next_fields), j);
+		hm_fields_encode(n, sched_fields, HM_NFIELDS(sched_fields), &j->next);
 		ADD(o, "next", n);
 	}
 	return o;
@@ -451,26 +271,27 @@ static json_object *encode_job_assign(const hm_aw_job_assign_t *j)
 static hm_rc_t decode_job_assign(json_object *o, hm_aw_job_assign_t *j, const char *path,
 				 hm_err_t *err)
 {
-	static const field_t reason_field = {
-	    "reason", T_STR, offsetof(hm_aw_job_assign_t, reason), HM_AW_TEXT_MAX, 0, 0, 0, NULL};
+	static const hm_field_t reason_field =
+	    HM_FIELD_CHECKED(hm_aw_job_assign_t, reason, "reason", HM_F_STR, 0, 0, 0, NULL);
 	json_object *n = NULL;
 	char sub[160];
-	hm_rc_t rc = decode_fields(o, job_assign_fields, NFIELDS(job_assign_fields), j, path, err);
+	hm_rc_t rc =
+	    hm_fields_decode(o, job_assign_fields, HM_NFIELDS(job_assign_fields), j, path, err);
 
 	if (rc != HM_OK)
 		return rc;
 	if (!j->scheduled)
-		return decode_fields(o, &reason_field, 1, j, path, err);
-	if ((rc = decode_fields(o, sched_fields, NFIELDS(sched_fields), &j->cur, path, err)) !=
-	    HM_OK)
+		return hm_fields_decode(o, &reason_field, 1, j, path, err);
+	if ((rc = hm_fields_decode(o, sched_fields, HM_NFIELDS(sched_fields), &j->cur, path,
+				   err)) != HM_OK)
 		return rc;
 	if (!json_object_object_get_ex(o, "next", &n) || !n)
 		return HM_OK;
 	snprintf(sub, sizeof(sub), "%.120s.next", path);
 	j->has_next = true;
-	if ((rc = decode_fields(n, next_fields, NFIELDS(next_fields), j, sub, err)) != HM_OK)
+	if ((rc = hm_fields_decode(n, next_fields, HM_NFIELDS(next_fields), j, sub, err)) != HM_OK)
 		return rc;
-	return decode_fields(n, sched_fields, NFIELDS(sched_fields), &j->next, sub, err);
+	return hm_fields_decode(n, sched_fields, HM_NFIELDS(sched_fields), &j->next, sub, err);
 }
 
 /* ---- messages ---------------------------------------------------------------------- */
@@ -516,26 +337,26 @@ static void encode_body(const hm_aw_msg_t *m, json_object *o)
 
 	switch (m->op) {
 	case HM_AW_HELLO:
-		encode_fields(o, hello_fields, NFIELDS(hello_fields), m);
+		hm_fields_encode(o, hello_fields, HM_NFIELDS(hello_fields), m);
 		ADD(o, "topo", m->has_topo ? encode_topo(&m->topo) : NULL);
 		ADD(o, "jobs",
 		    m->nnodes ? encode_state_jobs(&m->nodes[0], false) : json_object_new_array());
 		break;
 	case HM_AW_WELCOME:
 		if (m->ok)
-			encode_fields(o, welcome_fields, NFIELDS(welcome_fields), m);
+			hm_fields_encode(o, welcome_fields, HM_NFIELDS(welcome_fields), m);
 		else
-			encode_fields(o, refusal_fields, NFIELDS(refusal_fields), m);
+			hm_fields_encode(o, refusal_fields, HM_NFIELDS(refusal_fields), m);
 		break;
 	case HM_AW_ERROR:
-		encode_fields(o, refusal_fields, NFIELDS(refusal_fields), m);
+		hm_fields_encode(o, refusal_fields, HM_NFIELDS(refusal_fields), m);
 		break;
 	case HM_AW_BEAT:
 		a = json_object_new_array();
 		for (int i = 0; i < m->nnodes; i++) {
 			json_object *n = json_object_new_object();
 
-			encode_fields(n, node_fields, 1, m->nodes[i].node);
+			hm_fields_encode(n, node_fields, 1, m->nodes[i].node);
 			ADD(n, "jobs", encode_state_jobs(&m->nodes[i], true));
 			json_object_array_add(a, n);
 		}
@@ -546,7 +367,7 @@ static void encode_body(const hm_aw_msg_t *m, json_object *o)
 		for (int i = 0; i < m->nassign; i++) {
 			json_object *n = json_object_new_object(), *jobs = json_object_new_array();
 
-			encode_fields(n, node_fields, 1, m->assign[i].node);
+			hm_fields_encode(n, node_fields, 1, m->assign[i].node);
 			for (int j = 0; j < m->assign[i].njobs; j++)
 				json_object_array_add(jobs,
 						      encode_job_assign(&m->assign[i].jobs[j]));
@@ -605,7 +426,7 @@ static hm_rc_t decode_nodes_state(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 		json_object *e = json_object_array_get_idx(a, i);
 
 		snprintf(sub, sizeof(sub), "agent_beat.nodes[%zu]", i);
-		if ((rc = decode_fields(e, node_fields, 1, m->nodes[i].node, sub, err)) == HM_OK)
+		if ((rc = hm_fields_decode(e, node_fields, 1, m->nodes[i].node, sub, err)) == HM_OK)
 			rc = decode_state_jobs(e, &m->nodes[i], sub, err);
 	}
 	return rc;
@@ -625,7 +446,7 @@ static hm_rc_t decode_nodes_assign(json_object *o, hm_aw_msg_t *m, hm_err_t *err
 		hm_aw_node_assign_t *na = &m->assign[i];
 
 		snprintf(sub, sizeof(sub), "agent_assign.nodes[%zu]", i);
-		if ((rc = decode_fields(e, node_fields, 1, na->node, sub, err)) != HM_OK ||
+		if ((rc = hm_fields_decode(e, node_fields, 1, na->node, sub, err)) != HM_OK ||
 		    (rc = get_array(e, "jobs", HM_AW_MAX_JOBS, true, &jobs, &nj, sub, err)) !=
 			HM_OK)
 			break;
@@ -646,8 +467,8 @@ static hm_rc_t decode_body(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 
 	switch (m->op) {
 	case HM_AW_HELLO:
-		if ((rc = decode_fields(o, hello_fields, NFIELDS(hello_fields), m, "agent_hello",
-					err)) != HM_OK ||
+		if ((rc = hm_fields_decode(o, hello_fields, HM_NFIELDS(hello_fields), m,
+					   "agent_hello", err)) != HM_OK ||
 		    (rc = hm_aw_alloc_nodes(m, 1, err)) != HM_OK)
 			return rc;
 		memcpy(m->nodes[0].node, m->node, sizeof(m->node));
@@ -659,12 +480,13 @@ static hm_rc_t decode_body(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 		return decode_state_jobs(o, &m->nodes[0], "agent_hello", err);
 	case HM_AW_WELCOME:
 		if (json_object_object_get_ex(o, "ok", &v) && json_object_get_boolean(v))
-			return decode_fields(o, welcome_fields, NFIELDS(welcome_fields), m,
-					     "agent_welcome", err);
-		return decode_fields(o, refusal_fields, NFIELDS(refusal_fields), m, "agent_welcome",
-				     err);
+			return hm_fields_decode(o, welcome_fields, HM_NFIELDS(welcome_fields), m,
+						"agent_welcome", err);
+		return hm_fields_decode(o, refusal_fields, HM_NFIELDS(refusal_fields), m,
+					"agent_welcome", err);
 	case HM_AW_ERROR:
-		return decode_fields(o, refusal_fields, NFIELDS(refusal_fields), m, "error", err);
+		return hm_fields_decode(o, refusal_fields, HM_NFIELDS(refusal_fields), m, "error",
+					err);
 	case HM_AW_BEAT:
 		return decode_nodes_state(o, m, err);
 	case HM_AW_ASSIGN:
@@ -676,10 +498,12 @@ static hm_rc_t decode_body(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 
 hm_rc_t hm_aw_decode(const char *json, size_t len, hm_aw_msg_t *m, hm_err_t *err)
 {
-	static const field_t head[] = {
-	    {"v", T_INT, 0, 0, 0, 1000000, F_REQ, NULL},
-	    {"seq", T_I64, offsetof(hm_aw_msg_t, seq), 0, 1, COUNT_MAX, F_REQ, NULL},
-	    {"re", T_I64, offsetof(hm_aw_msg_t, re), 0, 0, COUNT_MAX, F_REQ, NULL},
+	static const hm_field_t head[] = {
+	    {"v", HM_F_INT, 0, 0, 0, 1000000, HM_F_REQ, NULL, NULL, 0, 0},
+	    {"seq", HM_F_I64, offsetof(hm_aw_msg_t, seq), 0, 1, COUNT_MAX, HM_F_REQ, NULL, NULL, 0,
+	     0},
+	    {"re", HM_F_I64, offsetof(hm_aw_msg_t, re), 0, 0, COUNT_MAX, HM_F_REQ, NULL, NULL, 0,
+	     0},
 	};
 	json_tokener *tok = NULL;
 	json_object *o = NULL, *op = NULL;
@@ -715,17 +539,17 @@ hm_rc_t hm_aw_decode(const char *json, size_t len, hm_aw_msg_t *m, hm_err_t *err
 				json_object_get_string(op));
 		goto out;
 	}
-	if ((rc = decode_fields(o, head, 1, &version, op_names[m->op], err)) != HM_OK)
+	if ((rc = hm_fields_decode(o, head, 1, &version, op_names[m->op], err)) != HM_OK)
 		goto out;
 	if (version != HM_AW_VERSION) {
 		rc = hm_err_set(err, HM_ERR_PROTO, "%s: protocol version %d (accepted: %d)",
 				op_names[m->op], version, HM_AW_VERSION);
 		goto out;
 	}
-	if ((rc = decode_fields(o, head + 1, 1, m, op_names[m->op], err)) != HM_OK)
+	if ((rc = hm_fields_decode(o, head + 1, 1, m, op_names[m->op], err)) != HM_OK)
 		goto out;
 	if ((m->op == HM_AW_WELCOME || m->op == HM_AW_ASSIGN || m->op == HM_AW_ERROR) &&
-	    (rc = decode_fields(o, head + 2, 1, m, op_names[m->op], err)) != HM_OK)
+	    (rc = hm_fields_decode(o, head + 2, 1, m, op_names[m->op], err)) != HM_OK)
 		goto out;
 	rc = decode_body(o, m, err);
 out:

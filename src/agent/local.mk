@@ -4,11 +4,13 @@
 # It links the client side (hm_proto, hm_conf, munge, json-c), the node reader
 # (hwloc) and the pace report reader: never the engine, policies or simulator.
 
-# Contract B (docs/protocol.md): records <-> JSON. The coordinator's server links it too.
+# Contract B (docs/protocol.md): records <-> JSON through libhmclient's field
+# tables (hm_fields). The coordinator's server links it too.
 noinst_LTLIBRARIES += src/agent/libhmagentwire.la
 src_agent_libhmagentwire_la_SOURCES = \
 	src/agent/hm_agent_wire.c \
 	src/agent/hm_agent_wire.h
+src_agent_libhmagentwire_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
 src_agent_libhmagentwire_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 
 AGENT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/agent -I$(top_srcdir)/src/coordinator \
@@ -50,34 +52,19 @@ EXTRA_DIST += src/agent/harmonics_agent.sym
 
 
 # ---- tests ----------------------------------------------------------------------
-AGENT_TEST_CPPFLAGS = $(AGENT_CPPFLAGS)
-AGENT_TEST_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
-AGENT_TEST_LDADD = $(AGENT_LIBS) $(CMOCKA_LIBS)
-check_PROGRAMS += tests/unit/test_agent_files
-TESTS += tests/unit/test_agent_files
+UNIT_TESTS += tests/unit/test_agent_files
 tests_unit_test_agent_files_SOURCES = tests/unit/test_agent_files.c
-tests_unit_test_agent_files_CPPFLAGS = $(AGENT_TEST_CPPFLAGS)
-tests_unit_test_agent_files_CFLAGS = $(AGENT_TEST_CFLAGS)
-tests_unit_test_agent_files_LDADD = $(AGENT_TEST_LDADD)
-check_PROGRAMS += tests/unit/test_agent_jobs
-TESTS += tests/unit/test_agent_jobs
+UNIT_TESTS += tests/unit/test_agent_jobs
 tests_unit_test_agent_jobs_SOURCES = tests/unit/test_agent_jobs.c
-tests_unit_test_agent_jobs_CPPFLAGS = $(AGENT_TEST_CPPFLAGS)
-tests_unit_test_agent_jobs_CFLAGS = $(AGENT_TEST_CFLAGS)
-tests_unit_test_agent_jobs_LDADD = $(AGENT_TEST_LDADD)
-check_PROGRAMS += tests/unit/test_agent_util
-TESTS += tests/unit/test_agent_util
+UNIT_TESTS += tests/unit/test_agent_util
 tests_unit_test_agent_util_SOURCES = tests/unit/test_agent_util.c
-tests_unit_test_agent_util_CPPFLAGS = $(AGENT_TEST_CPPFLAGS)
-tests_unit_test_agent_util_CFLAGS = $(AGENT_TEST_CFLAGS)
-tests_unit_test_agent_util_LDADD = $(AGENT_TEST_LDADD)
 
 # End to end against a FAKE coordinator (real TCP, real munge), through the .so's ABI.
 check_PROGRAMS += tests/agent/test_agent_live
 TESTS += tests/agent/test_agent_live
 tests_agent_test_agent_live_SOURCES = tests/agent/test_agent_live.c tests/agent/fake_coord.c \
 	tests/agent/fake_coord.h
-tests_agent_test_agent_live_CPPFLAGS = $(AGENT_TEST_CPPFLAGS)
+tests_agent_test_agent_live_CPPFLAGS = $(AGENT_CPPFLAGS)
 tests_agent_test_agent_live_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_agent_test_agent_live_LDADD = $(HMCOORD_LIBS) -ldl
 EXTRA_tests_agent_test_agent_live_DEPENDENCIES = src/agent/harmonics_agent.la

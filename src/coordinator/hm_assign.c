@@ -12,41 +12,30 @@
 
 #define ADD(o, k, v) json_object_object_add((o), (k), (v))
 
+const hm_field_t hm_assignment_fields[HM_ASSIGNMENT_NFIELDS] = {
+    HM_FIELD(hm_assignment_t, scheduled, "scheduled", HM_F_BOOL),
+    HM_FIELD_WHEN(hm_assignment_t, reason, "reason", HM_F_STR, HM_F_UNLESS, scheduled),
+    HM_FIELD(hm_assignment_t, policy, "policy", HM_F_STR),
+    HM_FIELD(hm_assignment_t, period_us, "period_us", HM_F_I64),
+    HM_FIELD(hm_assignment_t, shift_us, "shift_us", HM_F_I64),
+    HM_FIELD(hm_assignment_t, origin_us, "origin_us", HM_F_I64),
+    HM_FIELD(hm_assignment_t, guard_us, "guard_us", HM_F_I64),
+    HM_FIELD(hm_assignment_t, prio, "prio", HM_F_INT),
+    HM_FIELD(hm_assignment_t, path, "path", HM_F_INT),
+    HM_FIELD(hm_assignment_t, epoch, "epoch", HM_F_ULONG),
+    HM_FIELD(hm_assignment_t, decided_us, "decided_us", HM_F_I64),
+    HM_FIELD(hm_assignment_t, valid_until_us, "valid_until_us", HM_F_I64),
+};
+
 json_object *hm_json_assignment(const hm_assignment_t *a)
 {
-	json_object *o = json_object_new_object();
-
-	ADD(o, "scheduled", json_object_new_boolean(a->scheduled));
-	if (!a->scheduled)
-		ADD(o, "reason", json_object_new_string(a->reason));
-	ADD(o, "policy", json_object_new_string(a->policy));
-	ADD(o, "period_us", json_object_new_int64(a->period_us));
-	ADD(o, "shift_us", json_object_new_int64(a->shift_us));
-	ADD(o, "origin_us", json_object_new_int64(a->origin_us));
-	ADD(o, "guard_us", json_object_new_int64(a->guard_us));
-	ADD(o, "prio", json_object_new_int(a->prio));
-	ADD(o, "path", json_object_new_int(a->path));
-	ADD(o, "epoch", json_object_new_int64((int64_t)a->epoch));
-	ADD(o, "decided_us", json_object_new_int64(a->decided_us));
-	ADD(o, "valid_until_us", json_object_new_int64(a->valid_until_us));
-	return o;
+	return hm_fields_new(hm_assignment_fields, HM_ASSIGNMENT_NFIELDS, a);
 }
 
 void hm_json_assignment_parse(json_object *o, hm_assignment_t *a)
 {
 	memset(a, 0, sizeof(*a));
-	a->scheduled = hm_json_bool(o, "scheduled");
-	snprintf(a->reason, sizeof(a->reason), "%s", hm_json_str(o, "reason"));
-	snprintf(a->policy, sizeof(a->policy), "%s", hm_json_str(o, "policy"));
-	a->period_us = hm_json_i64(o, "period_us");
-	a->shift_us = hm_json_i64(o, "shift_us");
-	a->origin_us = hm_json_i64(o, "origin_us");
-	a->guard_us = hm_json_i64(o, "guard_us");
-	a->prio = (int)hm_json_i64(o, "prio");
-	a->path = (int)hm_json_i64(o, "path");
-	a->epoch = (unsigned long)hm_json_i64(o, "epoch");
-	a->decided_us = hm_json_i64(o, "decided_us");
-	a->valid_until_us = hm_json_i64(o, "valid_until_us");
+	hm_fields_read(o, hm_assignment_fields, HM_ASSIGNMENT_NFIELDS, a);
 }
 
 /* Random hex nonce; getrandom, else the clock and pid (uniqueness, not secrecy). */

@@ -15,6 +15,7 @@
 
 #include "hm_conf.h"
 #include "hm_error.h"
+#include "hm_fields.h"
 
 /* What a step exports to its tasks (see hm_pace_env.h for the variable names). */
 typedef struct {
@@ -31,6 +32,10 @@ typedef struct {
 	int64_t decided_us;            /* when this decision was made */
 	int64_t valid_until_us;        /* ask again after this */
 } hm_assignment_t;
+
+/* The record's JSON members, in wire order ("reason" only when not scheduled). */
+#define HM_ASSIGNMENT_NFIELDS 12
+extern const hm_field_t hm_assignment_fields[HM_ASSIGNMENT_NFIELDS];
 
 /* A new JSON object (caller json_object_put()s it). */
 json_object *hm_json_assignment(const hm_assignment_t *a);

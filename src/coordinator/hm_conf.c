@@ -17,8 +17,6 @@
 #include "hm_topo.h"
 #include "hm_classes.h"
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
 #define CONF_LINE_MAX 4096
 
 typedef enum {

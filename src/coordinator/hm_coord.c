@@ -15,33 +15,40 @@
 #include "hm_log.h"
 #include "hm_spec.h"
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
-static hm_rc_t policy_open(const hm_conf_t *conf, const hm_policy_ops_t **pol, void **state,
-			   hm_err_t *err)
+/* harmonics.conf -> a policy's configuration: the one place that maps them. */
+static hm_rc_t policy_create(const hm_conf_t *conf, const hm_policy_ops_t *p, void **state,
+			     hm_err_t *err)
 {
 	hm_policy_cfg_t cfg;
-	const hm_policy_ops_t *p = hm_policy_find(conf->policy);
+	hm_rc_t rc;
 
 	*state = NULL;
-	if (!p)
-		return hm_err_set(err, HM_ERR_NOTFOUND, "Policy=%s is not available (accepted: %s)",
-				  conf->policy, hm_policy_names());
 	hm_policy_cfg_defaults(&cfg);
 	cfg.epoch_s = conf->epoch_s;
 	cfg.prio_levels = conf->prio_levels;
 	cfg.reserved_levels = conf->reserved_levels;
 	cfg.budget_s = conf->decision_budget_s;
-	if (conf->guard_s > 0)
+	if (conf->guard_s > 0) /* 0: the policy's own default */
 		cfg.guard_s = conf->guard_s;
-	if (p->create) {
-		hm_rc_t rc = p->create(&cfg, state, err);
-
-		if (rc != HM_OK) {
-			hm_err_prefix(err, "policy %s", p->name);
-			return rc;
-		}
+	if (p->create && (rc = p->create(&cfg, state, err)) != HM_OK) {
+		hm_err_prefix(err, "policy %s", p->name);
+		return rc;
 	}
+	return HM_OK;
+}
+
+static hm_rc_t policy_open(const hm_conf_t *conf, const hm_policy_ops_t **pol, void **state,
+			   hm_err_t *err)
+{
+	const hm_policy_ops_t *p = hm_policy_find(conf->policy);
+	hm_rc_t rc;
+
+	*state = NULL;
+	if (!p)
+		return hm_err_set(err, HM_ERR_NOTFOUND, "Policy=%s is not available (accepted: %s)",
+				  conf->policy, hm_policy_names());
+	if ((rc = policy_create(conf, p, state, err)) != HM_OK)
+		return rc;
 	*pol = p;
 	return HM_OK;
 }
@@ -158,7 +165,9 @@ static hm_rc_t job_profile(hm_coord_t *c, hm_cjob_t *j, hm_profile_t *p, hm_err_
 	const char *spec = j->profile_spec[0] ? j->profile_spec : c->conf.default_profile;
 
 	if (*spec) {
-		snprintf(j->eff_profile, sizeof(j->eff_profile), "%s", spec);
+		/* Views show the spec cut to eff_profile's size; the parser reads it whole. */
+		if (snprintf(j->eff_profile, sizeof(j->eff_profile), "%s", spec) < 0)
+			j->eff_profile[0] = '\0';
 		return hm_spec_profile_parse(spec, p, err);
 	}
 	if (j->measured && j->meas.iter_s > 0 && j->meas.bytes > 0) {
@@ -304,16 +313,10 @@ hm_rc_t hm_coord_reconfigure(hm_coord_t *c, const hm_conf_t *conf, hm_topo_t *to
 
 hm_rc_t hm_coord_set_policy_ops(hm_coord_t *c, const hm_policy_ops_t *ops, hm_err_t *err)
 {
-	hm_policy_cfg_t cfg;
 	void *state = NULL;
 	hm_rc_t rc;
 
-	hm_policy_cfg_defaults(&cfg);
-	cfg.epoch_s = c->conf.epoch_s;
-	cfg.prio_levels = c->conf.prio_levels;
-	cfg.reserved_levels = c->conf.reserved_levels;
-	cfg.budget_s = c->conf.decision_budget_s;
-	if (ops->create && (rc = ops->create(&cfg, &state, err)) != HM_OK)
+	if ((rc = policy_create(&c->conf, ops, &state, err)) != HM_OK)
 		return rc;
 	pthread_mutex_lock(&c->mu);
 	policy_close(c->pol, c->pol_state);

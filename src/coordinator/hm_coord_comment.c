@@ -15,8 +15,6 @@
 #include "hm_coord_int.h"
 #include "hm_log.h"
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
 #define ENTRY_TAG   "harmonics:e"
 #define APPLIED_TAG "harmonics:a"
 #define ANY_TAG     "harmonics:"

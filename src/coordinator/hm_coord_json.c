@@ -1,112 +1,86 @@
-/* JSON encodings of job views, counters and racks. */
+/* JSON encodings of job views, counters, racks and measurements: one table each. */
 #include "hm_coord_json.h"
 
-#include <stdio.h>
 #include <string.h>
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
+const hm_field_t hm_measure_fields[HM_MEASURE_NFIELDS] = {
+    HM_FIELD(hm_coord_measure_t, iter_s, "iter_s", HM_F_DBL),
+    HM_FIELD(hm_coord_measure_t, compute_s, "compute_s", HM_F_DBL),
+    HM_FIELD(hm_coord_measure_t, comm_s, "comm_s", HM_F_DBL),
+    HM_FIELD(hm_coord_measure_t, iter_sd_s, "iter_sd_s", HM_F_DBL),
+    HM_FIELD(hm_coord_measure_t, bytes, "bytes", HM_F_DBL),
+};
 
-#define ADD(o, k, v) json_object_object_add((o), (k), (v))
+static const hm_field_t job_view_fields[] = {
+    HM_FIELD(hm_coord_job_view_t, job_id, "job_id", HM_F_U32),
+    HM_FIELD(hm_coord_job_view_t, uid, "uid", HM_F_U32),
+    HM_FIELD(hm_coord_job_view_t, name, "name", HM_F_STR),
+    HM_FIELD(hm_coord_job_view_t, nodes, "nodes", HM_F_STR),
+    HM_FIELD(hm_coord_job_view_t, mode, "mode", HM_F_STR),
+    HM_FIELD(hm_coord_job_view_t, profile, "profile", HM_F_STR),
+    HM_FIELD(hm_coord_job_view_t, gpus, "gpus", HM_F_INT),
+    HM_FIELD(hm_coord_job_view_t, nracks, "racks", HM_F_INT),
+    HM_FIELD(hm_coord_job_view_t, start_s, "start_s", HM_F_DBL),
+    HM_FIELD(hm_coord_job_view_t, registered_steps, "registered_steps", HM_F_INT),
+    HM_FIELD(hm_coord_job_view_t, measured, "measured", HM_F_BOOL),
+    HM_FIELD_OBJ(hm_coord_job_view_t, a, "assignment", hm_assignment_fields),
+};
+
+static const hm_field_t stats_fields[] = {
+    HM_FIELD(hm_coord_stats_t, policy, "policy", HM_F_STR),
+    HM_FIELD(hm_coord_stats_t, epoch_s, "epoch_s", HM_F_DBL),
+    HM_FIELD(hm_coord_stats_t, epoch, "epoch", HM_F_ULONG),
+    HM_FIELD(hm_coord_stats_t, last_decide_s, "last_decide_s", HM_F_DBL),
+    HM_FIELD(hm_coord_stats_t, last_decide_wall_s, "last_decide_wall_s", HM_F_DBL),
+    HM_FIELD(hm_coord_stats_t, njobs, "jobs", HM_F_INT),
+    HM_FIELD(hm_coord_stats_t, nscheduled, "scheduled", HM_F_INT),
+    HM_FIELD(hm_coord_stats_t, nracks, "racks", HM_F_INT),
+    HM_FIELD(hm_coord_stats_t, nhosts, "hosts", HM_F_INT),
+    HM_FIELD(hm_coord_stats_t, ngpus, "gpus", HM_F_INT),
+    HM_FIELD(hm_coord_stats_t, requests, "requests", HM_F_ULONG),
+    HM_FIELD(hm_coord_stats_t, refused, "refused", HM_F_ULONG),
+    HM_FIELD(hm_coord_stats_t, started_s, "started_s", HM_F_DBL),
+};
+
+static const hm_field_t rack_view_fields[] = {
+    HM_FIELD(hm_coord_rack_view_t, rack, "rack", HM_F_INT),
+    HM_FIELD(hm_coord_rack_view_t, name, "name", HM_F_STR),
+    HM_FIELD(hm_coord_rack_view_t, nhosts, "hosts", HM_F_INT),
+    HM_FIELD(hm_coord_rack_view_t, ngpus, "gpus", HM_F_INT),
+    HM_FIELD(hm_coord_rack_view_t, njobs, "jobs", HM_F_INT),
+    HM_FIELD(hm_coord_rack_view_t, ncross, "cross_rack_jobs", HM_F_INT),
+    HM_FIELD(hm_coord_rack_view_t, load, "load", HM_F_DBL),
+};
 
 json_object *hm_json_job_view(const hm_coord_job_view_t *v)
 {
-	json_object *o = json_object_new_object();
-
-	ADD(o, "job_id", json_object_new_int64(v->job_id));
-	ADD(o, "uid", json_object_new_int64(v->uid));
-	ADD(o, "name", json_object_new_string(v->name));
-	ADD(o, "nodes", json_object_new_string(v->nodes));
-	ADD(o, "mode", json_object_new_string(v->mode));
-	ADD(o, "profile", json_object_new_string(v->profile));
-	ADD(o, "gpus", json_object_new_int(v->gpus));
-	ADD(o, "racks", json_object_new_int(v->nracks));
-	ADD(o, "start_s", json_object_new_double(v->start_s));
-	ADD(o, "registered_steps", json_object_new_int(v->registered_steps));
-	ADD(o, "measured", json_object_new_boolean(v->measured));
-	ADD(o, "assignment", hm_json_assignment(&v->a));
-	return o;
+	return hm_fields_new(job_view_fields, HM_NFIELDS(job_view_fields), v);
 }
 
 void hm_json_job_view_parse(json_object *o, hm_coord_job_view_t *v)
 {
-	json_object *a = NULL;
-
 	memset(v, 0, sizeof(*v));
-	v->job_id = (uint32_t)hm_json_i64(o, "job_id");
-	v->uid = (uint32_t)hm_json_i64(o, "uid");
-	snprintf(v->name, sizeof(v->name), "%s", hm_json_str(o, "name"));
-	snprintf(v->nodes, sizeof(v->nodes), "%s", hm_json_str(o, "nodes"));
-	snprintf(v->mode, sizeof(v->mode), "%s", hm_json_str(o, "mode"));
-	snprintf(v->profile, sizeof(v->profile), "%s", hm_json_str(o, "profile"));
-	v->gpus = (int)hm_json_i64(o, "gpus");
-	v->nracks = (int)hm_json_i64(o, "racks");
-	v->start_s = hm_json_dbl(o, "start_s");
-	v->registered_steps = (int)hm_json_i64(o, "registered_steps");
-	v->measured = hm_json_bool(o, "measured");
-	if (o && json_object_object_get_ex(o, "assignment", &a))
-		hm_json_assignment_parse(a, &v->a);
+	hm_fields_read(o, job_view_fields, HM_NFIELDS(job_view_fields), v);
 }
 
 json_object *hm_json_stats(const hm_coord_stats_t *s)
 {
-	json_object *o = json_object_new_object();
-
-	ADD(o, "policy", json_object_new_string(s->policy));
-	ADD(o, "epoch_s", json_object_new_double(s->epoch_s));
-	ADD(o, "epoch", json_object_new_int64((int64_t)s->epoch));
-	ADD(o, "last_decide_s", json_object_new_double(s->last_decide_s));
-	ADD(o, "last_decide_wall_s", json_object_new_double(s->last_decide_wall_s));
-	ADD(o, "jobs", json_object_new_int(s->njobs));
-	ADD(o, "scheduled", json_object_new_int(s->nscheduled));
-	ADD(o, "racks", json_object_new_int(s->nracks));
-	ADD(o, "hosts", json_object_new_int(s->nhosts));
-	ADD(o, "gpus", json_object_new_int(s->ngpus));
-	ADD(o, "requests", json_object_new_int64((int64_t)s->requests));
-	ADD(o, "refused", json_object_new_int64((int64_t)s->refused));
-	ADD(o, "started_s", json_object_new_double(s->started_s));
-	return o;
+	return hm_fields_new(stats_fields, HM_NFIELDS(stats_fields), s);
 }
 
 void hm_json_stats_parse(json_object *o, hm_coord_stats_t *s)
 {
 	memset(s, 0, sizeof(*s));
-	snprintf(s->policy, sizeof(s->policy), "%s", hm_json_str(o, "policy"));
-	s->epoch_s = hm_json_dbl(o, "epoch_s");
-	s->epoch = (unsigned long)hm_json_i64(o, "epoch");
-	s->last_decide_s = hm_json_dbl(o, "last_decide_s");
-	s->last_decide_wall_s = hm_json_dbl(o, "last_decide_wall_s");
-	s->njobs = (int)hm_json_i64(o, "jobs");
-	s->nscheduled = (int)hm_json_i64(o, "scheduled");
-	s->nracks = (int)hm_json_i64(o, "racks");
-	s->nhosts = (int)hm_json_i64(o, "hosts");
-	s->ngpus = (int)hm_json_i64(o, "gpus");
-	s->requests = (unsigned long)hm_json_i64(o, "requests");
-	s->refused = (unsigned long)hm_json_i64(o, "refused");
-	s->started_s = hm_json_dbl(o, "started_s");
+	hm_fields_read(o, stats_fields, HM_NFIELDS(stats_fields), s);
 }
 
 json_object *hm_json_rack_view(const hm_coord_rack_view_t *r)
 {
-	json_object *o = json_object_new_object();
-
-	ADD(o, "rack", json_object_new_int(r->rack));
-	ADD(o, "name", json_object_new_string(r->name));
-	ADD(o, "hosts", json_object_new_int(r->nhosts));
-	ADD(o, "gpus", json_object_new_int(r->ngpus));
-	ADD(o, "jobs", json_object_new_int(r->njobs));
-	ADD(o, "cross_rack_jobs", json_object_new_int(r->ncross));
-	ADD(o, "load", json_object_new_double(r->load));
-	return o;
+	return hm_fields_new(rack_view_fields, HM_NFIELDS(rack_view_fields), r);
 }
 
 void hm_json_rack_view_parse(json_object *o, hm_coord_rack_view_t *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->rack = (int)hm_json_i64(o, "rack");
-	snprintf(r->name, sizeof(r->name), "%s", hm_json_str(o, "name"));
-	r->nhosts = (int)hm_json_i64(o, "hosts");
-	r->ngpus = (int)hm_json_i64(o, "gpus");
-	r->njobs = (int)hm_json_i64(o, "jobs");
-	r->ncross = (int)hm_json_i64(o, "cross_rack_jobs");
-	r->load = hm_json_dbl(o, "load");
+	hm_fields_read(o, rack_view_fields, HM_NFIELDS(rack_view_fields), r);
 }

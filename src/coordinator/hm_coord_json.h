@@ -1,8 +1,10 @@
 /*
  * hm_coord_json.h - JSON forms of the engine's views, shared by the server (replies),
- * the state file and harmonicsctl (reading replies). Returned objects are new
- * references (caller json_object_put()s them); parsers fill the struct and
- * ignore unknown members. The assignment's JSON is hm_assign.h's.
+ * the state file and harmonicsctl (reading replies), each driven by one field
+ * table (hm_fields.h). Returned objects are new references (caller
+ * json_object_put()s them); parsers zero the struct, then read leniently
+ * (absent or mistyped members as 0 / "", unknown ones ignored). The
+ * assignment's JSON is hm_assign.h's.
  */
 #ifndef HM_COORD_JSON_H
 #define HM_COORD_JSON_H
@@ -11,7 +13,12 @@
 
 #include "hm_assign.h"
 #include "hm_coord.h"
+#include "hm_fields.h"
 #include "hm_json.h"
+
+/* A step's measurements (the state file's "measured", a "report" request's members). */
+#define HM_MEASURE_NFIELDS 5
+extern const hm_field_t hm_measure_fields[HM_MEASURE_NFIELDS];
 
 json_object *hm_json_job_view(const hm_coord_job_view_t *v);
 void hm_json_job_view_parse(json_object *o, hm_coord_job_view_t *v);

@@ -10,52 +10,37 @@
 #include "hm_clock.h"
 #include "hm_coord_int.h"
 #include "hm_coord_json.h"
+#include "hm_fields.h"
 #include "hm_log.h"
-
-#pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #define STATE_VERSION 1
 
-static int64_t get_i64(json_object *o, const char *key)
-{
-	return hm_json_i64(o, key);
-}
+static const hm_field_t decision_fields[] = {
+    HM_FIELD(hm_decision_t, shift_s, "shift_s", HM_F_DBL),
+    HM_FIELD(hm_decision_t, period_s, "period_s", HM_F_DBL),
+    HM_FIELD(hm_decision_t, guard_s, "guard_s", HM_F_DBL),
+    HM_FIELD(hm_decision_t, origin_s, "origin_s", HM_F_DBL),
+    HM_FIELD(hm_decision_t, prio, "prio", HM_F_INT),
+    HM_FIELD(hm_decision_t, path, "path", HM_F_INT),
+    HM_FIELD(hm_decision_t, epoch, "epoch", HM_F_ULONG),
+};
 
-static double get_dbl(json_object *o, const char *key)
-{
-	return hm_json_dbl(o, key);
-}
-
-static const char *get_str(json_object *o, const char *key)
-{
-	return hm_json_str(o, key);
-}
-
-static json_object *decision_json(const hm_decision_t *d)
-{
-	json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "shift_s", json_object_new_double(d->shift_s));
-	json_object_object_add(o, "period_s", json_object_new_double(d->period_s));
-	json_object_object_add(o, "guard_s", json_object_new_double(d->guard_s));
-	json_object_object_add(o, "origin_s", json_object_new_double(d->origin_s));
-	json_object_object_add(o, "prio", json_object_new_int(d->prio));
-	json_object_object_add(o, "path", json_object_new_int(d->path));
-	json_object_object_add(o, "epoch", json_object_new_int64((int64_t)d->epoch));
-	return o;
-}
-
-static void decision_from(json_object *o, hm_decision_t *d)
-{
-	memset(d, 0, sizeof(*d));
-	d->shift_s = get_dbl(o, "shift_s");
-	d->period_s = get_dbl(o, "period_s");
-	d->guard_s = get_dbl(o, "guard_s");
-	d->origin_s = get_dbl(o, "origin_s");
-	d->prio = (int)get_i64(o, "prio");
-	d->path = (int)get_i64(o, "path");
-	d->epoch = (unsigned long)get_i64(o, "epoch");
-}
+/* A job of the state file: what Slurm said, what was decided, what was measured. */
+static const hm_field_t job_fields[] = {
+    HM_FIELD(hm_cjob_t, job_id, "job_id", HM_F_U32),
+    HM_FIELD(hm_cjob_t, uid, "uid", HM_F_U32),
+    HM_FIELD(hm_cjob_t, name, "name", HM_F_STR),
+    HM_FIELD(hm_cjob_t, nodes, "nodes", HM_F_STRP),
+    HM_FIELD(hm_cjob_t, gpus_per_node, "gpus_per_node", HM_F_INT),
+    HM_FIELD(hm_cjob_t, mode, "mode", HM_F_STR),
+    HM_FIELD(hm_cjob_t, profile_spec, "profile", HM_F_STR),
+    HM_FIELD(hm_cjob_t, start_s, "start_s", HM_F_DBL),
+    HM_FIELD(hm_cjob_t, registered_steps, "registered_steps", HM_F_INT),
+    HM_FIELD(hm_cjob_t, decided, "decided", HM_F_BOOL),
+    HM_FIELD_OBJ(hm_cjob_t, a, "assignment", hm_assignment_fields),
+    HM_FIELD_OBJ(hm_cjob_t, dec, "decision", decision_fields),
+    HM_FIELD_OBJ_WHEN(hm_cjob_t, meas, "measured", hm_measure_fields, HM_F_IF, measured),
+};
 
 hm_rc_t hm_coord_state_save(hm_coord_t *c, const char *path, hm_err_t *err)
 {
@@ -72,37 +57,9 @@ hm_rc_t hm_coord_state_save(hm_coord_t *c, const char *path, hm_err_t *err)
 	json_object_object_add(root, "policy", json_object_new_string(c->conf.policy));
 	json_object_object_add(root, "saved_s", json_object_new_double(hm_real_s()));
 	json_object_object_add(root, "last_decide_s", json_object_new_double(c->last_decide_s));
-	for (int i = 0; i < c->njobs; i++) {
-		const hm_cjob_t *j = &c->jobs[i];
-		json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "job_id", json_object_new_int64(j->job_id));
-		json_object_object_add(o, "uid", json_object_new_int64(j->uid));
-		json_object_object_add(o, "name", json_object_new_string(j->name));
-		json_object_object_add(o, "nodes", json_object_new_string(j->nodes));
-		json_object_object_add(o, "gpus_per_node", json_object_new_int(j->gpus_per_node));
-		json_object_object_add(o, "mode", json_object_new_string(j->mode));
-		json_object_object_add(o, "profile", json_object_new_string(j->profile_spec));
-		json_object_object_add(o, "start_s", json_object_new_double(j->start_s));
-		json_object_object_add(o, "registered_steps",
-				       json_object_new_int(j->registered_steps));
-		json_object_object_add(o, "decided", json_object_new_boolean(j->decided));
-		json_object_object_add(o, "assignment", hm_json_assignment(&j->a));
-		json_object_object_add(o, "decision", decision_json(&j->dec));
-		if (j->measured) {
-			json_object *m = json_object_new_object();
-
-			json_object_object_add(m, "iter_s", json_object_new_double(j->meas.iter_s));
-			json_object_object_add(m, "compute_s",
-					       json_object_new_double(j->meas.compute_s));
-			json_object_object_add(m, "comm_s", json_object_new_double(j->meas.comm_s));
-			json_object_object_add(m, "iter_sd_s",
-					       json_object_new_double(j->meas.iter_sd_s));
-			json_object_object_add(m, "bytes", json_object_new_double(j->meas.bytes));
-			json_object_object_add(o, "measured", m);
-		}
-		json_object_array_add(jobs, o);
-	}
+	for (int i = 0; i < c->njobs; i++)
+		json_object_array_add(
+		    jobs, hm_fields_new(job_fields, HM_NFIELDS(job_fields), &c->jobs[i]));
 	pthread_mutex_unlock(&c->mu);
 	json_object_object_add(root, "jobs", jobs);
 	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
@@ -168,51 +125,37 @@ hm_rc_t hm_coord_state_load(hm_coord_t *c, const char *path, hm_err_t *err)
 	c->njobs = 0;
 	c->need_decide = false; /* the loaded decisions stand; arrivals below re-set it */
 	c->had_departure = false;
-	c->epoch = (unsigned long)get_i64(root, "epoch");
-	c->last_decide_s = get_dbl(root, "last_decide_s"); /* epochs continue their rhythm */
+	c->epoch = (unsigned long)hm_json_i64(root, "epoch");
+	c->last_decide_s = hm_json_dbl(root, "last_decide_s"); /* epochs continue their rhythm */
 	for (int i = 0; i < n; i++) {
-		json_object *o = json_object_array_get_idx(jobs, (size_t)i), *a, *d, *m;
-		hm_coord_job_info_t info = {
-		    .job_id = (uint32_t)get_i64(o, "job_id"),
-		    .uid = (uint32_t)get_i64(o, "uid"),
-		    .name = get_str(o, "name"),
-		    .nodes = get_str(o, "nodes"),
-		    .gpus_per_node = (int)get_i64(o, "gpus_per_node"),
-		};
-		hm_cjob_t *j;
+		hm_cjob_t *in = calloc(1, sizeof(*in)), *j = NULL;
 
-		if (!*info.nodes || hm_coord_find(c, info.job_id)) {
-			hm_log(HM_LOG_INFO, "state file %s: job entry %d skipped (%s)", path, i,
-			       *info.nodes ? "duplicate job id" : "no nodes");
-			continue;
-		}
-		if (!(j = hm_coord_add(c, &info))) {
+		if (!in || hm_fields_read(json_object_array_get_idx(jobs, (size_t)i), job_fields,
+					  HM_NFIELDS(job_fields), in) != HM_OK) {
+			if (in)
+				hm_fields_free(job_fields, HM_NFIELDS(job_fields), in);
+			free(in);
 			rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory");
 			break;
 		}
-		j->job_id = info.job_id;
-		j->uid = info.uid;
-		snprintf(j->name, sizeof(j->name), "%s", info.name);
-		j->gpus_per_node = info.gpus_per_node;
-		snprintf(j->mode, sizeof(j->mode), "%s", get_str(o, "mode"));
-		snprintf(j->profile_spec, sizeof(j->profile_spec), "%s", get_str(o, "profile"));
-		j->start_s = get_dbl(o, "start_s");
-		j->registered_steps = (int)get_i64(o, "registered_steps");
-		if (json_object_object_get_ex(o, "measured", &m)) {
-			j->measured = true;
-			j->meas.iter_s = get_dbl(m, "iter_s");
-			j->meas.compute_s = get_dbl(m, "compute_s");
-			j->meas.comm_s = get_dbl(m, "comm_s");
-			j->meas.iter_sd_s = get_dbl(m, "iter_sd_s");
-			j->meas.bytes = get_dbl(m, "bytes");
+		if (!in->nodes || !*in->nodes || hm_coord_find(c, in->job_id)) {
+			hm_log(HM_LOG_INFO, "state file %s: job entry %d skipped (%s)", path, i,
+			       in->nodes && *in->nodes ? "duplicate job id" : "no nodes");
+		} else if ((j = hm_coord_add(c, &(hm_coord_job_info_t){.nodes = in->nodes}))) {
+			char *nodes = j->nodes; /* add's copy; the entry is otherwise as read */
+
+			*j = *in;
+			j->nodes = nodes;
+		} else {
+			rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory");
 		}
+		hm_fields_free(job_fields, HM_NFIELDS(job_fields), in);
+		free(in);
+		if (rc != HM_OK)
+			break;
+		if (!j)
+			continue;
 		hm_coord_derive(c, j);
-		j->decided =
-		    json_object_object_get_ex(o, "decided", &v) && json_object_get_boolean(v);
-		if (json_object_object_get_ex(o, "assignment", &a))
-			hm_json_assignment_parse(a, &j->a);
-		if (json_object_object_get_ex(o, "decision", &d))
-			decision_from(d, &j->dec);
 		/* Restored jobs are not arrivals: their decisions stand until something
 		   changes. */
 		j->arrived = !j->decided && j->schedulable;

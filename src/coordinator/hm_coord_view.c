@@ -5,8 +5,6 @@
 
 #include "hm_coord_int.h"
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
 static void view_of(const hm_cjob_t *j, hm_coord_job_view_t *v)
 {
 	memset(v, 0, sizeof(*v));

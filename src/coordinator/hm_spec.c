@@ -10,8 +10,6 @@
 #include "hm_parse.h"
 #include "hm_policy_names.h"
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
 const char *hm_spec_mode_names(void)
 {
 	return "off,auto," HM_POLICY_NAMES;

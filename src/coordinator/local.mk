@@ -2,7 +2,8 @@
 # needs what (like libharmonics' libraries, they link none of ours):
 #   libhmclient  what talks to the coordinator: harmonics.conf, the wire protocol
 #                (json-c + munge), one request (client), logging, the mode and
-#                profile checks, the assignment on the wire. The SPANK plugin
+#                profile checks, the assignment on the wire, the field tables
+#                that drive every record's JSON (hm_fields). The SPANK plugin
 #                links it alone (with libhmjob, libhmcore): no policy, no engine.
 #   libhmstatus  the status views in JSON: the server writes them, harmonicsctl
 #                reads them.
@@ -19,6 +20,8 @@ src_coordinator_libhmclient_la_SOURCES = \
 	src/coordinator/hm_client.h \
 	src/coordinator/hm_conf.c \
 	src/coordinator/hm_conf.h \
+	src/coordinator/hm_fields.c \
+	src/coordinator/hm_fields.h \
 	src/coordinator/hm_json.c \
 	src/coordinator/hm_json.h \
 	src/coordinator/hm_log.c \
@@ -74,20 +77,9 @@ tests_unit_libclient_alone_la_LDFLAGS = -module -avoid-version -rpath /nowhere -
 tests_unit_libclient_alone_la_LIBADD = $(HMCLIENT_LIBS)
 
 # Unit tests (munge-dependent ones skip with a message when munged is not running).
-COORD_TEST_CPPFLAGS = $(HMCOORD_CPPFLAGS)
-COORD_TEST_CFLAGS = $(UNIT_CFLAGS) $(JSONC_CFLAGS)
-COORD_TEST_LDADD = $(HMCOORD_LIBS) $(CMOCKA_LIBS)
-check_PROGRAMS += \
+UNIT_TESTS += \
 	tests/unit/test_assign \
-	tests/unit/test_conf \
-	tests/unit/test_proto \
-	tests/unit/test_coord \
-	tests/unit/test_coord_sync \
-	tests/unit/test_coord_nodes \
-	tests/unit/test_server \
-	tests/unit/test_server_agent
-TESTS += \
-	tests/unit/test_assign \
+	tests/unit/test_fields \
 	tests/unit/test_conf \
 	tests/unit/test_proto \
 	tests/unit/test_coord \
@@ -96,39 +88,16 @@ TESTS += \
 	tests/unit/test_server \
 	tests/unit/test_server_agent
 tests_unit_test_assign_SOURCES = tests/unit/test_assign.c
-tests_unit_test_assign_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
-tests_unit_test_assign_CFLAGS = $(COORD_TEST_CFLAGS)
-tests_unit_test_assign_LDADD = $(HMCLIENT_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_fields_SOURCES = tests/unit/test_fields.c
 tests_unit_test_conf_SOURCES = tests/unit/test_conf.c
-tests_unit_test_conf_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
-tests_unit_test_conf_CFLAGS = $(COORD_TEST_CFLAGS)
-tests_unit_test_conf_LDADD = $(COORD_TEST_LDADD)
 tests_unit_test_proto_SOURCES = tests/unit/test_proto.c tests/unit/munge_fixture.h
-tests_unit_test_proto_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
-tests_unit_test_proto_CFLAGS = $(COORD_TEST_CFLAGS)
-tests_unit_test_proto_LDADD = $(COORD_TEST_LDADD)
 tests_unit_test_coord_SOURCES = tests/unit/test_coord.c tests/unit/coord_fixture.h
-tests_unit_test_coord_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
-tests_unit_test_coord_CFLAGS = $(COORD_TEST_CFLAGS)
-tests_unit_test_coord_LDADD = $(COORD_TEST_LDADD)
 tests_unit_test_server_agent_SOURCES = tests/unit/test_server_agent.c tests/unit/coord_fixture.h \
 	tests/unit/munge_fixture.h
-tests_unit_test_server_agent_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
-tests_unit_test_server_agent_CFLAGS = $(COORD_TEST_CFLAGS)
-tests_unit_test_server_agent_LDADD = $(COORD_TEST_LDADD)
 tests_unit_test_coord_nodes_SOURCES = tests/unit/test_coord_nodes.c tests/unit/coord_fixture.h
-tests_unit_test_coord_nodes_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
-tests_unit_test_coord_nodes_CFLAGS = $(COORD_TEST_CFLAGS)
-tests_unit_test_coord_nodes_LDADD = $(COORD_TEST_LDADD)
 tests_unit_test_coord_sync_SOURCES = tests/unit/test_coord_sync.c tests/unit/coord_fixture.h
-tests_unit_test_coord_sync_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
-tests_unit_test_coord_sync_CFLAGS = $(COORD_TEST_CFLAGS)
-tests_unit_test_coord_sync_LDADD = $(COORD_TEST_LDADD)
 tests_unit_test_server_SOURCES = tests/unit/test_server.c tests/unit/coord_fixture.h \
 	tests/unit/munge_fixture.h
-tests_unit_test_server_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
-tests_unit_test_server_CFLAGS = $(COORD_TEST_CFLAGS)
-tests_unit_test_server_LDADD = $(COORD_TEST_LDADD)
 EXTRA_DIST += tests/fixtures/coord
 
 dist_man_MANS += docs/man/harmonics.conf.5 docs/man/harmonics.8 docs/man/harmonicsctl.1
@@ -136,8 +105,6 @@ dist_man_MANS += docs/man/harmonics.conf.5 docs/man/harmonics.8 docs/man/harmoni
 # harmonicsctl end to end against a coordinator outside Slurm.
 check_PROGRAMS += tests/unit/coord_serve
 tests_unit_coord_serve_SOURCES = tests/unit/coord_serve.c tests/unit/coord_fixture.h
-tests_unit_coord_serve_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
-tests_unit_coord_serve_CFLAGS = $(COORD_TEST_CFLAGS)
 tests_unit_coord_serve_LDADD = $(HMCOORD_LIBS)
 TESTS += tests/unit/harmonicsctl_e2e.sh
 EXTRA_DIST += tests/unit/harmonicsctl_e2e.sh
@@ -145,6 +112,6 @@ EXTRA_DIST += tests/unit/harmonicsctl_e2e.sh
 # Timing of decisions and of a register round trip (not a test: prints numbers).
 noinst_PROGRAMS += tests/coord/coord_bench
 tests_coord_coord_bench_SOURCES = tests/coord/coord_bench.c tests/unit/coord_fixture.h
-tests_coord_coord_bench_CPPFLAGS = $(COORD_TEST_CPPFLAGS)
+tests_coord_coord_bench_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 tests_coord_coord_bench_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_coord_coord_bench_LDADD = $(HMCOORD_LIBS)

@@ -23,10 +23,6 @@ HM_WORKLOAD_LIBS = src/libharmonics/workload/libhmworkload.la \
 HM_POLICY_LIBS = src/libharmonics/policy/libhmpolicy.la $(HM_WORKLOAD_LIBS)
 HM_SIM_LIBS = src/libharmonics/sim/libhmsim.la $(HM_POLICY_LIBS)
 
-# Unit tests link every area but the hwloc loader, and cmocka.
-UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-UNIT_LDADD = $(HM_SIM_LIBS) $(CMOCKA_LIBS)
-
 include $(srcdir)/src/libharmonics/core/local.mk
 include $(srcdir)/src/libharmonics/topo/local.mk
 include $(srcdir)/src/libharmonics/workload/local.mk

@@ -36,38 +36,28 @@ src_pace_libharmonics_pace_report_la_LIBADD = -lm
 # ---- unit tests ----------------------------------------------------------------
 # test_pace links the library's internals (assignment parser, and the parse
 # helpers it needs) directly; neither test needs the rest of libharmonics.
+# Compiled in, those sources need objects of their own (hence _CPPFLAGS), and
+# these tests link the runtime itself rather than the unit tests' default.
 PACE_TEST_LDADD = src/pace/libharmonics-pace.la $(CMOCKA_LIBS) -lm
-check_PROGRAMS += tests/unit/test_pace tests/unit/test_pace_align tests/unit/test_pace_switch
-TESTS += tests/unit/test_pace tests/unit/test_pace_align tests/unit/test_pace_switch
+UNIT_TESTS += tests/unit/test_pace tests/unit/test_pace_align tests/unit/test_pace_switch
 tests_unit_test_pace_SOURCES = tests/unit/test_pace.c tests/unit/pace_fixture.h \
 	src/pace/pace_assign.c src/libharmonics/core/hm_error.c src/libharmonics/core/hm_parse.c
 tests_unit_test_pace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
-tests_unit_test_pace_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_pace_LDADD = $(PACE_TEST_LDADD)
 tests_unit_test_pace_switch_SOURCES = tests/unit/test_pace_switch.c tests/unit/pace_fixture.h \
 	src/pace/pace_assign.c src/libharmonics/core/hm_error.c src/libharmonics/core/hm_parse.c
 tests_unit_test_pace_switch_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
-tests_unit_test_pace_switch_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_pace_switch_LDADD = $(PACE_TEST_LDADD)
-check_PROGRAMS += tests/unit/test_pace_report_read
-TESTS += tests/unit/test_pace_report_read
+UNIT_TESTS += tests/unit/test_pace_report_read
 tests_unit_test_pace_report_read_SOURCES = tests/unit/test_pace_report_read.c \
 	tests/unit/pace_fixture.h
-tests_unit_test_pace_report_read_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
-tests_unit_test_pace_report_read_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_pace_report_read_LDADD = src/pace/libharmonics-pace-report.la \
 	$(HM_CORE_LIBS) $(PACE_TEST_LDADD)
 # The class -> NCCL knob mapping needs no NCCL: tested whether or not the interposer is built.
-check_PROGRAMS += tests/unit/test_nccl_class
-TESTS += tests/unit/test_nccl_class
+UNIT_TESTS += tests/unit/test_nccl_class
 tests_unit_test_nccl_class_SOURCES = tests/unit/test_nccl_class.c src/pace/nccl/nccl_class.c \
 	src/pace/nccl/nccl_class.h
-tests_unit_test_nccl_class_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace/nccl
-tests_unit_test_nccl_class_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_nccl_class_LDADD = $(CMOCKA_LIBS)
 tests_unit_test_pace_align_SOURCES = tests/unit/test_pace_align.c
-tests_unit_test_pace_align_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
-tests_unit_test_pace_align_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_pace_align_LDADD = $(PACE_TEST_LDADD)
 
 # ---- NCCL interposer: built against the real nccl.h when configure found it ------
@@ -100,7 +90,7 @@ tests_pace_test_nccl_interposer_SOURCES = tests/pace/test_nccl_interposer.c \
 	src/pace/nccl/nccl_class.c
 tests_pace_test_nccl_interposer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
 	-I$(top_srcdir)/src/pace/nccl -I$(top_srcdir)/tests/pace $(NCCL_CPPFLAGS)
-tests_pace_test_nccl_interposer_CFLAGS = $(UNIT_CFLAGS)
+tests_pace_test_nccl_interposer_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_pace_test_nccl_interposer_LDADD = tests/pace/libstandin_nccl_cuda.la \
 	src/pace/libharmonics-pace.la $(CMOCKA_LIBS) -ldl
 # Runs the test binary under LD_PRELOAD of the interposer (lib_LTLIBRARIES: built by all).

@@ -17,12 +17,8 @@ src_plugins_common_libhmplugin_la_SOURCES = src/plugins/common/hm_plugin.c \
 	src/plugins/common/hm_plugin.h
 src_plugins_common_libhmplugin_la_LIBADD = -ldl
 
-check_PROGRAMS += tests/unit/test_plugin
-TESTS += tests/unit/test_plugin
+UNIT_TESTS += tests/unit/test_plugin
 tests_unit_test_plugin_SOURCES = tests/unit/test_plugin.c
-tests_unit_test_plugin_CPPFLAGS = $(AM_CPPFLAGS) $(PLUGIN_COMMON_CPPFLAGS)
-tests_unit_test_plugin_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_plugin_LDADD = src/plugins/common/libhmplugin.la $(CMOCKA_LIBS)
 # The module test_plugin loads through a PluginDir list.
 check_LTLIBRARIES += tests/unit/plugin_probe.la
 tests_unit_plugin_probe_la_SOURCES = tests/unit/plugin_probe.c
@@ -37,14 +33,8 @@ src_plugins_spank_libhmspankopts_la_SOURCES = src/plugins/spank/hm_spank_opts.c 
 src_plugins_spank_libhmspankopts_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator \
 	$(PLUGIN_COMMON_CPPFLAGS)
 
-check_PROGRAMS += tests/unit/test_spank_opts
-TESTS += tests/unit/test_spank_opts
+UNIT_TESTS += tests/unit/test_spank_opts
 tests_unit_test_spank_opts_SOURCES = tests/unit/test_spank_opts.c
-tests_unit_test_spank_opts_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/plugins/spank \
-	-I$(top_srcdir)/src/coordinator $(PLUGIN_COMMON_CPPFLAGS)
-tests_unit_test_spank_opts_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_spank_opts_LDADD = src/plugins/spank/libhmspankopts.la $(HMCLIENT_LIBS) \
-	$(CMOCKA_LIBS)
 
 if HAVE_SPANK
 slurmplugin_LTLIBRARIES += src/plugins/spank/harmonics.la

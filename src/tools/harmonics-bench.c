@@ -28,9 +28,10 @@
 #include <unistd.h>
 
 #include "hm_clock.h"
+#include "hm_job.h"
 #include "hm_parse.h"
 #include "hm_policy.h"
-#include "hm_sim.h"
+#include "hm_topo.h"
 
 #define MAX_SIZES   16
 #define MAX_POL     8
@@ -340,31 +341,28 @@ static int run_forked(const opts_t *o, const hm_policy_ops_t *pol, int gpus, sam
 
 static void usage(FILE *f)
 {
-	fprintf(
-	    f,
-	    "Usage: harmonics-bench [OPTIONS]\n"
-	    "Time one full scheduling decision per policy as the cluster grows.\n\n"
-	    "  --sizes LIST     GPU counts (default 16,32,64,256,1024,4096,16384,65536,\n"
-	    "                   131072; below 64 so that optimal finishes somewhere)\n"
-	    "  --policy LIST    policies among %s, or 'all' (default all)\n"
-	    "  --seeds N        workload seeds per size (default 2)\n"
-	    "  --repeats N      decisions per seed; the median is reported (default 3;\n"
-	    "                   one per seed when a decision takes over 1 s)\n"
-	    "  --budget S       time budget of one decision (optimal) (default 10s, the\n"
-	    "                   policies' documented default)\n"
-	    "  --threads N      worker threads inside a policy (default 1: one core)\n"
-	    "  --quick          CI run: sizes 64,256,1024, 1 seed, 1 repeat, budget 1s\n"
-	    "  --json           {\"results\":[{policy,gpus,jobs,decision_s,cpu_s,"
-	    "peak_rss_bytes,finished}]}\n"
-	    "  --plot FILE      decision time vs GPUs, log axes (gnuplot; .png or .svg)\n"
-	    "  -h, --help       this text\n"
-	    "Scenario mode (harmonics-sim's --csv table for the chosen policies):\n"
-	    "  --scenario --topo-gen SPEC (--trace FILE | --generate SPEC) [--seed N]\n"
-	    "             [--jitter CV (0.02)] [--epoch S (30s)] [--budget S] [--policy LIST]\n\n"
-	    "The size at which optimal is cut by its budget ends its series (larger ones\n"
-	    "would be cut too). Other policies report finished=false when their own\n"
-	    "budget use (crux's order sampling) was cut, and go on.\n",
-	    hm_policy_names());
+	fprintf(f,
+		"Usage: harmonics-bench [OPTIONS]\n"
+		"Time one full scheduling decision per policy as the cluster grows.\n\n"
+		"  --sizes LIST     GPU counts (default 16,32,64,256,1024,4096,16384,65536,\n"
+		"                   131072; below 64 so that optimal finishes somewhere)\n"
+		"  --policy LIST    policies among %s, or 'all' (default all)\n"
+		"  --seeds N        workload seeds per size (default 2)\n"
+		"  --repeats N      decisions per seed; the median is reported (default 3;\n"
+		"                   one per seed when a decision takes over 1 s)\n"
+		"  --budget S       time budget of one decision (optimal) (default 10s, the\n"
+		"                   policies' documented default)\n"
+		"  --threads N      worker threads inside a policy (default 1: one core)\n"
+		"  --quick          CI run: sizes 64,256,1024, 1 seed, 1 repeat, budget 1s\n"
+		"  --json           {\"results\":[{policy,gpus,jobs,decision_s,cpu_s,"
+		"peak_rss_bytes,finished}]}\n"
+		"  --plot FILE      decision time vs GPUs, log axes (gnuplot; .png or .svg)\n"
+		"  -h, --help       this text\n"
+		"\n"
+		"The size at which optimal is cut by its budget ends its series (larger ones\n"
+		"would be cut too). Other policies report finished=false when their own\n"
+		"budget use (crux's order sampling) was cut, and go on.\n",
+		hm_policy_names());
 }
 
 static int parse_sizes(const char *arg, opts_t *o, hm_err_t *err)
@@ -465,98 +463,19 @@ out:
 	return rc;
 }
 
-/*
- * --scenario: run one scenario through the simulator under the chosen
- * policies and print harmonics-sim's --csv table (same columns), so that
- * scripts/evaluate.sh works whichever of the two tools it finds complete.
- */
-typedef struct {
-	const char *topo_gen, *trace, *generate;
-	unsigned long seed;
-	double jitter, epoch_s;
-} scen_opts_t;
-
-static int run_scenario(const opts_t *o, const scen_opts_t *so)
-{
-	hm_topo_gen_t g;
-	hm_topo_t *t = NULL;
-	hm_workload_t w = {0};
-	hm_err_t err = {0};
-	int ret = 1;
-
-	if (!so->topo_gen || (!so->trace == !so->generate)) {
-		fprintf(stderr, "harmonics-bench: --scenario needs --topo-gen and one of --trace, "
-				"--generate\n");
-		return 2;
-	}
-	if (hm_topo_gen_parse(so->topo_gen, &g, &err) != HM_OK ||
-	    hm_topo_generate(&g, &t, &err) != HM_OK) {
-		fprintf(stderr, "harmonics-bench: --topo-gen: %s\n", err.msg);
-		goto out;
-	}
-	if (so->trace) {
-		FILE *f = fopen(so->trace, "r");
-		if (!f) {
-			fprintf(stderr, "harmonics-bench: --trace %s: %s\n", so->trace,
-				strerror(errno));
-			goto out;
-		}
-		hm_rc_t rc = hm_workload_load_csv(f, so->trace, &w, &err);
-		fclose(f);
-		if (rc != HM_OK) {
-			fprintf(stderr, "harmonics-bench: %s\n", err.msg);
-			goto out;
-		}
-	} else if (hm_workload_generate(so->generate, t, so->seed, &w, &err) != HM_OK) {
-		fprintf(stderr, "harmonics-bench: --generate: %s\n", err.msg);
-		goto out;
-	}
-	printf("policy,jobs,completed,unplaced,mean_jct_s,p99_jct_s,mean_iter_s,p99_iter_s,"
-	       "mean_comm_s,mean_slowdown,gpu_util,sched_time_s,max_decision_s,decisions,"
-	       "budget_exhausted\n");
-	for (int p = 0; p < o->npol; p++) {
-		hm_sim_opts_t so2;
-		hm_policy_cfg_t cfg;
-		hm_sim_result_t r;
-
-		hm_sim_opts_defaults(&so2);
-		so2.seed = so->seed;
-		so2.jitter_cv = so->jitter;
-		hm_policy_cfg_defaults(&cfg);
-		cfg.seed = so->seed;
-		cfg.epoch_s = so->epoch_s;
-		cfg.budget_s = o->budget_s;
-		cfg.threads = o->threads;
-		if (hm_sim_run(t, &w, o->pol[p], &cfg, &so2, &r, &err) != HM_OK) {
-			fprintf(stderr, "harmonics-bench: %s: %s\n", o->pol[p]->name, err.msg);
-			goto out;
-		}
-		printf("%s,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%d\n", r.policy,
-		       r.njobs, r.completed, r.unplaced, r.mean_jct_s, r.p99_jct_s, r.mean_iter_s,
-		       r.p99_iter_s, r.mean_comm_s, r.mean_slowdown, r.gpu_util, r.sched_time_s,
-		       r.max_decision_s, r.decisions, r.budget_exhausted ? 1 : 0);
-		fflush(stdout);
-		hm_sim_result_free(&r);
-	}
-	ret = 0;
-out:
-	hm_workload_free(&w);
-	hm_topo_free(t);
-	return ret;
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    {"sizes", required_argument, 0, 's'},  {"policy", required_argument, 0, 'p'},
-	    {"seeds", required_argument, 0, 'S'},  {"repeats", required_argument, 0, 'r'},
-	    {"budget", required_argument, 0, 'b'}, {"threads", required_argument, 0, 't'},
-	    {"quick", no_argument, 0, 'q'},        {"json", no_argument, 0, 'j'},
-	    {"plot", required_argument, 0, 'P'},   {"help", no_argument, 0, 'h'},
-	    {"scenario", no_argument, 0, 'X'},     {"topo-gen", required_argument, 0, 'T'},
-	    {"trace", required_argument, 0, 'R'},  {"generate", required_argument, 0, 'G'},
-	    {"seed", required_argument, 0, 'E'},   {"jitter", required_argument, 0, 'J'},
-	    {"epoch", required_argument, 0, 'O'},  {0, 0, 0, 0}};
+	static const struct option lo[] = {{"sizes", required_argument, 0, 's'},
+					   {"policy", required_argument, 0, 'p'},
+					   {"seeds", required_argument, 0, 'S'},
+					   {"repeats", required_argument, 0, 'r'},
+					   {"budget", required_argument, 0, 'b'},
+					   {"threads", required_argument, 0, 't'},
+					   {"quick", no_argument, 0, 'q'},
+					   {"json", no_argument, 0, 'j'},
+					   {"plot", required_argument, 0, 'P'},
+					   {"help", no_argument, 0, 'h'},
+					   {0, 0, 0, 0}};
 	opts_t o = {.sizes = {16, 24, 32, 40, 48, 64, 256, 1024, 4096, 16384, 65536, 131072},
 		    .nsizes = 12,
 		    .seeds = 2,
@@ -566,8 +485,7 @@ int main(int argc, char **argv)
 	hm_err_t err = {0};
 	row_t *rows = NULL;
 	int nrows = 0, c, ret = 1;
-	bool policy_given = false, scenario = false;
-	scen_opts_t so = {.seed = 1, .jitter = 0.02, .epoch_s = 30};
+	bool policy_given = false;
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		long v;
@@ -617,33 +535,6 @@ int main(int argc, char **argv)
 		case 'P':
 			o.plot = optarg;
 			break;
-		case 'X':
-			scenario = true;
-			break;
-		case 'T':
-			so.topo_gen = optarg;
-			break;
-		case 'R':
-			so.trace = optarg;
-			break;
-		case 'G':
-			so.generate = optarg;
-			break;
-		case 'E':
-			if (hm_parse_long(optarg, 0, 0x7fffffffL, &v, "--seed", &err) != HM_OK)
-				goto bad;
-			so.seed = (unsigned long)v;
-			break;
-		case 'J':
-			if (hm_parse_double(optarg, 0, 1, &d, "--jitter", &err) != HM_OK)
-				goto bad;
-			so.jitter = d;
-			break;
-		case 'O':
-			if (hm_parse_duration_s(optarg, 0, 1e6, &d, "--epoch", &err) != HM_OK)
-				goto bad;
-			so.epoch_s = d;
-			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -659,8 +550,6 @@ int main(int argc, char **argv)
 	}
 	if (!policy_given && parse_policies("all", &o, &err) != 0)
 		goto bad;
-	if (scenario)
-		return run_scenario(&o, &so);
 	rows = calloc((size_t)(o.nsizes * o.npol + 1), sizeof(*rows));
 	if (!rows) {
 		fprintf(stderr, "harmonics-bench: out of memory\n");

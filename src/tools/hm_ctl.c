@@ -9,8 +9,6 @@
 
 #include "hm_coord_json.h"
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
 static const char *const cmd_names[] = {"status", "jobs", "racks", "job"};
 
 hm_rc_t hm_ctl_parse_cmd(const char *word, hm_ctl_cmd_t *cmd, hm_err_t *err)

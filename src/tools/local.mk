@@ -13,7 +13,7 @@ dist_man_MANS += docs/man/harmonics-sim.1
 # harmonics-bench: decision time and quality of the policies.
 bin_PROGRAMS += src/tools/harmonics-bench
 src_tools_harmonics_bench_SOURCES = src/tools/harmonics-bench.c
-src_tools_harmonics_bench_LDADD = $(HM_SIM_LIBS)
+src_tools_harmonics_bench_LDADD = $(HM_POLICY_LIBS)
 dist_man_MANS += docs/man/harmonics-bench.1
 
 # harmonicsctl: a thin entry file; the logic is hm_ctl.c. A client: no engine.

@@ -20,6 +20,7 @@ for d in "$top"/src/libharmonics/*/; do inc+=(-I"$d"); done
 clang -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	"${inc[@]}" $(pkg-config --cflags json-c) "$top/tests/agent/fuzz_agent_wire.c" \
 	"$top/src/agent/hm_agent_wire.c" "$top/src/agent/agent_node.c" \
+	"$top/src/coordinator/hm_fields.c" "$top/src/coordinator/hm_json.c" \
 	"$top/src/libharmonics/core/hm_error.c" \
 	$(pkg-config --libs json-c) -lm -o "$out/fuzz_agent_wire"
 ((secs > 0)) || exit 0

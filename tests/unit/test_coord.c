@@ -175,6 +175,83 @@ static void test_upsert_change(void **state)
 	hm_coord_destroy(c);
 }
 
+/* What a policy's create() received (test_policy_cfg). */
+static hm_policy_cfg_t seen_cfg;
+
+static hm_rc_t seen_create(const hm_policy_cfg_t *cfg, void **state, hm_err_t *err)
+{
+	seen_cfg = *cfg;
+	*state = NULL;
+	return HM_OK;
+}
+
+/* Both jobs held by the policy, each with guard_us (0: any guard but the given one). */
+static void assert_held_guard(hm_coord_t *c, double now_s, int64_t guard_us, int64_t not_us)
+{
+	hm_assignment_t a;
+	hm_err_t err = {0};
+	bool changed;
+
+	assert_int_equal(hm_coord_decide(c, now_s, &changed, &err), HM_OK);
+	for (uint32_t id = 1; id <= 2; id++) {
+		assert_int_equal(hm_coord_assignment(c, id, &a), HM_OK);
+		assert_true(a.period_us > 0);
+		if (guard_us)
+			assert_int_equal(a.guard_us, guard_us);
+		assert_true(a.guard_us > 0 && a.guard_us != not_us);
+	}
+}
+
+/*
+ * harmonics.conf reaches the policy whichever way it is set: by ops
+ * (hm_coord_set_policy_ops, whose copy of the mapping used to drop Guard=) and
+ * by name from the registry (create, reconfigure).
+ */
+static void test_policy_cfg(void **state)
+{
+	const char *held = "iter=400ms,comm=30%,bytes=400MB";
+	hm_policy_ops_t ops = script_policy;
+	hm_conf_t conf;
+	hm_coord_t *c = NULL;
+	hm_err_t err = {0};
+
+	ops.create = seen_create;
+	fixture_conf(&conf);
+	conf.epoch_s = 7;
+	conf.prio_levels = 4;
+	conf.reserved_levels = 2;
+	conf.decision_budget_s = 0.25;
+	conf.guard_s = 0.0137;
+	assert_int_equal(hm_coord_create(&conf, fixture_topo(), &c, &err), HM_OK);
+	memset(&seen_cfg, 0, sizeof(seen_cfg));
+	assert_int_equal(hm_coord_set_policy_ops(c, &ops, &err), HM_OK);
+	assert_true(seen_cfg.epoch_s == 7);
+	assert_int_equal(seen_cfg.prio_levels, 4);
+	assert_int_equal(seen_cfg.reserved_levels, 2);
+	assert_true(seen_cfg.budget_s == 0.25);
+	assert_true(seen_cfg.guard_s == 0.0137);
+	assert_int_equal(seen_cfg.threads, 1);
+	hm_coord_destroy(c);
+
+	/* By name: optimal holds two jobs on one class with Guard=, with its own guard
+	   (a share of the period) without; reconfigure maps it the same way. */
+	for (int k = 0; k < 2; k++) {
+		fixture_conf(&conf);
+		snprintf(conf.policy, sizeof(conf.policy), k ? "fair" : "optimal");
+		conf.prio_levels = 1;
+		conf.guard_s = k ? 0 : 0.0137;
+		assert_int_equal(hm_coord_create(&conf, fixture_topo(), &c, &err), HM_OK);
+		assert_int_equal(add_job(c, 1, 1, "n[1-2]", "auto", held), HM_OK);
+		assert_int_equal(add_job(c, 2, 1, "n[1-2]", "auto", held), HM_OK);
+		if (k == 1) { /* fair holds nothing: reconfigure to optimal without Guard= */
+			snprintf(conf.policy, sizeof(conf.policy), "optimal");
+			assert_int_equal(hm_coord_reconfigure(c, &conf, NULL, &err), HM_OK);
+		}
+		assert_held_guard(c, NOW, k ? 0 : 13700, k ? 13700 : 0);
+		hm_coord_destroy(c);
+	}
+}
+
 /* Each registered policy decides over a real job mix without error. */
 static void test_real_policies(void **state)
 {
@@ -523,17 +600,12 @@ static void test_wait_job(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_decide),
-	    cmocka_unit_test(test_upsert_change),
-	    cmocka_unit_test(test_real_policies),
-	    cmocka_unit_test(test_admin_comment),
-	    cmocka_unit_test(test_admin_entry_forms),
-	    cmocka_unit_test(test_state_roundtrip),
-	    cmocka_unit_test(test_reconfigure_keeps),
-	    cmocka_unit_test(test_racks),
-	    cmocka_unit_test(test_spec),
-	    cmocka_unit_test(test_policy_names),
-	    cmocka_unit_test(test_wait_job),
+	    cmocka_unit_test(test_decide),          cmocka_unit_test(test_upsert_change),
+	    cmocka_unit_test(test_policy_cfg),      cmocka_unit_test(test_real_policies),
+	    cmocka_unit_test(test_admin_comment),   cmocka_unit_test(test_admin_entry_forms),
+	    cmocka_unit_test(test_state_roundtrip), cmocka_unit_test(test_reconfigure_keeps),
+	    cmocka_unit_test(test_racks),           cmocka_unit_test(test_spec),
+	    cmocka_unit_test(test_policy_names),    cmocka_unit_test(test_wait_job),
 	};
 	hm_log_set_level(HM_LOG_ERROR);
 	return cmocka_run_group_tests(tests, NULL, NULL);

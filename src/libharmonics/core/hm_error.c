@@ -1,9 +1,5 @@
 #include "hm_error.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-#endif
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

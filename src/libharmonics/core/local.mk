@@ -10,11 +10,6 @@ src_libharmonics_core_libhmcore_la_SOURCES = \
 	src/libharmonics/core/hm_hostlist.c \
 	src/libharmonics/core/hm_hostlist.h
 
-check_PROGRAMS += tests/unit/test_parse tests/unit/test_hostlist
-TESTS += tests/unit/test_parse tests/unit/test_hostlist
+UNIT_TESTS += tests/unit/test_parse tests/unit/test_hostlist
 tests_unit_test_parse_SOURCES = tests/unit/test_parse.c
-tests_unit_test_parse_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_parse_LDADD = $(UNIT_LDADD)
 tests_unit_test_hostlist_SOURCES = tests/unit/test_hostlist.c
-tests_unit_test_hostlist_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_hostlist_LDADD = $(UNIT_LDADD)

@@ -17,26 +17,13 @@ src_libharmonics_policy_libhmpolicy_la_SOURCES = \
 	src/libharmonics/policy/hm_policy_crux.c
 src_libharmonics_policy_libhmpolicy_la_LIBADD = $(PTHREAD_LIBS) -lm
 
-check_PROGRAMS += \
-	tests/unit/test_optimal \
-	tests/unit/test_crux \
-	tests/unit/test_cassini \
-	tests/unit/test_policies_random
-TESTS += \
+UNIT_TESTS += \
 	tests/unit/test_optimal \
 	tests/unit/test_crux \
 	tests/unit/test_cassini \
 	tests/unit/test_policies_random
 tests_unit_test_optimal_SOURCES = tests/unit/test_optimal.c
-tests_unit_test_optimal_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_optimal_LDADD = $(UNIT_LDADD)
 tests_unit_test_crux_SOURCES = tests/unit/test_crux.c
-tests_unit_test_crux_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_crux_LDADD = $(UNIT_LDADD)
 tests_unit_test_cassini_SOURCES = tests/unit/test_cassini.c tests/unit/policies_fixture.h
-tests_unit_test_cassini_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_cassini_LDADD = $(UNIT_LDADD)
 tests_unit_test_policies_random_SOURCES = tests/unit/test_policies_random.c \
 	tests/unit/policies_fixture.h
-tests_unit_test_policies_random_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_policies_random_LDADD = $(UNIT_LDADD)

@@ -10,14 +10,9 @@ src_libharmonics_sim_libhmsim_la_SOURCES = \
 	src/libharmonics/sim/hm_sim_out.c
 src_libharmonics_sim_libhmsim_la_LIBADD = -lm
 
-check_PROGRAMS += tests/unit/test_maxmin tests/unit/test_sim
-TESTS += tests/unit/test_maxmin tests/unit/test_sim
+UNIT_TESTS += tests/unit/test_maxmin tests/unit/test_sim
 tests_unit_test_maxmin_SOURCES = tests/unit/test_maxmin.c
-tests_unit_test_maxmin_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_maxmin_LDADD = $(UNIT_LDADD)
 tests_unit_test_sim_SOURCES = tests/unit/test_sim.c
-tests_unit_test_sim_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_sim_LDADD = $(UNIT_LDADD)
 
 # Speed benchmark (prints numbers, not a test): make tests/bench/bench_sim && tests/bench/bench_sim
 noinst_PROGRAMS += tests/bench/bench_sim

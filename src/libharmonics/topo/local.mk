@@ -19,26 +19,14 @@ src_libharmonics_topo_libhmtopo_hwloc_la_SOURCES = src/libharmonics/topo/hm_topo
 src_libharmonics_topo_libhmtopo_hwloc_la_CFLAGS = $(AM_CFLAGS) $(HWLOC_CFLAGS)
 src_libharmonics_topo_libhmtopo_hwloc_la_LIBADD = $(HWLOC_LIBS)
 
-check_PROGRAMS += \
-	tests/unit/test_topo \
-	tests/unit/test_topo_load \
-	tests/unit/test_topo_hwloc
-TESTS += \
+UNIT_TESTS += \
 	tests/unit/test_topo \
 	tests/unit/test_topo_load \
 	tests/unit/test_topo_hwloc
 
 tests_unit_test_topo_SOURCES = tests/unit/test_topo.c
-tests_unit_test_topo_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_topo_LDADD = $(UNIT_LDADD)
-
 tests_unit_test_topo_load_SOURCES = tests/unit/test_topo_load.c
-tests_unit_test_topo_load_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_topo_load_LDADD = $(UNIT_LDADD)
-
 tests_unit_test_topo_hwloc_SOURCES = tests/unit/test_topo_hwloc.c
-tests_unit_test_topo_hwloc_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_topo_hwloc_LDADD = $(HM_TOPO_HWLOC_LIBS) $(UNIT_LDADD)
 
 # topology.conf, host CSV and hwloc XML fixtures (gen_hwloc_xml.py writes the XML).
 EXTRA_DIST += tests/fixtures/topo

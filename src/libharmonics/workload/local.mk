@@ -15,32 +15,16 @@ src_libharmonics_workload_libhmworkload_la_SOURCES = \
 	src/libharmonics/workload/hm_workload_gen.c \
 	src/libharmonics/workload/hm_place.c
 
-check_PROGRAMS += \
-	tests/unit/test_job \
-	tests/unit/test_traffic \
-	tests/unit/test_workload \
-	tests/unit/test_place
-TESTS += \
+UNIT_TESTS += \
 	tests/unit/test_job \
 	tests/unit/test_traffic \
 	tests/unit/test_workload \
 	tests/unit/test_place
 
 tests_unit_test_job_SOURCES = tests/unit/test_job.c
-tests_unit_test_job_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_job_LDADD = $(UNIT_LDADD)
-
 tests_unit_test_traffic_SOURCES = tests/unit/test_traffic.c tests/unit/job_topo_fixture.h
-tests_unit_test_traffic_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_traffic_LDADD = $(UNIT_LDADD)
-
 tests_unit_test_workload_SOURCES = tests/unit/test_workload.c tests/unit/job_topo_fixture.h
-tests_unit_test_workload_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_workload_LDADD = $(UNIT_LDADD)
-
 tests_unit_test_place_SOURCES = tests/unit/test_place.c tests/unit/job_topo_fixture.h
-tests_unit_test_place_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_place_LDADD = $(UNIT_LDADD)
 
 # Trace fixtures (docs/models.md and docs/workloads.md ship with docs/).
 EXTRA_DIST += tests/fixtures/traces

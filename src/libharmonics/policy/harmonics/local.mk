@@ -9,8 +9,5 @@ src_libharmonics_policy_libhmpolicy_la_SOURCES += \
 	src/libharmonics/policy/harmonics/hm_harmonics_global.h \
 	src/libharmonics/policy/harmonics/hm_policy_harmonics.c
 
-check_PROGRAMS += tests/unit/test_harmonics
-TESTS += tests/unit/test_harmonics
+UNIT_TESTS += tests/unit/test_harmonics
 tests_unit_test_harmonics_SOURCES = tests/unit/test_harmonics.c tests/unit/policies_fixture.h
-tests_unit_test_harmonics_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_harmonics_LDADD = $(UNIT_LDADD)
