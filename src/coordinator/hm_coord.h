@@ -72,8 +72,8 @@ typedef struct {
 	long applied_epoch;   /* the oldest epoch its nodes' steps report running; -1 none */
 	int steps;            /* steps the node agents see (summed over its nodes) */
 	bool measured;        /* measured numbers exist (a step or the node agents) */
-	double measured_period_us; /* last measured window: mean iteration, 0 = none */
-	double measured_burst_us;  /* mean burst length, 0 = none */
+	double measured_period_us; /* last measured window: mean iteration, -1 = none */
+	double measured_burst_us;  /* mean burst length, -1 = none */
 	long slot_misses;          /* skipped or late slots since the job started, -1 = none */
 } hm_coord_job_view_t;
 

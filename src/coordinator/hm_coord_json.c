@@ -23,6 +23,24 @@ static const hm_field_t job_view_fields[] = {
     HM_FIELD(hm_coord_job_view_t, start_s, "start_s", HM_F_DBL),
     HM_FIELD(hm_coord_job_view_t, registered_steps, "registered_steps", HM_F_INT),
     HM_FIELD(hm_coord_job_view_t, measured, "measured", HM_F_BOOL),
+    /* The live loop at a glance (harmonicsctl jobs --json): the latest decision, what
+       the steps run, what they measured; null where not reported or not measured. */
+    HM_FIELD(hm_coord_job_view_t, a.policy, "policy", HM_F_STR),
+    HM_FIELD(hm_coord_job_view_t, a.epoch, "decided_epoch", HM_F_ULONG),
+    {"applied_epoch", HM_F_LONG, offsetof(hm_coord_job_view_t, applied_epoch),
+     sizeof(long), 0, 0, HM_F_NULL, NULL, NULL, 0, 0},
+    HM_FIELD(hm_coord_job_view_t, a.period_us, "period_us", HM_F_I64),
+    HM_FIELD(hm_coord_job_view_t, a.shift_us, "shift_us", HM_F_I64),
+    HM_FIELD(hm_coord_job_view_t, a.prio, "prio", HM_F_INT),
+    HM_FIELD_WHEN(hm_coord_job_view_t, effective_us, "switch_at_us", HM_F_I64, HM_F_IF,
+		  has_prev),
+    HM_FIELD(hm_coord_job_view_t, steps, "steps", HM_F_INT),
+    {"measured_period_us", HM_F_DBL, offsetof(hm_coord_job_view_t, measured_period_us),
+     sizeof(double), 0, 0, HM_F_NULL, NULL, NULL, 0, 0},
+    {"measured_burst_us", HM_F_DBL, offsetof(hm_coord_job_view_t, measured_burst_us),
+     sizeof(double), 0, 0, HM_F_NULL, NULL, NULL, 0, 0},
+    {"slot_misses", HM_F_LONG, offsetof(hm_coord_job_view_t, slot_misses), sizeof(long), 0, 0,
+     HM_F_NULL, NULL, NULL, 0, 0},
     HM_FIELD_OBJ(hm_coord_job_view_t, a, "assignment", hm_assignment_fields),
 };
 

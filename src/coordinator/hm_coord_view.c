@@ -36,8 +36,8 @@ static void view_of(const hm_cjob_t *j, hm_coord_job_view_t *v)
 			v->applied_epoch = e;
 	}
 	v->measured = j->measured;
-	v->measured_period_us = j->measured ? j->meas.iter_s * 1e6 : 0;
-	v->measured_burst_us = j->measured ? j->meas.comm_s * 1e6 : 0;
+	v->measured_period_us = j->measured && j->meas.iter_s > 0 ? j->meas.iter_s * 1e6 : -1;
+	v->measured_burst_us = j->measured && j->meas.comm_s > 0 ? j->meas.comm_s * 1e6 : -1;
 	v->slot_misses = j->slot_misses;
 }
 

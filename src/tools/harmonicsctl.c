@@ -16,11 +16,12 @@ enum { EXIT_REFUSED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: harmonicsctl [OPTIONS] status|jobs|racks|job JOBID\n"
+		"Usage: harmonicsctl [OPTIONS] status|jobs|racks|nodes|job JOBID\n"
 		"Show what the Harmonics coordinator (sched/harmonics in slurmctld) decided.\n\n"
 		"  status        coordinator, policy, epoch, counters\n"
 		"  jobs          running jobs with their slot, priority class and epoch\n"
 		"  racks         racks with their jobs and link load\n"
+		"  nodes         node agents: state, steps, GPUs and NICs they reported\n"
 		"  job JOBID     one job in detail (owner, root or SlurmUser only)\n\n"
 		"Options:\n"
 		"  -j, --json          print the coordinator's JSON reply\n"
@@ -87,7 +88,7 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		hm_err_set(&err, HM_ERR_INVAL,
-			   "no command (accepted: status, jobs, racks, job ID)");
+			   "no command (accepted: status, jobs, racks, nodes, job ID)");
 		goto fail;
 	}
 	if (hm_ctl_parse_cmd(argv[optind], &cmd, &err) != HM_OK)

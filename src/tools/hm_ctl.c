@@ -8,18 +8,19 @@
 #include <time.h>
 
 #include "hm_coord_json.h"
+#include "hm_node_json.h"
 
-static const char *const cmd_names[] = {"status", "jobs", "racks", "job"};
+static const char *const cmd_names[] = {"status", "jobs", "racks", "nodes", "job"};
 
 hm_rc_t hm_ctl_parse_cmd(const char *word, hm_ctl_cmd_t *cmd, hm_err_t *err)
 {
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < (int)(sizeof(cmd_names) / sizeof(cmd_names[0])); i++)
 		if (strcmp(word, cmd_names[i]) == 0) {
 			*cmd = (hm_ctl_cmd_t)i;
 			return HM_OK;
 		}
 	return hm_err_set(err, HM_ERR_INVAL,
-			  "unknown command '%s' (accepted: status, jobs, racks, job ID)", word);
+			  "unknown command '%s' (accepted: status, jobs, racks, nodes, job ID)", word);
 }
 
 void hm_ctl_request(hm_ctl_cmd_t cmd, uint32_t job_id, char *buf, size_t len)
@@ -73,18 +74,23 @@ static void print_status(json_object *r, const char *where, FILE *out)
 
 static void print_job_row(const hm_coord_job_view_t *v, FILE *out)
 {
-	char user[32], period[16] = "-", shift[16] = "-", prio[8] = "-";
+	char user[32], period[16] = "-", shift[16] = "-", prio[8] = "-", applied[24] = "-";
 	const hm_assignment_t *a = &v->a;
 
 	user_name(v->uid, user, sizeof(user));
 	if (a->scheduled) {
-		snprintf(period, sizeof(period), "%.6g", a->period_us / 1e3);
+		if (a->period_us > 0)
+			snprintf(period, sizeof(period), "%.6g", a->period_us / 1e3);
+		else
+			snprintf(period, sizeof(period), a->shift_us > 0 ? "delay" : "free");
 		snprintf(shift, sizeof(shift), "%.6g", a->shift_us / 1e3);
 		snprintf(prio, sizeof(prio), "%d", a->prio);
 	}
-	fprintf(out, "%-8u %-10.10s %-12.12s %-16.16s %4d %5d %-9.9s %9s %9s %4s %5lu %5d  %s\n",
+	if (v->applied_epoch >= 0)
+		snprintf(applied, sizeof(applied), "%ld", v->applied_epoch);
+	fprintf(out, "%-8u %-10.10s %-12.12s %-16.16s %4d %5d %-9.9s %9s %9s %4s %5lu %7s %5d  %s\n",
 		v->job_id, user, v->name[0] ? v->name : "-", v->nodes, v->gpus, v->nracks, v->mode,
-		period, shift, prio, a->epoch, v->registered_steps,
+		period, shift, prio, a->epoch, applied, v->registered_steps,
 		a->scheduled ? "scheduled" : a->reason);
 }
 
@@ -96,9 +102,9 @@ static void print_jobs(json_object *r, FILE *out)
 	json_object_object_get_ex(r, "jobs", &arr);
 	n = arr && json_object_is_type(arr, json_type_array) ? (int)json_object_array_length(arr)
 							     : 0;
-	fprintf(out, "%-8s %-10s %-12s %-16s %4s %5s %-9s %9s %9s %4s %5s %5s  %s\n", "JOBID",
+	fprintf(out, "%-8s %-10s %-12s %-16s %4s %5s %-9s %9s %9s %4s %5s %7s %5s  %s\n", "JOBID",
 		"USER", "NAME", "NODES", "GPUS", "RACKS", "MODE", "PERIOD_MS", "SHIFT_MS", "PRIO",
-		"EPOCH", "STEPS", "STATE");
+		"EPOCH", "APPLIED", "STEPS", "STATE");
 	for (int i = 0; i < n; i++) {
 		hm_coord_job_view_t v;
 
@@ -128,6 +134,41 @@ static void print_racks(json_object *r, FILE *out)
 	}
 }
 
+static void print_nodes(json_object *r, FILE *out)
+{
+	json_object *arr = NULL;
+	int n;
+
+	json_object_object_get_ex(r, "nodes", &arr);
+	n = arr && json_object_is_type(arr, json_type_array) ? (int)json_object_array_length(arr)
+							     : 0;
+	fprintf(out, "%-12s %-5s %5s %5s %5s %4s %-24s %s\n", "NODE", "STATE", "JOBS", "STEPS",
+		"RANKS", "GPUS", "NICS", "LAST_SEEN");
+	for (int i = 0; i < n; i++) {
+		hm_coord_node_view_t v;
+		char nics[64] = "-", gpus[8] = "-", seen[32];
+		size_t used = 0;
+
+		hm_json_node_view_parse(json_object_array_get_idx(arr, (size_t)i), &v);
+		fmt_time(v.last_seen_s, seen, sizeof(seen));
+		if (v.has_topo) {
+			snprintf(gpus, sizeof(gpus), "%d", v.topo.ngpus);
+			for (int k = 0; k < v.topo.nnics && used + 1 < sizeof(nics); k++) {
+				int w = snprintf(nics + used, sizeof(nics) - used, "%s%s", k ? "," : "",
+						 v.topo.nics[k].name);
+
+				if (w < 0)
+					break;
+				used += (size_t)w; /* a long list is cut for the table; --json has it */
+			}
+		}
+		fprintf(out, "%-12.12s %-5s %5d %5d %5d %4s %-24.24s %s\n", v.node, v.state, v.jobs,
+			v.steps, v.ranks, gpus, nics, seen);
+		if (v.topo_note[0])
+			fprintf(out, "             note: %s\n", v.topo_note);
+	}
+}
+
 static void print_job(json_object *r, FILE *out)
 {
 	json_object *jo = NULL;
@@ -145,7 +186,17 @@ static void print_job(json_object *r, FILE *out)
 		v.job_id, user, v.uid, v.name, v.nodes);
 	fprintf(out, "GPUs         %d in %d rack(s)\nMode         %s\nProfile      %s%s\n", v.gpus,
 		v.nracks, v.mode, v.profile[0] ? v.profile : "-", v.measured ? " (measured)" : "");
-	fprintf(out, "Started      %s\nSteps        %d registered\n", started, v.registered_steps);
+	fprintf(out, "Started      %s\nSteps        %d registered, %d seen by node agents\n",
+		started, v.registered_steps, v.steps);
+	if (v.applied_epoch >= 0)
+		fprintf(out, "Applied      epoch %ld (the oldest its steps run)\n", v.applied_epoch);
+	else
+		fprintf(out, "Applied      not reported (no node agent, or no burst yet)\n");
+	if (v.measured_period_us >= 0)
+		fprintf(out, "Measured     iteration %.6g ms, burst %.6g ms, %ld slot misses\n",
+			v.measured_period_us / 1e3,
+			v.measured_burst_us >= 0 ? v.measured_burst_us / 1e3 : 0.0,
+			v.slot_misses > 0 ? v.slot_misses : 0);
 	if (!a->scheduled) {
 		fprintf(out, "Scheduled    no: %s\n", a->reason);
 		return;
@@ -158,8 +209,16 @@ static void print_job(json_object *r, FILE *out)
 			"%lld us\n",
 			a->shift_us / 1e3, a->period_us / 1e3, a->guard_us / 1e3,
 			(long long)a->origin_us);
-	else
+	else if (a->shift_us > 0)
 		fprintf(out, "Slot         one-time delay %.6g ms\n", a->shift_us / 1e3);
+	else
+		fprintf(out, "Slot         free (no slot; its class applies)\n");
+	if (v.has_prev) {
+		char at[32];
+
+		fmt_time(v.effective_us / 1e6, at, sizeof(at));
+		fprintf(out, "Switch       every step switches to epoch %lu at %s\n", a->epoch, at);
+	}
 	fprintf(out, "Priority     class %d, path %d\n", a->prio, a->path);
 }
 
@@ -198,6 +257,9 @@ hm_rc_t hm_ctl_print(hm_ctl_cmd_t cmd, const char *reply_json, bool json, const 
 		break;
 	case HM_CTL_RACKS:
 		print_racks(r, out);
+		break;
+	case HM_CTL_NODES:
+		print_nodes(r, out);
 		break;
 	case HM_CTL_JOB:
 		print_job(r, out);

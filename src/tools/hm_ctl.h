@@ -11,7 +11,7 @@
 
 #include "hm_error.h"
 
-typedef enum { HM_CTL_STATUS, HM_CTL_JOBS, HM_CTL_RACKS, HM_CTL_JOB } hm_ctl_cmd_t;
+typedef enum { HM_CTL_STATUS, HM_CTL_JOBS, HM_CTL_RACKS, HM_CTL_NODES, HM_CTL_JOB } hm_ctl_cmd_t;
 
 /* Command word to enum; HM_ERR_INVAL naming the word and the accepted ones. */
 hm_rc_t hm_ctl_parse_cmd(const char *word, hm_ctl_cmd_t *cmd, hm_err_t *err);

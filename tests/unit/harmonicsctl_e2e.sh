@@ -21,7 +21,7 @@ fi
 export HARMONICS_CONF="$tmp/none.conf" # no conf: built-in defaults
 
 # Usage errors: exit 2 and a message naming the problem.
-"$ctl" --help | grep -q "status|jobs|racks|job JOBID" || fail "--help"
+"$ctl" --help | grep -q "status|jobs|racks|nodes|job JOBID" || fail "--help"
 "$ctl" frobnicate >"$tmp/o" 2>&1; [ $? -eq 2 ] || fail "bad command exit"
 grep -q "unknown command 'frobnicate'" "$tmp/o" || fail "bad command message: $(cat "$tmp/o")"
 "$ctl" job abc >"$tmp/o" 2>&1; [ $? -eq 2 ] || fail "bad job id exit"
@@ -48,6 +48,21 @@ grep -q "3 running, 2 scheduled" "$tmp/o" || fail "status jobs: $(cat "$tmp/o")"
 grep -Eq '^12 +root +train +n\[1-2\] +16 +1 +auto +400 +0 +0 ' "$tmp/o" || fail "jobs row 12: $(cat "$tmp/o")"
 grep -Eq '^13 +nobody +bert .* 2 +fair +400 +100 +1 ' "$tmp/o" || fail "jobs row 13: $(cat "$tmp/o")"
 grep -Eq '^14 .*comm-sched off$' "$tmp/o" || fail "jobs row 14: $(cat "$tmp/o")"
+
+"$ctl" --port "$port" --json jobs >"$tmp/o" 2>&1 || fail "jobs --json"
+for k in job_id policy decided_epoch applied_epoch period_us shift_us prio measured_period_us \
+	measured_burst_us slot_misses; do
+	grep -q "\"$k\"" "$tmp/o" || fail "jobs --json lacks $k: $(cat "$tmp/o")"
+done
+grep -Eq '"applied_epoch": ?null' "$tmp/o" || fail "applied_epoch not null before any agent: $(cat "$tmp/o")"
+
+"$ctl" --port "$port" nodes >"$tmp/o" 2>&1 || fail "nodes"
+grep -Eq '^NODE +STATE +JOBS' "$tmp/o" || fail "nodes header: $(cat "$tmp/o")"
+grep -Eq '^n1 +none +1 ' "$tmp/o" || fail "nodes row n1 (no agent, one job): $(cat "$tmp/o")"
+"$ctl" --port "$port" --json nodes >"$tmp/o" 2>&1 || fail "nodes --json"
+for k in node state steps gpus nics; do
+	grep -q "\"$k\"" "$tmp/o" || fail "nodes --json lacks $k: $(cat "$tmp/o")"
+done
 
 "$ctl" --port "$port" racks >"$tmp/o" 2>&1 || fail "racks"
 grep -Eq '^0 +rack1 +4 +32 +2 +1 ' "$tmp/o" || fail "racks row: $(cat "$tmp/o")"
