@@ -81,8 +81,7 @@ json_object *hm_assign_reply(uint32_t job_id, const hm_assignment_t *a)
 	return r;
 }
 
-void hm_assign_reply_add_next(json_object *reply, const hm_assignment_t *next,
-			      int64_t effective_us)
+void hm_assign_reply_add_next(json_object *reply, const hm_assignment_t *next, int64_t effective_us)
 {
 	ADD(reply, "next", hm_json_assignment(next));
 	ADD(reply, "effective_us", json_object_new_int64(effective_us));

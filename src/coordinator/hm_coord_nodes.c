@@ -136,8 +136,8 @@ hm_rc_t hm_coord_nodes_rebuild(hm_coord_t *c, const hm_topo_t *old_topo)
 	return HM_OK;
 }
 
-hm_rc_t hm_coord_node_hello(hm_coord_t *c, const char *node, const hm_hwnode_t *topo,
-			    double now_s, hm_err_t *err)
+hm_rc_t hm_coord_node_hello(hm_coord_t *c, const char *node, const hm_hwnode_t *topo, double now_s,
+			    hm_err_t *err)
 {
 	hm_cnode_t *n;
 	char note[128] = "";
@@ -194,8 +194,7 @@ static void accumulate(hm_cjob_t *j, const hm_aw_meas_t *m)
 	j->slot_misses = (j->slot_misses > 0 ? j->slot_misses : 0) + (long)m->slot_misses;
 }
 
-hm_rc_t hm_coord_node_beat(hm_coord_t *c, const hm_aw_node_state_t *st, double now_s,
-			   hm_err_t *err)
+hm_rc_t hm_coord_node_beat(hm_coord_t *c, const hm_aw_node_state_t *st, double now_s, hm_err_t *err)
 {
 	hm_cnode_t *n;
 	int h;
@@ -306,8 +305,8 @@ hm_rc_t hm_coord_node_assign(hm_coord_t *c, const char *node, double now_s,
 		settle(j, now_us);
 		if (out->njobs == HM_AW_MAX_JOBS) {
 			rc = hm_err_set(err, HM_ERR_RANGE,
-					"node %s runs more than %d jobs: the first %d are listed", node,
-					HM_AW_MAX_JOBS, HM_AW_MAX_JOBS);
+					"node %s runs more than %d jobs: the first %d are listed",
+					node, HM_AW_MAX_JOBS, HM_AW_MAX_JOBS);
 			break;
 		}
 		job_entry(j, now_us, &out->jobs[out->njobs++]);
@@ -361,7 +360,10 @@ hm_rc_t hm_coord_nodes(hm_coord_t *c, hm_coord_node_view_t **out, int *n)
 		hm_coord_node_view_t *v = &(*out)[h];
 
 		snprintf(v->node, sizeof(v->node), "%s", c->topo->hosts[h].name);
-		snprintf(v->state, sizeof(v->state), "%s", cn->up ? "up" : cn->seen ? "lost" : "none");
+		snprintf(v->state, sizeof(v->state), "%s",
+			 cn->up     ? "up"
+			 : cn->seen ? "lost"
+				    : "none");
 		v->last_seen_s = cn->last_s;
 		v->steps = cn->steps;
 		v->ranks = cn->ranks;
@@ -387,9 +389,8 @@ out:
 	return rc;
 }
 
-hm_rc_t hm_coord_assignment_now(hm_coord_t *c, uint32_t job_id, double now_s,
-				hm_assignment_t *cur, hm_assignment_t *next, bool *has_next,
-				int64_t *effective_us)
+hm_rc_t hm_coord_assignment_now(hm_coord_t *c, uint32_t job_id, double now_s, hm_assignment_t *cur,
+				hm_assignment_t *next, bool *has_next, int64_t *effective_us)
 {
 	int64_t now_us = (int64_t)llround(now_s * 1e6);
 	hm_cjob_t *j;

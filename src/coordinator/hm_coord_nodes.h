@@ -34,8 +34,8 @@ typedef struct {
  * GPU -> NIC map is applied to the host when its GPU and NIC counts match the
  * topology's (else kept for display with the reason): jobs on it are re-derived.
  */
-hm_rc_t hm_coord_node_hello(hm_coord_t *c, const char *node, const hm_hwnode_t *topo,
-			    double now_s, hm_err_t *err);
+hm_rc_t hm_coord_node_hello(hm_coord_t *c, const char *node, const hm_hwnode_t *topo, double now_s,
+			    hm_err_t *err);
 
 /* A beat (one node's entry): steps, applied epochs, measurement windows. Jobs the
  * engine does not know are ignored. HM_ERR_NOTFOUND for an unknown node. */
@@ -71,8 +71,7 @@ hm_rc_t hm_coord_nodes(hm_coord_t *c, hm_coord_node_view_t **out, int *n);
  * change is pending, the next one (*has_next) and its switch time. HM_ERR_NOTFOUND
  * when unknown or not decided yet.
  */
-hm_rc_t hm_coord_assignment_now(hm_coord_t *c, uint32_t job_id, double now_s,
-				hm_assignment_t *cur, hm_assignment_t *next, bool *has_next,
-				int64_t *effective_us);
+hm_rc_t hm_coord_assignment_now(hm_coord_t *c, uint32_t job_id, double now_s, hm_assignment_t *cur,
+				hm_assignment_t *next, bool *has_next, int64_t *effective_us);
 
 #endif

@@ -73,7 +73,9 @@ void hm_json_node_view_parse(json_object *o, hm_coord_node_view_t *v)
 		n->numa = (int)hm_json_i64(e, "numa");
 		n->speed_bps = hm_json_i64(e, "speed_bps");
 	}
-	if (json_object_object_get_ex(o, "gpu_nic", &map) && json_object_is_type(map, json_type_array))
+	if (json_object_object_get_ex(o, "gpu_nic", &map) &&
+	    json_object_is_type(map, json_type_array))
 		for (int g = 0; g < v->topo.ngpus && g < (int)json_object_array_length(map); g++)
-			v->topo.gpu_nic[g] = (int)json_object_get_int(json_object_array_get_idx(map, g));
+			v->topo.gpu_nic[g] =
+			    (int)json_object_get_int(json_object_array_get_idx(map, g));
 }

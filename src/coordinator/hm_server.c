@@ -25,13 +25,13 @@
 #include "hm_log.h"
 #include "hm_server_int.h"
 
-#define SRV_WORKERS   4    /* unseal/answer/seal in parallel: munge calls block briefly */
-#define SRV_MAX_CONNS 4096 /* one per node agent, plus one-shot requests */
-#define SRV_MAX_QUEUED 64  /* frames waiting for a peer that does not read: then drop it */
+#define SRV_WORKERS    4    /* unseal/answer/seal in parallel: munge calls block briefly */
+#define SRV_MAX_CONNS  4096 /* one per node agent, plus one-shot requests */
+#define SRV_MAX_QUEUED 64   /* frames waiting for a peer that does not read: then drop it */
 
 typedef struct out_frame {
 	struct out_frame *next;
-	char *cred; /* owned */
+	char *cred;      /* owned */
 	size_t len, off; /* bytes of header + cred already sent: off */
 	unsigned char hdr[4];
 } out_frame_t;
@@ -46,9 +46,9 @@ typedef struct {
 	char *rbuf;
 	out_frame_t *wq, *wq_tail;
 	int nqueued;
-	bool busy;         /* a task of it is with a worker */
-	bool closing;      /* close once its frames are sent */
-	bool push_wanted;  /* the node's assignments changed while it was busy */
+	bool busy;        /* a task of it is with a worker */
+	bool closing;     /* close once its frames are sent */
+	bool push_wanted; /* the node's assignments changed while it was busy */
 	hm_srv_session_t ses;
 	/* A parked register: authenticated text, retried on decisions until its deadline. */
 	char *park_text;
@@ -119,6 +119,17 @@ static void on_notify(void *arg)
 
 /* ---- workers ------------------------------------------------------------------- */
 
+/* Append to a queue (caller holds s->mu). */
+static void task_append(hm_srv_task_t **head, hm_srv_task_t **tail, hm_srv_task_t *t)
+{
+	t->next = NULL;
+	if (*tail)
+		(*tail)->next = t;
+	else
+		*head = t;
+	*tail = t;
+}
+
 static void *worker_main(void *arg)
 {
 	hm_server_t *s = arg;
@@ -143,11 +154,7 @@ static void *worker_main(void *arg)
 		hm_srv_run_task(s, t);
 
 		pthread_mutex_lock(&s->mu);
-		if (s->done_tail)
-			s->done_tail->next = t;
-		else
-			s->done = t;
-		s->done_tail = t;
+		task_append(&s->done, &s->done_tail, t);
 		pthread_mutex_unlock(&s->mu);
 		poke(s, 'r');
 	}
@@ -187,11 +194,7 @@ static void submit(hm_server_t *s, conn_t *c, hm_srv_task_kind_t kind, char *dat
 	}
 	c->busy = true;
 	pthread_mutex_lock(&s->mu);
-	if (s->todo_tail)
-		s->todo_tail->next = t;
-	else
-		s->todo = t;
-	s->todo_tail = t;
+	task_append(&s->todo, &s->todo_tail, t);
 	pthread_cond_signal(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 }
@@ -328,10 +331,12 @@ static int conn_read(hm_server_t *s, conn_t *c)
 			if (c->need == 0 || c->need > (size_t)s->conf.max_message_bytes) {
 				char why[128];
 
-				snprintf(why, sizeof(why), "frame length %zu (accepted: 1..%d bytes)",
-					 c->need, s->conf.max_message_bytes);
+				snprintf(why, sizeof(why),
+					 "frame length %zu (accepted: 1..%d bytes)", c->need,
+					 s->conf.max_message_bytes);
 				hm_log(HM_LOG_INFO, "refused connection from %s: %s", c->peer, why);
-				/* Answered (sealed by a worker), then closed: nothing more is read. */
+				/* Answered (sealed by a worker), then closed: nothing more is read.
+				 */
 				c->hgot = c->need = 0;
 				c->closing = true;
 				submit(s, c, HM_TASK_REFUSE, strdup(why));
@@ -533,13 +538,15 @@ static void *io_main(void *arg)
 				drop = true;
 			if (!drop && !c->busy && !c->park_text && hm_mono_ms() >= c->deadline_ms) {
 				if (c->ses.agent)
-					hm_log(HM_LOG_INFO, "agent %s (%s) silent for %lld ms: closed",
+					hm_log(HM_LOG_INFO,
+					       "agent %s (%s) silent for %lld ms: closed",
 					       c->ses.node, c->peer,
 					       (long long)(3 * (int64_t)s->conf.heartbeat_ms +
 							   s->conf.conn_timeout_ms));
 				else
 					hm_log(HM_LOG_INFO,
-					       "refused connection from %s: no full request within %d ms",
+					       "refused connection from %s: no full request within "
+					       "%d ms",
 					       c->peer, s->conf.conn_timeout_ms);
 				drop = true;
 			}
@@ -613,7 +620,8 @@ hm_rc_t hm_server_start(hm_coord_t *coord, const hm_conf_t *conf, uint32_t slurm
 		s->nworkers++;
 	}
 	if ((prc = pthread_create(&s->io, NULL, io_main, s)) != 0) {
-		rc = hm_err_set(err, HM_ERR_IO, "cannot start the server thread: %s", strerror(prc));
+		rc =
+		    hm_err_set(err, HM_ERR_IO, "cannot start the server thread: %s", strerror(prc));
 		goto out_free;
 	}
 	s->io_started = true;

@@ -18,11 +18,11 @@
 
 /* Protocol state of a connection, owned by the I/O thread, lent to one task at a time. */
 typedef struct {
-	bool agent;                  /* an agent said hello on it */
-	char node[HM_AW_NODE_MAX];   /* the agent's node */
-	uint32_t agent_uid;          /* who sealed its hello (root or SlurmUser) */
-	int64_t in_seq, out_seq;     /* last seq received / sent (contract B) */
-	unsigned long pushed_gen;    /* the node's change counter last sent */
+	bool agent;                /* an agent said hello on it */
+	char node[HM_AW_NODE_MAX]; /* the agent's node */
+	uint32_t agent_uid;        /* who sealed its hello (root or SlurmUser) */
+	int64_t in_seq, out_seq;   /* last seq received / sent (contract B) */
+	unsigned long pushed_gen;  /* the node's change counter last sent */
 } hm_srv_session_t;
 
 typedef enum {
@@ -36,7 +36,7 @@ typedef struct hm_srv_task {
 	struct hm_srv_task *next;
 	uint64_t conn_id;
 	hm_srv_task_kind_t kind;
-	char *data; /* FRAME: credential; DECODED: JSON text (owned) */
+	char *data;        /* FRAME: credential; DECODED: JSON text (owned) */
 	uint32_t uid, gid; /* DECODED */
 	bool final;        /* DECODED: its wait is over, answer whatever the engine says */
 	char peer[64];

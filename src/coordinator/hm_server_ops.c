@@ -117,7 +117,8 @@ static json_object *op_register(req_t *r, json_object *req, bool *park)
 
 	if (!get_job_id(req, &job_id))
 		return error_reply("proto", "register needs \"job_id\": a positive integer");
-	if (hm_coord_job_uid(c, job_id, &owner) == HM_OK && (out = authorise(r, "register", job_id)))
+	if (hm_coord_job_uid(c, job_id, &owner) == HM_OK &&
+	    (out = authorise(r, "register", job_id)))
 		return out;
 	if (hm_coord_assignment_now(c, job_id, hm_real_s(), &cur, &next, &has_next, &eff_us) !=
 	    HM_OK) {
@@ -191,7 +192,7 @@ static json_object *op_status(req_t *r)
 }
 
 /* A list of views as {"ok":true,key:[...]}; views freed. */
-#define LIST_REPLY(key, arr_fn, view_t, to_json)                                                 \
+#define LIST_REPLY(key, arr_fn, view_t, to_json)                                                   \
 	do {                                                                                       \
 		view_t *v = NULL;                                                                  \
 		int n = 0;                                                                         \
@@ -312,8 +313,8 @@ static void emit_assign(hm_server_t *s, hm_srv_task_t *t, int64_t re)
 		t->close_after = true;
 		return;
 	}
-	rc = hm_coord_node_assign(hm_srv_coord(s), t->ses.node, hm_real_s(), &m.assign[0], &gen,
-				  &e);
+	rc =
+	    hm_coord_node_assign(hm_srv_coord(s), t->ses.node, hm_real_s(), &m.assign[0], &gen, &e);
 	if (rc == HM_ERR_RANGE)
 		hm_log(HM_LOG_ERROR, "agent %s: %s", t->ses.node, e.msg);
 	else if (rc != HM_OK)
@@ -352,8 +353,7 @@ static void agent_hello(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, const hm
 	w.lead_ms = conf->update_lead_ms;
 	emit_msg(t, &w, uid);
 	emit_assign(s, t, m->seq);
-	hm_log(HM_LOG_INFO, "agent %s connected from %s (%s)", m->node, t->peer,
-	       m->agent_version);
+	hm_log(HM_LOG_INFO, "agent %s connected from %s (%s)", m->node, t->peer, m->agent_version);
 }
 
 static void agent_beat(hm_server_t *s, hm_srv_task_t *t, const hm_aw_msg_t *m)
@@ -500,8 +500,9 @@ void hm_srv_run_task(hm_server_t *s, hm_srv_task_t *t)
 			if (t->ses.agent)
 				agent_error(t, t->ses.agent_uid, 0, "auth", "%s", e.msg);
 			else
-				emit_obj(t, error_reply(e.rc == HM_ERR_AUTH ? "auth" : "proto", "%s",
-							e.msg),
+				emit_obj(t,
+					 error_reply(e.rc == HM_ERR_AUTH ? "auth" : "proto", "%s",
+						     e.msg),
 					 HM_PROTO_UID_ANY);
 			t->close_after = true;
 		} else {

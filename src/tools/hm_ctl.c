@@ -20,7 +20,8 @@ hm_rc_t hm_ctl_parse_cmd(const char *word, hm_ctl_cmd_t *cmd, hm_err_t *err)
 			return HM_OK;
 		}
 	return hm_err_set(err, HM_ERR_INVAL,
-			  "unknown command '%s' (accepted: status, jobs, racks, nodes, job ID)", word);
+			  "unknown command '%s' (accepted: status, jobs, racks, nodes, job ID)",
+			  word);
 }
 
 void hm_ctl_request(hm_ctl_cmd_t cmd, uint32_t job_id, char *buf, size_t len)
@@ -88,7 +89,8 @@ static void print_job_row(const hm_coord_job_view_t *v, FILE *out)
 	}
 	if (v->applied_epoch >= 0)
 		snprintf(applied, sizeof(applied), "%ld", v->applied_epoch);
-	fprintf(out, "%-8u %-10.10s %-12.12s %-16.16s %4d %5d %-9.9s %9s %9s %4s %5lu %7s %5d  %s\n",
+	fprintf(out,
+		"%-8u %-10.10s %-12.12s %-16.16s %4d %5d %-9.9s %9s %9s %4s %5lu %7s %5d  %s\n",
 		v->job_id, user, v->name[0] ? v->name : "-", v->nodes, v->gpus, v->nracks, v->mode,
 		period, shift, prio, a->epoch, applied, v->registered_steps,
 		a->scheduled ? "scheduled" : a->reason);
@@ -154,12 +156,13 @@ static void print_nodes(json_object *r, FILE *out)
 		if (v.has_topo) {
 			snprintf(gpus, sizeof(gpus), "%d", v.topo.ngpus);
 			for (int k = 0; k < v.topo.nnics && used + 1 < sizeof(nics); k++) {
-				int w = snprintf(nics + used, sizeof(nics) - used, "%s%s", k ? "," : "",
-						 v.topo.nics[k].name);
+				int w = snprintf(nics + used, sizeof(nics) - used, "%s%s",
+						 k ? "," : "", v.topo.nics[k].name);
 
 				if (w < 0)
 					break;
-				used += (size_t)w; /* a long list is cut for the table; --json has it */
+				used +=
+				    (size_t)w; /* a long list is cut for the table; --json has it */
 			}
 		}
 		fprintf(out, "%-12.12s %-5s %5d %5d %5d %4s %-24.24s %s\n", v.node, v.state, v.jobs,
@@ -189,7 +192,8 @@ static void print_job(json_object *r, FILE *out)
 	fprintf(out, "Started      %s\nSteps        %d registered, %d seen by node agents\n",
 		started, v.registered_steps, v.steps);
 	if (v.applied_epoch >= 0)
-		fprintf(out, "Applied      epoch %ld (the oldest its steps run)\n", v.applied_epoch);
+		fprintf(out, "Applied      epoch %ld (the oldest its steps run)\n",
+			v.applied_epoch);
 	else
 		fprintf(out, "Applied      not reported (no node agent, or no burst yet)\n");
 	if (v.measured_period_us >= 0)

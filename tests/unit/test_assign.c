@@ -126,9 +126,9 @@ static void test_reply_unscheduled(void **state)
 	snprintf(a.reason, sizeof(a.reason), "comm-sched off");
 	r = reply_to(5, &a, "n");
 	assert_false(json_object_object_get_ex(r, "assignment", NULL));
-	assert_int_equal(hm_assign_reply_parse(json_object_to_json_string(r), "h:1", 5, "n", &b,
-					       &err),
-			 HM_ERR_NOTFOUND);
+	assert_int_equal(
+	    hm_assign_reply_parse(json_object_to_json_string(r), "h:1", 5, "n", &b, &err),
+	    HM_ERR_NOTFOUND);
 	assert_string_equal(err.msg, "not scheduled: comm-sched off");
 	assert_false(b.cur.scheduled);
 	json_object_put(r);

@@ -47,7 +47,10 @@ static hm_coord_t *make(int lead_ms)
 	hm_conf_t conf;
 	hm_err_t err = {0};
 	hm_coord_t *c = NULL;
-	hm_coord_job_info_t j1 = {.job_id = 100, .uid = 1000, .nodes = "n[1,5]", .mode = "auto",
+	hm_coord_job_info_t j1 = {.job_id = 100,
+				  .uid = 1000,
+				  .nodes = "n[1,5]",
+				  .mode = "auto",
 				  .profile = "iter=250ms,comm=40%,bytes=1.2GB"};
 
 	fixture_conf(&conf);
@@ -120,7 +123,7 @@ static void test_change_has_a_switch_time(void **state)
 	decide_at(c, T0_S);
 	g0 = hm_coord_node_gen(c, "n1");
 	shift100_ms = 100;
-	decide_at(c, T0_S + 10); /* an epoch */
+	decide_at(c, T0_S + 10);                      /* an epoch */
 	assert_true(hm_coord_node_gen(c, "n1") > g0); /* the agent of n1 is to be told */
 	assert_true(hm_coord_node_gen(c, "n5") > g0);
 	e = entry(c, "n1", T0_S + 10.2, 100);
@@ -142,8 +145,8 @@ static void test_change_has_a_switch_time(void **state)
 static void test_change_while_pending_is_deferred(void **state)
 {
 	hm_coord_t *c = make(5000); /* switch 5 s after a change */
-	hm_coord_job_info_t j98 = {.job_id = 98, .uid = 7, .nodes = "n4", .mode = "auto",
-				   .profile = "resnet50"};
+	hm_coord_job_info_t j98 = {
+	    .job_id = 98, .uid = 7, .nodes = "n4", .mode = "auto", .profile = "resnet50"};
 	hm_err_t err = {0};
 	hm_aw_job_assign_t e;
 
@@ -183,18 +186,28 @@ static void test_beats(void **state)
 	memset(&st, 0, sizeof(st));
 	snprintf(st.node, sizeof(st.node), "n1");
 	st.njobs = 2;
-	st.jobs[0] = (hm_aw_job_state_t){.job_id = 100, .steps = 1, .ranks = 1, .applied_epoch = 3,
+	st.jobs[0] = (hm_aw_job_state_t){.job_id = 100,
+					 .steps = 1,
+					 .ranks = 1,
+					 .applied_epoch = 3,
 					 .has_meas = true,
-					 .meas = {.samples = 30, .iter_us = 300000, .iter_sd_us = 0,
-						  .compute_us = 150000, .burst_us = 100000,
+					 .meas = {.samples = 30,
+						  .iter_us = 300000,
+						  .iter_sd_us = 0,
+						  .compute_us = 150000,
+						  .burst_us = 100000,
 						  .slot_misses = 2}};
 	st.jobs[1] = (hm_aw_job_state_t){.job_id = 555, .steps = 1, .applied_epoch = -1};
 	assert_int_equal(hm_coord_node_beat(c, &st, T0_S + 1, &err), HM_OK); /* 555: ignored */
 	snprintf(st.node, sizeof(st.node), "n5");
 	st.njobs = 1;
 	st.jobs[0].applied_epoch = 2;
-	st.jobs[0].meas = (hm_aw_meas_t){.samples = 10, .iter_us = 340000, .iter_sd_us = 0,
-					 .compute_us = -1, .burst_us = 140000, .slot_misses = 1};
+	st.jobs[0].meas = (hm_aw_meas_t){.samples = 10,
+					 .iter_us = 340000,
+					 .iter_sd_us = 0,
+					 .compute_us = -1,
+					 .burst_us = 140000,
+					 .slot_misses = 1};
 	assert_int_equal(hm_coord_node_beat(c, &st, T0_S + 1, &err), HM_OK);
 	assert_int_equal(hm_coord_job(c, 100, &v), HM_OK);
 	assert_int_equal(v.applied_epoch, 2);
@@ -203,8 +216,9 @@ static void test_beats(void **state)
 	/* The next decision sees the windows: mean 310 ms, sd sqrt(3/4 10^2 ... ) pooled. */
 	decide_at(c, T0_S + 11);
 	assert_true(fabs(seen_meas_iter_s - 0.310) < 1e-9);
-	assert_true(fabs(seen_meas_sd_s - sqrt((30.0 * 300 * 300 + 10.0 * 340 * 340) / 40 -
-					       310.0 * 310) * 1e-3) < 1e-9);
+	assert_true(fabs(seen_meas_sd_s -
+			 sqrt((30.0 * 300 * 300 + 10.0 * 340 * 340) / 40 - 310.0 * 310) * 1e-3) <
+		    1e-9);
 	assert_true(fabs(seen_meas_compute_s - 0.150) < 1e-9); /* n5 measured none */
 	assert_true(fabs(seen_meas_comm_s - 0.110) < 1e-9);
 	assert_int_equal(hm_coord_job(c, 100, &v), HM_OK);
@@ -252,8 +266,8 @@ static void test_nodes_view(void **state)
 static void test_other_policy_unscheduled(void **state)
 {
 	hm_coord_t *c = make(1000);
-	hm_coord_job_info_t j = {.job_id = 200, .uid = 1, .nodes = "n8", .mode = "cassini",
-				 .profile = "resnet50"};
+	hm_coord_job_info_t j = {
+	    .job_id = 200, .uid = 1, .nodes = "n8", .mode = "cassini", .profile = "resnet50"};
 	hm_coord_job_view_t v;
 	hm_err_t err = {0};
 

@@ -64,12 +64,16 @@ static int setup(void **state)
 {
 	hm_conf_t conf;
 	hm_err_t err = {0};
-	hm_coord_job_info_t j = {.job_id = 100, .uid = OWNER, .nodes = "n[1-2]", .mode = "auto",
+	hm_coord_job_info_t j = {.job_id = 100,
+				 .uid = OWNER,
+				 .nodes = "n[1-2]",
+				 .mode = "auto",
 				 .profile = "iter=250ms,comm=40%,bytes=1.2GB"};
 	bool changed;
 
 	if (getuid() != 0) {
-		fprintf(stderr, "SKIP: test_server_agent needs root (it drops to uid %d)\n", NOBODY);
+		fprintf(stderr, "SKIP: test_server_agent needs root (it drops to uid %d)\n",
+			NOBODY);
 		return 0;
 	}
 	if (!munge_up())
@@ -205,8 +209,8 @@ static void test_session(void **state)
 	assert_int_equal(hm_aw_alloc_nodes(&m, 1, NULL), HM_OK);
 	snprintf(m.nodes[0].node, sizeof(m.nodes[0].node), "n1");
 	m.nodes[0].njobs = 1;
-	m.nodes[0].jobs[0] = (hm_aw_job_state_t){.job_id = 100, .steps = 1, .ranks = 2,
-						 .applied_epoch = 1};
+	m.nodes[0].jobs[0] =
+	    (hm_aw_job_state_t){.job_id = 100, .steps = 1, .ranks = 2, .applied_epoch = 1};
 	send_msg(fd, &m);
 	assert_int_equal(recv_msg(fd, 3000, &r, &sender), HM_OK);
 	assert_int_equal(r.op, HM_AW_ASSIGN);
@@ -219,8 +223,8 @@ static void test_session(void **state)
 	/* A decision that changes job 100 is pushed (re 0) with its switch time. */
 	shift_ms = 100;
 	{
-		hm_coord_job_info_t j = {.job_id = 103, .uid = 1, .nodes = "n8", .mode = "auto",
-					 .profile = "resnet50"};
+		hm_coord_job_info_t j = {
+		    .job_id = 103, .uid = 1, .nodes = "n8", .mode = "auto", .profile = "resnet50"};
 		hm_err_t err = {0};
 
 		assert_int_equal(hm_coord_job_upsert(coord, &j, &err), HM_OK); /* an arrival */
@@ -330,9 +334,8 @@ static void test_nobody_waits(void **state)
 	NEED_SERVER();
 	assert_int_equal(hm_proto_seal(req, HM_PROTO_UID_ANY, &cred, &err), HM_OK);
 	assert_int_equal(hm_proto_send(reg, cred, strlen(cred), hm_mono_ms() + 2000, &err), HM_OK);
-	assert_int_equal(hm_client_call("127.0.0.1", port, "{\"op\":\"status\"}", 3000, &reply,
-					&err),
-			 HM_OK);
+	assert_int_equal(
+	    hm_client_call("127.0.0.1", port, "{\"op\":\"status\"}", 3000, &reply, &err), HM_OK);
 	assert_non_null(strstr(reply, "\"ok\":true"));
 	/* The register is still parked: nothing to read on its connection yet. */
 	p = (struct pollfd){.fd = reg, .events = POLLIN};

@@ -48,11 +48,13 @@ hm_rc_t hm_spank_job_dir(const char *run_dir, const char *node, uint32_t job_id,
 	if (n < 0 || (size_t)n >= len)
 		return hm_err_set(err, HM_ERR_RANGE, "RunDir=%.200s is too long", run_dir);
 	if (make_dir(run_dir, 0755) != 0 || make_dir(node_dir, 0755) != 0)
-		return hm_err_set(err, HM_ERR_IO, "cannot create %s: %s", node_dir, strerror(errno));
+		return hm_err_set(err, HM_ERR_IO, "cannot create %s: %s", node_dir,
+				  strerror(errno));
 	if (lstat(node_dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
 	    (st.st_mode & 022))
 		return hm_err_set(err, HM_ERR_AUTH,
-				  "%s is not a root-owned directory writable by root only", node_dir);
+				  "%s is not a root-owned directory writable by root only",
+				  node_dir);
 	if (mkdir(path, 0700) == 0) {
 		/* Ours: hand it to the job's user (no link can be here, we just made it). */
 		if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
@@ -71,9 +73,9 @@ hm_rc_t hm_spank_job_dir(const char *run_dir, const char *node, uint32_t job_id,
 	if (!S_ISDIR(st.st_mode))
 		return hm_err_set(err, HM_ERR_AUTH, "%s exists and is not a directory", path);
 	if (st.st_uid != uid || (st.st_mode & 07777) != 0700)
-		return hm_err_set(err, HM_ERR_AUTH,
-				  "%s is owned by uid %u with mode %04o (expected uid %u, mode 0700)",
-				  path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
-				  (unsigned)uid);
+		return hm_err_set(
+		    err, HM_ERR_AUTH,
+		    "%s is owned by uid %u with mode %04o (expected uid %u, mode 0700)", path,
+		    (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)uid);
 	return HM_OK;
 }

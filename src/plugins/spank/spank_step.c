@@ -92,30 +92,40 @@ static void export_i64(spank_t sp, const char *name, int64_t v)
 	spank_setenv(sp, name, buf, 1);
 }
 
+/* The variables of one schedule: the one in force, or the next one (NEXT_*). */
+typedef struct {
+	const char *mode, *period, *shift, *origin, *guard, *prio, *epoch;
+} sched_keys_t;
+
+static const sched_keys_t cur_keys = {
+    HM_PACE_ENV_MODE,     HM_PACE_ENV_PERIOD_US, HM_PACE_ENV_SHIFT_US, HM_PACE_ENV_ORIGIN_US,
+    HM_PACE_ENV_GUARD_US, HM_PACE_ENV_PRIO,      HM_PACE_ENV_EPOCH};
+static const sched_keys_t next_keys = {HM_PACE_ENV_NEXT_MODE,     HM_PACE_ENV_NEXT_PERIOD_US,
+				       HM_PACE_ENV_NEXT_SHIFT_US, HM_PACE_ENV_NEXT_ORIGIN_US,
+				       HM_PACE_ENV_NEXT_GUARD_US, HM_PACE_ENV_NEXT_PRIO,
+				       HM_PACE_ENV_NEXT_EPOCH};
+
+static void export_sched(spank_t sp, const sched_keys_t *k, const hm_assignment_t *a)
+{
+	spank_setenv(sp, k->mode, a->policy, 1);
+	export_i64(sp, k->period, a->period_us);
+	export_i64(sp, k->shift, a->shift_us);
+	export_i64(sp, k->origin, a->origin_us);
+	export_i64(sp, k->guard, a->guard_us);
+	export_i64(sp, k->prio, a->prio);
+	export_i64(sp, k->epoch, (int64_t)a->epoch);
+}
+
 /* Export a scheduled step's assignment (and a pending next one) to its tasks. */
 static void export_assignment(spank_t sp, uint32_t job_id, const hm_assign_reply_t *r)
 {
-	const hm_assignment_t *a = &r->cur, *n = &r->next;
-
-	spank_setenv(sp, HM_PACE_ENV_MODE, a->policy, 1);
 	export_i64(sp, HM_PACE_ENV_JOB_ID, job_id);
-	export_i64(sp, HM_PACE_ENV_PERIOD_US, a->period_us);
-	export_i64(sp, HM_PACE_ENV_SHIFT_US, a->shift_us);
-	export_i64(sp, HM_PACE_ENV_ORIGIN_US, a->origin_us);
-	export_i64(sp, HM_PACE_ENV_GUARD_US, a->guard_us);
-	export_i64(sp, HM_PACE_ENV_PRIO, a->prio);
-	export_i64(sp, HM_PACE_ENV_EPOCH, (int64_t)a->epoch);
-	export_i64(sp, HM_PACE_ENV_VALID_UNTIL_US, a->valid_until_us);
+	export_sched(sp, &cur_keys, &r->cur);
+	export_i64(sp, HM_PACE_ENV_VALID_UNTIL_US, r->cur.valid_until_us);
 	if (!r->has_next)
 		return;
 	export_i64(sp, HM_PACE_ENV_NEXT_EFFECTIVE_US, r->effective_us);
-	spank_setenv(sp, HM_PACE_ENV_NEXT_MODE, n->policy, 1);
-	export_i64(sp, HM_PACE_ENV_NEXT_PERIOD_US, n->period_us);
-	export_i64(sp, HM_PACE_ENV_NEXT_SHIFT_US, n->shift_us);
-	export_i64(sp, HM_PACE_ENV_NEXT_ORIGIN_US, n->origin_us);
-	export_i64(sp, HM_PACE_ENV_NEXT_GUARD_US, n->guard_us);
-	export_i64(sp, HM_PACE_ENV_NEXT_PRIO, n->prio);
-	export_i64(sp, HM_PACE_ENV_NEXT_EPOCH, (int64_t)n->epoch);
+	export_sched(sp, &next_keys, &r->next);
 }
 
 /*
@@ -222,7 +232,8 @@ int hm_sp_step_user_init(spank_t sp)
 
 		snprintf(from, sizeof(from), "%.100s:%d", host, port);
 		memset(&err, 0, sizeof(err));
-		scheduled = hm_assign_reply_parse(reply_txt, from, job_id, nonce, &a, &err) == HM_OK;
+		scheduled =
+		    hm_assign_reply_parse(reply_txt, from, job_id, nonce, &a, &err) == HM_OK;
 		if (scheduled)
 			export_assignment(sp, job_id, &a);
 		else
