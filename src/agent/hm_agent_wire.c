@@ -296,39 +296,45 @@ static hm_rc_t decode_job_assign(json_object *o, hm_aw_job_assign_t *j, const ch
 
 /* ---- messages ---------------------------------------------------------------------- */
 
+/* A zeroed array of n entries of size bytes in place of old (freed); NULL when n <= 0. */
+static void *new_entries(void *old, int n, size_t size, int *count, hm_rc_t *rc, hm_err_t *err)
+{
+	void *p = NULL;
+
+	free(old);
+	*count = 0;
+	*rc = HM_OK;
+	if (n > 0 && !(p = calloc((size_t)n, size)))
+		*rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory for %d nodes", n);
+	else if (n > 0)
+		*count = n;
+	return p;
+}
+
 hm_rc_t hm_aw_alloc_nodes(hm_aw_msg_t *m, int n, hm_err_t *err)
 {
-	free(m->nodes);
-	m->nnodes = 0;
-	if (n <= 0)
-		return (m->nodes = NULL), HM_OK;
-	if (!(m->nodes = calloc((size_t)n, sizeof(*m->nodes))))
-		return hm_err_set(err, HM_ERR_NOMEM, "out of memory for %d nodes", n);
-	m->nnodes = n;
-	return HM_OK;
+	hm_rc_t rc;
+
+	m->nodes = new_entries(m->nodes, n, sizeof(*m->nodes), &m->nnodes, &rc, err);
+	return rc;
 }
 
 hm_rc_t hm_aw_alloc_assign(hm_aw_msg_t *m, int n, hm_err_t *err)
 {
-	free(m->assign);
-	m->nassign = 0;
-	if (n <= 0)
-		return (m->assign = NULL), HM_OK;
-	if (!(m->assign = calloc((size_t)n, sizeof(*m->assign))))
-		return hm_err_set(err, HM_ERR_NOMEM, "out of memory for %d nodes", n);
-	m->nassign = n;
-	return HM_OK;
+	hm_rc_t rc;
+
+	m->assign = new_entries(m->assign, n, sizeof(*m->assign), &m->nassign, &rc, err);
+	return rc;
 }
 
 void hm_aw_msg_free(hm_aw_msg_t *m)
 {
+	hm_rc_t rc;
+
 	if (!m)
 		return;
-	free(m->nodes);
-	free(m->assign);
-	m->nodes = NULL;
-	m->assign = NULL;
-	m->nnodes = m->nassign = 0;
+	m->nodes = new_entries(m->nodes, 0, sizeof(*m->nodes), &m->nnodes, &rc, NULL);
+	m->assign = new_entries(m->assign, 0, sizeof(*m->assign), &m->nassign, &rc, NULL);
 }
 
 static void encode_body(const hm_aw_msg_t *m, json_object *o)

@@ -12,6 +12,7 @@
 
 #include "hm_clock.h"
 #include "hm_coord_json.h"
+#include "hm_fields.h"
 #include "hm_coord_nodes.h"
 #include "hm_node_json.h"
 #include "hm_json.h"
@@ -161,13 +162,8 @@ static json_object *op_report(req_t *r, json_object *req)
 		return error_reply("proto", "report needs \"job_id\": a positive integer");
 	if ((out = authorise(r, "report", job_id)))
 		return out;
-	m = (hm_coord_measure_t){
-	    .iter_s = hm_json_dbl(req, "iter_s"),
-	    .compute_s = hm_json_dbl(req, "compute_s"),
-	    .comm_s = hm_json_dbl(req, "comm_s"),
-	    .iter_sd_s = hm_json_dbl(req, "iter_sd_s"),
-	    .bytes = hm_json_dbl(req, "bytes"),
-	};
+	memset(&m, 0, sizeof(m));
+	(void)hm_fields_read(req, hm_measure_fields, HM_MEASURE_NFIELDS, &m); /* no strings */
 	if (hm_coord_job_measure(hm_srv_coord(r->srv), job_id, &m, &e) != HM_OK)
 		return error_reply(e.rc == HM_ERR_NOTFOUND ? "notfound" : "inval", "%s", e.msg);
 	return ok_reply();

@@ -11,7 +11,7 @@
 
 #include "agent.h"
 
-/* Exit codes. */
+/* Exit codes (--help, harmonics-agent(1)). */
 enum { EXIT_CONFIG = 1, EXIT_USAGE = 2, EXIT_STOP_TIMEOUT = 3 };
 
 static void usage(FILE *f)
@@ -28,8 +28,9 @@ static void usage(FILE *f)
 		"                       HWLOC_XMLFILE is honoured)\n"
 		"  -f, --foreground     run in the foreground (the only mode)\n"
 		"  -h, --help           this text\n\n"
-		"Exit: 0 stopped, 1 bad configuration, 2 bad usage, 3 did not stop within "
-		"%d ms.\n",
+		"Exit status: 0 stopped by SIGTERM or SIGINT; 1 the agent could not start\n"
+		"(harmonics.conf, node name or topology: the message says which); 2 bad usage;\n"
+		"3 it did not stop within %d ms.\n",
 		HM_AGENT_STOP_BOUND_MS);
 }
 

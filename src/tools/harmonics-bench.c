@@ -33,6 +33,9 @@
 #include "hm_policy.h"
 #include "hm_topo.h"
 
+/* Exit codes (--help, harmonics-bench(1)). */
+enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
 #define MAX_SIZES   16
 #define MAX_POL     8
 #define MAX_SAMPLES 64
@@ -361,7 +364,9 @@ static void usage(FILE *f)
 		"\n"
 		"The size at which optimal is cut by its budget ends its series (larger ones\n"
 		"would be cut too). Other policies report finished=false when their own\n"
-		"budget use (crux's order sampling) was cut, and go on.\n",
+		"budget use (crux's order sampling) was cut, and go on.\n\n"
+		"Exit status: 0 success; 1 a measurement or the plot failed (or memory ran\n"
+		"out); 2 a bad option or option value.\n",
 		hm_policy_names());
 }
 
@@ -385,7 +390,11 @@ static int parse_sizes(const char *arg, opts_t *o, hm_err_t *err)
 			return -1;
 		o->sizes[o->nsizes++] = (int)v;
 	}
-	return o->nsizes > 0 ? 0 : -1;
+	if (o->nsizes == 0) {
+		hm_err_set(err, HM_ERR_INVAL, "--sizes: no size in '%s'", arg);
+		return -1;
+	}
+	return 0;
 }
 
 static int parse_policies(const char *arg, opts_t *o, hm_err_t *err)
@@ -484,7 +493,7 @@ int main(int argc, char **argv)
 		    .threads = 1};
 	hm_err_t err = {0};
 	row_t *rows = NULL;
-	int nrows = 0, c, ret = 1;
+	int nrows = 0, c, ret = EXIT_FAILED;
 	bool policy_given = false;
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -540,20 +549,20 @@ int main(int argc, char **argv)
 			return 0;
 		default:
 			usage(stderr);
-			return 2;
+			return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "harmonics-bench: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
 	if (!policy_given && parse_policies("all", &o, &err) != 0)
 		goto bad;
 	rows = calloc((size_t)(o.nsizes * o.npol + 1), sizeof(*rows));
 	if (!rows) {
 		fprintf(stderr, "harmonics-bench: out of memory\n");
-		return 1;
+		return EXIT_FAILED;
 	}
 	if (!o.json)
 		printf("%-10s %8s %7s %12s %12s %10s %8s\n", "policy", "gpus", "jobs", "decision_s",
@@ -606,7 +615,7 @@ int main(int argc, char **argv)
 	goto out;
 bad:
 	fprintf(stderr, "harmonics-bench: %s\n", err.msg);
-	ret = 2;
+	ret = EXIT_USAGE;
 out:
 	free(rows);
 	return ret;

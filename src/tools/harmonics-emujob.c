@@ -16,7 +16,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (ej_opts_parse(argc, argv, &o, &help, &err) != HM_OK) {
 		fprintf(stderr, "harmonics-emujob: %s\n", err.msg);
-		return 2;
+		return EJ_EXIT_USAGE;
 	}
 	if (help) {
 		ej_usage(stdout);
@@ -30,7 +30,7 @@ int main(int argc, char **argv)
 		return ej_run_local(&o, stdout);
 	if (ej_run_rank(&o, stdout, &err) != HM_OK) {
 		fprintf(stderr, "harmonics-emujob: %s\n", err.msg);
-		return 1;
+		return EJ_EXIT_FAILED;
 	}
 	return 0;
 }

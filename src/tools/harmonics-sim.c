@@ -25,6 +25,9 @@
 
 enum { FMT_TABLE, FMT_JSON, FMT_CSV };
 
+/* Exit codes (--help, harmonics-sim(1)). */
+enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
 typedef struct {
 	const char *topology, *topo_gen, *csv_columns, *trace, *generate, *policies, *plot;
 	double nic_bps, uplink_bps;
@@ -79,7 +82,10 @@ static void usage(FILE *out)
 		"  --plot FILE.svg|png   iteration-time CDFs and link utilisation (gnuplot)\n"
 		"  --sample S            link-utilisation sampling period for --plot (default 5s)\n"
 		"  -q, --quiet           no progress bar\n"
-		"  -h, --help            this help;  -V, --version  version\n",
+		"  -h, --help            this help;  -V, --version  version\n\n"
+		"Exit status: 0 success; 1 an input (topology, workload, --topo-gen or\n"
+		"--generate spec) could not be loaded, or a run or the plot failed; 2 a bad\n"
+		"option or option value.\n",
 		sim_default_topo_gen, HM_DEFAULT_NIC_BPS / 1e9, HM_DEFAULT_UPLINK_BPS / 1e9,
 		EXAMPLE_WORKLOAD_GEN, hm_policy_names());
 }
@@ -463,18 +469,18 @@ int main(int argc, char **argv)
 	hm_err_t err = {0};
 	sim_args_t a;
 	char topo_desc[256], wl_desc[512];
-	int npol, nres = 0, ret = 1, pr;
+	int npol, nres = 0, ret = EXIT_FAILED, pr;
 
 	pr = parse_args(argc, argv, &a, &err);
 	if (pr != 0) {
 		if (pr < 0)
 			fprintf(stderr, "harmonics-sim: %s\n", err.msg);
-		return pr > 0 ? 0 : 2;
+		return pr > 0 ? 0 : EXIT_USAGE;
 	}
 	npol = resolve_policies(a.policies, pols, 16, &err);
 	if (npol < 0) {
 		fprintf(stderr, "harmonics-sim: %s\n", err.msg);
-		return 2;
+		return EXIT_USAGE;
 	}
 	if (load_topology(&a, &topo, &err) != HM_OK || load_workload(&a, topo, &wl, &err) != HM_OK) {
 		fprintf(stderr, "harmonics-sim: %s\n", err.msg);

@@ -96,14 +96,20 @@ static void print_job_row(const hm_coord_job_view_t *v, FILE *out)
 		a->scheduled ? "scheduled" : a->reason);
 }
 
+/* The array member key of reply r and its length (0 when absent or not an array). */
+static int array_member(json_object *r, const char *key, json_object **arr)
+{
+	*arr = NULL;
+	if (!json_object_object_get_ex(r, key, arr) || !json_object_is_type(*arr, json_type_array))
+		return 0;
+	return (int)json_object_array_length(*arr);
+}
+
 static void print_jobs(json_object *r, FILE *out)
 {
-	json_object *arr = NULL;
-	int n;
+	json_object *arr;
+	int n = array_member(r, "jobs", &arr);
 
-	json_object_object_get_ex(r, "jobs", &arr);
-	n = arr && json_object_is_type(arr, json_type_array) ? (int)json_object_array_length(arr)
-							     : 0;
 	fprintf(out, "%-8s %-10s %-12s %-16s %4s %5s %-9s %9s %9s %4s %5s %7s %5s  %s\n", "JOBID",
 		"USER", "NAME", "NODES", "GPUS", "RACKS", "MODE", "PERIOD_MS", "SHIFT_MS", "PRIO",
 		"EPOCH", "APPLIED", "STEPS", "STATE");
@@ -119,12 +125,9 @@ static void print_jobs(json_object *r, FILE *out)
 
 static void print_racks(json_object *r, FILE *out)
 {
-	json_object *arr = NULL;
-	int n;
+	json_object *arr;
+	int n = array_member(r, "racks", &arr);
 
-	json_object_object_get_ex(r, "racks", &arr);
-	n = arr && json_object_is_type(arr, json_type_array) ? (int)json_object_array_length(arr)
-							     : 0;
 	fprintf(out, "%-5s %-16s %5s %5s %5s %6s %6s\n", "RACK", "SWITCH", "HOSTS", "GPUS", "JOBS",
 		"CROSS", "LOAD");
 	for (int i = 0; i < n; i++) {
@@ -138,12 +141,9 @@ static void print_racks(json_object *r, FILE *out)
 
 static void print_nodes(json_object *r, FILE *out)
 {
-	json_object *arr = NULL;
-	int n;
+	json_object *arr;
+	int n = array_member(r, "nodes", &arr);
 
-	json_object_object_get_ex(r, "nodes", &arr);
-	n = arr && json_object_is_type(arr, json_type_array) ? (int)json_object_array_length(arr)
-							     : 0;
 	fprintf(out, "%-12s %-5s %5s %5s %5s %4s %-24s %s\n", "NODE", "STATE", "JOBS", "STEPS",
 		"RANKS", "GPUS", "NICS", "LAST_SEEN");
 	for (int i = 0; i < n; i++) {

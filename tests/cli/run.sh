@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end tests of the command-line tools (harmonics-sim): options, formats,
-# loaders through the CLI, bad input. Usage: tests/cli/run.sh BUILD_DIR
+# End-to-end tests of the command-line tools (harmonics-sim; the documented exit
+# codes of all): options, formats, loaders through the CLI, bad input.
+# Usage: tests/cli/run.sh BUILD_DIR
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -142,6 +143,15 @@ if expect "harmonics-bench --quick --json" 0 "$bench" --quick --policy fair,crux
 	fi
 fi
 expect "harmonics-bench bad option" 2 "$bench" --bogus && has "bench names the option" "bogus" "$tmp/err"
+expect "harmonics-bench empty --sizes" 2 "$bench" --sizes , && has "bench names --sizes" "--sizes" "$tmp/err"
+
+# Every tool documents its exit codes in --help and in its man page.
+for t in harmonics-sim harmonics-bench harmonicsctl harmonics-emujob harmonics-agent; do
+	if expect "$t --help exits 0" 0 "$build/src/tools/$t" --help; then
+		has "$t --help lists exit codes" '^Exit status: 0 ' "$tmp/out"
+	fi
+	has "$t(1) lists exit codes" '^\.SH EXIT STATUS' "$top/docs/man/$t.1"
+done
 
 echo "cli: $pass passed, $fail failed"
 ((fail == 0))

@@ -77,6 +77,8 @@ hm_rc_t ej_net_allreduce(ej_net_t *n, float *buf, size_t count, hm_err_t *err);
 void ej_print_resolved(const ej_opts_t *o, FILE *out);
 /* Run this rank to completion; rank 0 prints the results to out. */
 hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err);
+/* Exit status of harmonics-emujob (--help, harmonics-emujob(1)). */
+enum { EJ_EXIT_FAILED = 1, EJ_EXIT_USAGE = 2 };
 /* --local: fork o->local ranks on 127.0.0.1 and wait for them. Exit status. */
 int ej_run_local(ej_opts_t *o, FILE *out);
 

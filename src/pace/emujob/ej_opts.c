@@ -45,7 +45,10 @@ void ej_usage(FILE *f)
 	      "  --json                 JSON instead of text\n"
 	      "  --quiet                summary only, no per-iteration lines\n"
 	      "  --dry-run              print the resolved job and its traffic class (JSON), exit\n"
-	      "  --help                 this text\n",
+	      "  --help                 this text\n"
+	      "\n"
+	      "Exit status: 0 success; 1 a rank failed (network, timeout, wrong all-reduce\n"
+	      "result); 2 a bad option or option value.\n",
 	      f);
 }
 

@@ -377,13 +377,13 @@ int ej_run_local(ej_opts_t *o, FILE *out)
 
 	if (!pids) {
 		fprintf(stderr, "harmonics-emujob: out of memory\n");
-		return 1;
+		return EJ_EXIT_FAILED;
 	}
 	/* Rank 0's rendezvous socket exists before any child runs: no port race. */
 	if (ej_net_listen_any(0, &lfd, &port, &err) != HM_OK) {
 		fprintf(stderr, "harmonics-emujob: %s\n", err.msg);
 		free(pids);
-		return 1;
+		return EJ_EXIT_FAILED;
 	}
 	fflush(out);
 	for (int r = 0; r < o->local; r++) {
@@ -391,7 +391,7 @@ int ej_run_local(ej_opts_t *o, FILE *out)
 
 		if (pid < 0) {
 			fprintf(stderr, "harmonics-emujob: fork: %s\n", strerror(errno));
-			rc = 1;
+			rc = EJ_EXIT_FAILED;
 			break;
 		}
 		if (pid == 0) {
@@ -406,7 +406,7 @@ int ej_run_local(ej_opts_t *o, FILE *out)
 			if (ej_run_rank(&c, out, &err) != HM_OK) {
 				fprintf(stderr, "harmonics-emujob: %s\n", err.msg);
 				fflush(out);
-				_exit(1);
+				_exit(EJ_EXIT_FAILED);
 			}
 			fflush(out);
 			_exit(0);
@@ -421,7 +421,7 @@ int ej_run_local(ej_opts_t *o, FILE *out)
 		if (pid < 0)
 			break;
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-			rc = 1;
+			rc = EJ_EXIT_FAILED;
 			for (int r = 0; r < o->local; r++)
 				if (pids[r] > 0 && pids[r] != pid)
 					kill(pids[r], SIGTERM);
