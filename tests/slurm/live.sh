@@ -247,10 +247,11 @@ echo "=== slurmd of n1 stopped: A's step there runs free within the bound; resta
 echo "    \$ kill -TERM <slurmd -N n1>   (tests/slurm/cluster.sh hm_stop_pid)"
 t_stop1=$(now_us)
 hm_stop_pid slurmd-n1
+t_gone1=$(now_us)
 vu1=$(valid_until "$run/n1/job.$ja/assign")
-say "slurmd n1 stopped in $(ms $(( $(now_us) - t_stop1 ))) ms; A's file on n1 valid until +$(ms $((vu1 - t_stop1))) ms"
-check "A's file on n1 is no longer renewed (valid until <= stop + AgentValidity)" \
-	test "$((vu1 - t_stop1))" -le "$((AGENT_VALID_MS * 1000))"
+say "slurmd n1 gone $(ms $((t_gone1 - t_stop1))) ms after SIGTERM; A's file on n1 valid until +$(ms $((vu1 - t_stop1))) ms"
+check "A's file on n1 is no longer renewed (valid until <= slurmd gone + AgentValidity)" \
+	test "$((vu1 - t_gone1))" -le "$((AGENT_VALID_MS * 1000))"
 wait_lines 10 "$out/a-0.err" 1 'is stale'
 check "A's rank 0 (n1) says it runs free: $(grep -m1 'is stale' "$out/a-0.err")" grep -q 'is stale' "$out/a-0.err"
 check "the coordinator shows n1 lost" hm_wait_for 5 bash -c "[[ \$('$HM_CTL' --json nodes | jq -r '.nodes[] | select(.node == \"n1\") | .state') == lost ]]"
@@ -268,8 +269,11 @@ echo "=== slurmctld (the coordinator) stopped: every step runs free; restarted: 
 echo "    \$ kill -TERM <slurmctld>   (tests/slurm/cluster.sh hm_ctld_stop)"
 t_stop2=$(now_us)
 hm_ctld_stop
+t_gone2=$(now_us)
 vu2a=$(valid_until "$run/n1/job.$ja/assign") vu2b=$(valid_until "$run/n2/job.$jb/assign")
-say "slurmctld stopped in $(ms $(( $(now_us) - t_stop2 ))) ms"
+say "slurmctld gone $(ms $((t_gone2 - t_stop2))) ms after SIGTERM"
+check "A's and B's files are no longer renewed (valid until <= slurmctld gone + AgentValidity)" \
+	test "$((vu2a - t_gone2))" -le "$((AGENT_VALID_MS * 1000))" -a "$((vu2b - t_gone2))" -le "$((AGENT_VALID_MS * 1000))"
 for f in a-0:2 a-1:1 b-0:1 b-1:1; do
 	wait_lines 10 "$out/${f%:*}.err" "${f#*:}" 'is stale'
 	check "task ${f%:*} runs free: $(grep 'is stale' "$out/${f%:*}.err" | tail -1)" \
