@@ -21,8 +21,13 @@ trap 'exit 130' INT TERM
 say() { printf '\n\033[1m## %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
-# Narrow rack uplinks (100 Gbit/s for 4 hosts) so that cross-rack jobs contend.
-export HM_CONF_EXTRA="UplinkSpeed=100Gbps"
+# Narrow rack uplinks (100 Gbit/s for 4 hosts) so that cross-rack jobs contend;
+# node agents beat every 250 ms and a changed decision switches 500 ms ahead, so
+# that the live part below takes seconds.
+export HM_CONF_EXTRA="UplinkSpeed=100Gbps
+HeartbeatInterval=250ms
+UpdateLead=500ms
+EpochLength=4s"
 say "Bringing up 8 slurmd in 2 racks, slurmctld with sched/harmonics, slurmdbd"
 hm_cluster_up "$build" || { HM_KEEP=1; exit 1; }
 run scontrol show topology
@@ -75,5 +80,62 @@ for _ in $(seq 200); do
 done
 sleep 1
 run sacct -X -j "$(IFS=,; echo "${ids[*]}")" --format=JobID,JobName%10,State,NodeList%10,AdminComment%100
+
+say "Live: a running job receives a new slot and class when a partner arrives"
+# Two harmonics-emujob steps (a real ring all-reduce between their two tasks,
+# the burst held by libharmonics-pace to the slot in the file that the node
+# agent keeps up to date). A starts alone across the racks and runs free; B
+# arrives on the same uplinks with more compute per byte.
+ej=$build/src/tools/harmonics-emujob
+live=$HM_DIR/out
+srun_a=(srun -J live-a -w "n1,n5" -N2 -n2 --comm-sched=harmonics --comm-profile="iter=100ms,comm=40%,bytes=300MB"
+	-o "$live/live-a.out" "$ej" --rendezvous "127.0.0.1:$((HM_PORT + 9))" --compute 60ms --compute-jitter 0.05
+	--bytes 1MB --iterations 100 --warmup 0)
+srun_b=(srun -J live-b -w "n2,n6" -N2 -n2 --comm-sched=harmonics --comm-profile="iter=200ms,comm=20%,bytes=300MB"
+	-o "$live/live-b.out" "$ej" --rendezvous "127.0.0.1:$((HM_PORT + 10))" --compute 160ms --compute-jitter 0.05
+	--bytes 1MB --iterations 40 --warmup 0)
+job_of() { squeue -h -n "$1" -o %i | head -1; }
+# harmonicsctl jobs --json: "decided applied" of job $1.
+epochs_of() { [[ -n $HM_CTL ]] && "$HM_CTL" --json jobs | jq -r --argjson j "$1" '.jobs[] | select(.job_id == $j) | "\(.decided_epoch) \(.applied_epoch)"'; }
+printf '$ %s &\n' "${srun_a[*]}"
+"${srun_a[@]}" &
+pid_a=$!
+applied() { read -r d a <<<"$(epochs_of "$1")"; [[ $a =~ ^[0-9]+$ && $d == "$a" ]]; }
+for _ in $(seq 150); do
+	ja=$(job_of live-a)
+	[[ -n $ja ]] && applied "$ja" && break
+	sleep 0.1
+done
+e1=${d:-0}
+echo "A runs alone; its steps run the epoch $e1 decision:"
+scontrol show job "$ja" | grep -E "JobId=|AdminComment=" | sed 's/^ */  /'
+printf '$ %s &\n' "${srun_b[*]}"
+"${srun_b[@]}" &
+pid_b=$!
+for _ in $(seq 150); do
+	read -r d a <<<"$(epochs_of "$ja")"
+	[[ $d =~ ^[0-9]+$ ]] && ((d > e1)) && break
+	sleep 0.1
+done
+echo "A's new decision (epoch $d) is pending until its switch time:"
+[[ -n $HM_CTL ]] && run "$HM_CTL" job "$ja"
+for _ in $(seq 100); do
+	applied "$ja" && break
+	sleep 0.1
+done
+echo "A's running step now reports epoch $a applied:"
+if [[ -n $HM_CTL ]]; then
+	run "$HM_CTL" jobs
+	run "$HM_CTL" nodes
+fi
+for j in "$ja" "$(job_of live-b)"; do
+	scontrol show job "$j" | grep -E "JobId=|AdminComment=" | sed 's/^ */  /'
+done
+wait "$pid_a" "$pid_b"
+echo "A's own output (rank 0, one line per iteration: slot = the slot's start in us, -1 free;"
+echo "epoch = the epoch that governed the burst), around the switch, then its summary:"
+awk '/^iter / { line[n++] = $0; ep = $NF; if (n == 1) e = ep; else if (!f && ep != e) f = n - 1 }
+	/^summary/ { s = s $0 "\n" }
+	END { for (i = (f > 4 ? f - 4 : 0); i < f + 4 && i < n; i++) print "  " line[i]; printf "%s", s }' "$live/live-a.out"
 
 say "Tearing down (by PID)"

@@ -37,10 +37,12 @@ void agent_log(const agent_log_t *lg, int level, const char *fmt, ...)
 /*
  * Log msg at level only when it differs from *last (then remember it): a
  * failure that repeats on every retry is logged once, and again only when it
- * changes or after agent_log_clear() (it was resolved). last holds 256 bytes.
+ * changes or after agent_log_clear() (it was resolved). last holds 256 bytes,
+ * level the level it was logged at.
  */
 typedef struct {
 	char last[256];
+	int level;
 } agent_once_t;
 
 void agent_log_once(const agent_log_t *lg, agent_once_t *once, int level, const char *fmt, ...)

@@ -173,7 +173,11 @@ static int open_job_dir(int node_fd, agent_job_t *j, uint32_t want_uid, const ag
 	int fd = agent_job_dir_open(node_fd, j->job_id, want_uid, NULL, &err);
 
 	if (fd >= 0) {
-		if (agent_log_clear(&j->dir_once))
+		/* Only after an error: "not there yet" is every job's start (the
+		 * coordinator lists it before its step makes the directory). */
+		int was = j->dir_once.level;
+
+		if (agent_log_clear(&j->dir_once) && was == HM_AGENT_LOG_ERROR)
 			agent_log(lg, HM_AGENT_LOG_INFO, "job %ld: its directory is usable again",
 				  j->job_id);
 		return fd;

@@ -48,6 +48,7 @@ void agent_log_once(const agent_log_t *lg, agent_once_t *once, int level, const 
 	if (strcmp(msg, once->last) == 0)
 		return;
 	memcpy(once->last, msg, sizeof(msg));
+	once->level = level;
 	agent_log(lg, level, "%s", msg);
 }
 

@@ -266,6 +266,10 @@ hm_rc_t hm_fields_read(json_object *o, const hm_field_t *fs, size_t n, void *rec
 			continue;
 		if (f->flags & HM_F_IF)
 			*(bool *)((char *)rec + f->cond) = true;
+		if (!v && (f->flags & HM_F_NULL)) {
+			put_int(f, p, -1); /* "not reported", as the encoder meant it */
+			continue;
+		}
 		switch (f->type) {
 		case HM_F_STR:
 			copy_cut(p, f->size, hm_json_str(o, f->key));

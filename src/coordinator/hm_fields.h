@@ -8,9 +8,10 @@
  *                     errors name the member path ("agent_beat.nodes[0].steps");
  *   hm_fields_read    lenient, as a client of the coordinator's replies and of
  *                     its own state file: an absent member leaves the field as
- *                     it is (callers zero the record first), a mistyped one
- *                     reads as json-c converts it (a non-string as ""), strings
- *                     are cut to fit their buffer.
+ *                     it is (callers zero the record first), null in an
+ *                     HM_F_NULL member reads as -1, a mistyped one reads as
+ *                     json-c converts it (a non-string as ""), strings are cut
+ *                     to fit their buffer.
  * Both ignore unknown members. Neither does I/O; thread-safe.
  */
 #ifndef HM_FIELDS_H

@@ -61,7 +61,7 @@ hm_alive() { kill -0 "$1" 2>/dev/null; }
 hm_spawn() {
 	local name=$1
 	shift
-	"$@" >"$HM_DIR/log/$name.out" 2>&1 &
+	"$@" >>"$HM_DIR/log/$name.out" 2>&1 &
 	HM_PIDS[$name]=$!
 }
 

@@ -26,10 +26,12 @@ static char g_top[256];
 static int g_node = -1;
 static int g_lines; /* log lines received */
 static char g_last_line[1024];
+static int g_last_level;
 
 static void collect(int level, const char *msg)
 {
 	g_lines++;
+	g_last_level = level;
 	snprintf(g_last_line, sizeof(g_last_line), "%s", msg);
 }
 
@@ -273,6 +275,41 @@ static void test_table_promotion(void **state)
 	agent_jobs_free(&js);
 }
 
+/*
+ * A job listed before its step made the directory (every job's start) is not a
+ * failure: its directory turning up is no "recovery" at INFO either. A refused
+ * directory (wrong mode) is an error, and fixing it is logged at INFO.
+ */
+static void test_dir_appears(void **state)
+{
+	agent_jobs_t js;
+	int64_t now = real_us();
+	hm_aw_job_assign_t d = decision(46, false, 0);
+	int before;
+
+	memset(&js, 0, sizeof(js));
+	js.valid_until_us = now + 3000000;
+	apply_one(&js, &d, 1000);
+	before = g_lines;
+	assert_false(agent_jobs_write(&js, g_node, agent_jobs_get(&js, 46, false), now, &g_log));
+	assert_int_equal(g_lines - before, 1);
+	assert_int_equal(g_last_level, HM_AGENT_LOG_VERBOSE);
+	close(make_job(46));
+	assert_true(agent_jobs_write(&js, g_node, agent_jobs_get(&js, 46, false), now, &g_log));
+	assert_int_equal(g_lines - before, 2); /* "assign file now epoch 7" only */
+	assert_int_equal(g_last_level, HM_AGENT_LOG_VERBOSE);
+	assert_non_null(strstr(g_last_line, "now epoch"));
+	assert_int_equal(fchmodat(g_node, "job.46", 0755, 0), 0);
+	assert_false(agent_jobs_write(&js, g_node, agent_jobs_get(&js, 46, false), now, &g_log));
+	assert_int_equal(g_last_level, HM_AGENT_LOG_ERROR);
+	assert_int_equal(fchmodat(g_node, "job.46", 0700, 0), 0);
+	assert_true(agent_jobs_write(&js, g_node, agent_jobs_get(&js, 46, false), now, &g_log));
+	assert_int_equal(g_last_level, HM_AGENT_LOG_INFO);
+	assert_non_null(strstr(g_last_line, "usable again"));
+	assert_int_equal(g_lines - before, 4);
+	agent_jobs_free(&js);
+}
+
 /* A report as the runtime writes it (version 2), replaced atomically. */
 static void report(int job_fd, int rank, long pid, long applied, uint64_t n, uint64_t sum,
 		   uint64_t sq, uint64_t misses)
@@ -302,7 +339,7 @@ static void report(int job_fd, int rank, long pid, long applied, uint64_t n, uin
 
 static const hm_aw_job_state_t *state_of(agent_jobs_t *js, hm_aw_node_state_t *ns, long job)
 {
-	agent_once_t once = {{0}};
+	agent_once_t once = {{0}, 0};
 
 	agent_jobs_scan(js, g_node, &g_log);
 	agent_jobs_state(js, real_us(), ns, &g_log, &once);
@@ -468,6 +505,7 @@ int main(void)
 	    cmocka_unit_test(test_text_next_promotion),
 	    cmocka_unit_test(test_text_off_and_refused),
 	    cmocka_unit_test_setup_teardown(test_table_promotion, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dir_appears, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_report_windows, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_report_logged_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cleanup, setup, teardown),

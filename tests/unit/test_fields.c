@@ -141,7 +141,8 @@ static void test_decode(void **state)
 	}
 }
 
-/* Lenient: absent leaves the field, mistyped reads as json-c converts, strings cut. */
+/* Lenient: absent leaves the field, null in an HM_F_NULL member is -1, mistyped
+   reads as json-c converts, strings cut. */
 static void test_read(void **state)
 {
 	json_object *o = json_tokener_parse(
@@ -157,7 +158,7 @@ static void test_read(void **state)
 	assert_string_equal(r.s, "a long ");  /* cut to 7 characters */
 	assert_string_equal(r.sp, "");        /* not a string */
 	assert_true(r.has_in && r.in.x == 0); /* present, not an object */
-	assert_int_equal(r.nul, 0);
+	assert_int_equal(r.nul, -1);          /* not 0: harmonicsctl showed "applied epoch 0" */
 	hm_fields_free(rec_fields, NREC, &r);
 
 	memset(&r, 0, sizeof(r));
@@ -213,7 +214,12 @@ static void test_views_roundtrip(void **state)
 					.start_s = 1700000000.5,
 					.registered_steps = 3,
 					.measured = true,
-					.a = {.scheduled = true, .period_us = 123456, .epoch = 5}},
+					.a = {.scheduled = true, .period_us = 123456, .epoch = 5},
+					/* not reported, not measured: null on the wire */
+					.applied_epoch = -1,
+					.measured_period_us = -1,
+					.measured_burst_us = -1,
+					.slot_misses = -1},
 				   v2;
 	static hm_coord_stats_t s = {.policy = "fair",
 				     .epoch_s = 10,
