@@ -116,17 +116,23 @@ static int64_t assign_key(const char *key)
 	return strtoll(p + strlen(pat), NULL, 10);
 }
 
-/* Wait up to ms for the assign file's key to equal want; returns the wait in us or -1. */
-static int64_t wait_key(const char *key, int64_t want, int ms)
+/* Wait up to ms for the assign file's key to lie in [lo, hi]; returns the wait in us or -1. */
+static int64_t wait_key_in(const char *key, int64_t lo, int64_t hi, int ms)
 {
-	int64_t t0 = real_us();
+	int64_t t0 = real_us(), v;
 
 	while (real_us() - t0 < (int64_t)ms * 1000) {
-		if (assign_key(key) == want)
+		v = assign_key(key);
+		if (v >= lo && v <= hi)
 			return real_us() - t0;
 		sleep_ms(1);
 	}
 	return -1;
+}
+
+static int64_t wait_key(const char *key, int64_t want, int ms)
+{
+	return wait_key_in(key, want, want, ms);
 }
 
 static void wait_seen(fake_coord_t *f, int ms, bool (*pred)(const fake_seen_t *, int), int arg,
@@ -342,8 +348,9 @@ static void check_reconnect(fake_coord_t *f)
 	printf("agent-live: reconnected %.0f ms after the coordinator listened again (down 1 s)\n",
 	       (s.last_hello_us - t_up) / 1000.0);
 	put_seen(&s);
-	CHECK(wait_key("HARMONICS_EPOCH", 3, 10000) >= 0 &&
-		  assign_key("HARMONICS_VALID_UNTIL_US") > t_up,
+	/* The hello reaches the fake before the agent writes the answer: wait for the write. */
+	CHECK(wait_key_in("HARMONICS_VALID_UNTIL_US", t_up + 1, INT64_MAX, 10000) >= 0 &&
+		  assign_key("HARMONICS_EPOCH") == 3,
 	      "renewed after the reconnection");
 }
 
@@ -351,6 +358,7 @@ static void check_refused(fake_coord_t *f)
 {
 	fake_seen_t s0, s;
 	int before = log_count("refused node 'n1'");
+	int64_t t_answer;
 
 	fake_seen(f, &s0);
 	put_seen(&s0);
@@ -365,9 +373,12 @@ static void check_refused(fake_coord_t *f)
 	      "the coordinator's reason is logged");
 	put_seen(&s);
 	fake_set_mode(f, FAKE_ANSWER);
+	t_answer = real_us();
 	wait_seen(f, 10000, hellos_at_least, s.hellos + 1, &s0);
 	put_seen(&s0);
-	CHECK(wait_key("HARMONICS_EPOCH", 3, 10000) >= 0, "served again after the refusals");
+	CHECK(wait_key_in("HARMONICS_VALID_UNTIL_US", t_answer + 1, INT64_MAX, 10000) >= 0 &&
+		  assign_key("HARMONICS_EPOCH") == 3,
+	      "served again after the refusals");
 }
 
 static void check_fail_open(fake_coord_t *f)
