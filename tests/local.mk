@@ -14,7 +14,7 @@ tests/unit/%.$(OBJEXT): AM_CFLAGS += $(CMOCKA_CFLAGS) $(JSONC_CFLAGS) $(HWLOC_CF
 LDADD = src/plugins/spank/libhmspankopts.la src/plugins/common/libhmplugin.la \
 	src/agent/libhmagent.la src/coordinator/libhmcoord.la src/coordinator/libhmstatus.la \
 	src/agent/libhmagentwire.la src/pace/libharmonics-pace-report.la \
-	src/coordinator/libhmclient.la $(HM_TOPO_HWLOC_LIBS) $(HM_SIM_LIBS) \
+	src/coordinator/libhmclient.la src/coordinator/libhmfields.la $(HM_TOPO_HWLOC_LIBS) $(HM_SIM_LIBS) \
 	$(HWLOC_LIBS) $(JSONC_LIBS) $(MUNGE_LIBS) $(CMOCKA_LIBS)
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)

@@ -4,7 +4,7 @@
 # It links the client side (hm_proto, hm_conf, munge, json-c), the node reader
 # (hwloc) and the pace report reader: never the engine, policies or simulator.
 
-# Contract B (docs/protocol.md): records <-> JSON through libhmclient's field
+# Contract B (docs/protocol.md): records <-> JSON through libhmfields' field
 # tables (hm_fields). The coordinator's server links it too.
 noinst_LTLIBRARIES += src/agent/libhmagentwire.la
 src_agent_libhmagentwire_la_SOURCES = \

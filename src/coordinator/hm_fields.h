@@ -73,6 +73,11 @@ typedef struct hm_field {
 	{                                                                                          \
 		(k), (t), offsetof(st, m), sizeof(((st *)0)->m), 0, 0, 0, NULL, NULL, 0, 0         \
 	}
+/* The same with flags (HM_F_NEG, HM_F_NULL). */
+#define HM_FIELD_FL(st, m, k, t, fl)                                                               \
+	{                                                                                          \
+		(k), (t), offsetof(st, m), sizeof(((st *)0)->m), 0, 0, (fl), NULL, NULL, 0, 0      \
+	}
 /* The same, written only if (HM_F_IF) or unless (HM_F_UNLESS) bool member c is true. */
 #define HM_FIELD_WHEN(st, m, k, t, w, c)                                                           \
 	{                                                                                          \

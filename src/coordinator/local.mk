@@ -1,16 +1,29 @@
 # The coordinator's side of Slurm, in three PIC convenience libraries by who
 # needs what (like libharmonics' libraries, they link none of ours):
+#   libhmfields  the field tables that drive every record's JSON both ways
+#                (hm_fields) and the lenient member readers (hm_json); json-c
+#                only: harmonics-emujob's output links it too.
 #   libhmclient  what talks to the coordinator: harmonics.conf, the wire protocol
 #                (json-c + munge), one request (client), logging, the mode and
-#                profile checks, the assignment on the wire, the field tables
-#                that drive every record's JSON (hm_fields). The SPANK plugin
-#                links it alone (with libhmjob, libhmcore): no policy, no engine.
+#                profile checks, the assignment on the wire. The SPANK plugin
+#                links it alone (with libhmfields, libhmjob, libhmcore): no
+#                policy, no engine.
 #   libhmstatus  the status views in JSON: the server writes them, harmonicsctl
 #                reads them.
 #   libhmcoord   the engine (job table, decisions, AdminComment, state file) and
 #                the server thread: the sched plugin.
 HMCOORD_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator -I$(top_srcdir)/src/agent
 HMCOORD_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+
+noinst_LTLIBRARIES += src/coordinator/libhmfields.la
+src_coordinator_libhmfields_la_SOURCES = \
+	src/coordinator/hm_fields.c \
+	src/coordinator/hm_fields.h \
+	src/coordinator/hm_json.c \
+	src/coordinator/hm_json.h
+src_coordinator_libhmfields_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+src_coordinator_libhmfields_la_CFLAGS = $(HMCOORD_CFLAGS)
+src_coordinator_libhmfields_la_LIBADD = $(JSONC_LIBS)
 
 noinst_LTLIBRARIES += src/coordinator/libhmclient.la
 src_coordinator_libhmclient_la_SOURCES = \
@@ -20,10 +33,6 @@ src_coordinator_libhmclient_la_SOURCES = \
 	src/coordinator/hm_client.h \
 	src/coordinator/hm_conf.c \
 	src/coordinator/hm_conf.h \
-	src/coordinator/hm_fields.c \
-	src/coordinator/hm_fields.h \
-	src/coordinator/hm_json.c \
-	src/coordinator/hm_json.h \
 	src/coordinator/hm_log.c \
 	src/coordinator/hm_log.h \
 	src/coordinator/hm_proto.c \
@@ -64,9 +73,9 @@ src_coordinator_libhmcoord_la_CFLAGS = $(HMCOORD_CFLAGS)
 src_coordinator_libhmcoord_la_LIBADD = $(JSONC_LIBS) $(PTHREAD_LIBS) -lm
 
 # The usual sets, each library before the ones it uses.
-HMCLIENT_LIBS = src/coordinator/libhmclient.la $(HM_JOB_LIBS)
+HMCLIENT_LIBS = src/coordinator/libhmclient.la src/coordinator/libhmfields.la $(HM_JOB_LIBS)
 HMCOORD_LIBS = src/coordinator/libhmcoord.la src/agent/libhmagentwire.la src/coordinator/libhmstatus.la \
-	src/coordinator/libhmclient.la $(HM_POLICY_LIBS)
+	src/coordinator/libhmclient.la src/coordinator/libhmfields.la $(HM_POLICY_LIBS)
 
 # The client libraries link alone into a shared object (the SPANK plugin, the
 # node agent): every symbol resolved without the engine or the policies.

@@ -32,10 +32,10 @@ src_tools_harmonics_emujob_SOURCES = \
 	src/pace/emujob/ej_opts.c \
 	src/pace/emujob/ej_run.c
 src_tools_harmonics_emujob_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
-	-I$(top_srcdir)/src/pace/emujob
+	-I$(top_srcdir)/src/pace/emujob -I$(top_srcdir)/src/coordinator
 src_tools_harmonics_emujob_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_tools_harmonics_emujob_LDADD = src/pace/libharmonics-pace.la $(HM_JOB_LIBS) \
-	$(JSONC_LIBS) -lm
+src_tools_harmonics_emujob_LDADD = src/pace/libharmonics-pace.la src/coordinator/libhmfields.la \
+	$(HM_JOB_LIBS) $(JSONC_LIBS) -lm
 
 # harmonics-agent: one node agent outside slurmd, for tests and debugging (not
 # installed; the agent itself is src/agent).

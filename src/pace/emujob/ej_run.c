@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hm_fields.h"
 #include "hm_pace.h"
 #include "hm_pace_env.h"
 
@@ -104,98 +105,124 @@ static ej_dist_t dist(const ej_iter_t *it, int n, size_t field)
 	return d;
 }
 
-static json_object *dist_json(ej_dist_t d)
-{
-	json_object *j = json_object_new_object();
+static const hm_field_t dist_fields[] = {
+    HM_FIELD(ej_dist_t, mean, "mean", HM_F_DBL), HM_FIELD(ej_dist_t, p50, "p50", HM_F_DBL),
+    HM_FIELD(ej_dist_t, p95, "p95", HM_F_DBL),   HM_FIELD(ej_dist_t, p99, "p99", HM_F_DBL),
+    HM_FIELD(ej_dist_t, max, "max", HM_F_DBL),
+};
 
-	json_object_object_add(j, "mean", json_object_new_double(d.mean));
-	json_object_object_add(j, "p50", json_object_new_double(d.p50));
-	json_object_object_add(j, "p95", json_object_new_double(d.p95));
-	json_object_object_add(j, "p99", json_object_new_double(d.p99));
-	json_object_object_add(j, "max", json_object_new_double(d.max));
-	return j;
-}
+static const hm_field_t iter_fields[] = {
+    HM_FIELD(ej_iter_t, iter_ms, "iter_ms", HM_F_DBL),
+    HM_FIELD(ej_iter_t, comm_ms, "comm_ms", HM_F_DBL),
+    HM_FIELD(ej_iter_t, wait_ms, "wait_ms", HM_F_DBL),
+    HM_FIELD(ej_iter_t, compute_ms, "compute_ms", HM_F_DBL),
+    HM_FIELD(ej_iter_t, ready_ms, "ready_ms", HM_F_DBL),
+    HM_FIELD(ej_iter_t, start_us, "start_us", HM_F_I64),
+    HM_FIELD_FL(ej_iter_t, slot, "slot", HM_F_I64, HM_F_NULL), /* null: ran free */
+    HM_FIELD(ej_iter_t, epoch, "epoch", HM_F_I64),
+};
 
+/* The pacing runtime's view of the run ("pace" in --json). */
 typedef struct {
-	hm_pace_stats_t ps;
+	int prio; /* class in force at the end, -1 = none */
+	int dscp; /* DSCP the sockets carried last, -1 = unmarked */
 	bool active;
-	int prio;         /* class in force at the end, -1 = none */
-	int dscp;         /* DSCP the sockets carried last, -1 = unmarked */
+	hm_pace_stats_t ps;
+} ej_pace_out_t;
+
+static const hm_field_t pace_fields[] = {
+    HM_FIELD_FL(ej_pace_out_t, prio, "prio", HM_F_INT, HM_F_NULL),
+    HM_FIELD_FL(ej_pace_out_t, dscp, "dscp", HM_F_INT, HM_F_NULL),
+    HM_FIELD(ej_pace_out_t, active, "active", HM_F_BOOL),
+    HM_FIELD(ej_pace_out_t, ps.paced, "paced", HM_F_I64),
+    HM_FIELD(ej_pace_out_t, ps.late, "late", HM_F_I64),
+    HM_FIELD(ej_pace_out_t, ps.skipped, "skipped", HM_F_I64),
+    HM_FIELD(ej_pace_out_t, ps.unpaced, "unpaced", HM_F_I64),
+    HM_FIELD(ej_pace_out_t, ps.period_us, "period_us", HM_F_DBL),
+    HM_FIELD(ej_pace_out_t, ps.burst_us, "burst_us", HM_F_DBL),
+    HM_FIELD(ej_pace_out_t, ps.slot_error_us, "slot_error_us", HM_F_DBL),
+    HM_FIELD(ej_pace_out_t, ps.slot_misses, "slot_misses", HM_F_U64),
+    HM_FIELD(ej_pace_out_t, ps.applied_epoch, "applied_epoch", HM_F_I64),
+};
+
+/* One run's results (--json), without the per-iteration array. */
+typedef struct {
+	int ranks;
+	char model[64];
+	double compute_s, bytes;
+	int iterations, warmup;
+	ej_dist_t iter_ms, comm_ms, wait_ms, compute_ms, ready_ms;
 	int64_t start_us; /* CLOCK_REALTIME at the start of the first (warm-up) iteration */
 	int64_t end_us;   /* CLOCK_REALTIME at the end of the last iteration */
+	ej_pace_out_t pace;
 } ej_summary_t;
 
-static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, const ej_summary_t *sm,
+static const hm_field_t summary_fields[] = {
+    HM_FIELD(ej_summary_t, ranks, "ranks", HM_F_INT),
+    HM_FIELD(ej_summary_t, model, "model", HM_F_STR),
+    HM_FIELD(ej_summary_t, compute_s, "compute_s", HM_F_DBL),
+    HM_FIELD(ej_summary_t, bytes, "bytes", HM_F_DBL),
+    HM_FIELD(ej_summary_t, iterations, "iterations", HM_F_INT),
+    HM_FIELD(ej_summary_t, warmup, "warmup", HM_F_INT),
+    HM_FIELD_OBJ(ej_summary_t, iter_ms, "iter_ms", dist_fields),
+    HM_FIELD_OBJ(ej_summary_t, comm_ms, "comm_ms", dist_fields),
+    HM_FIELD_OBJ(ej_summary_t, wait_ms, "wait_ms", dist_fields),
+    HM_FIELD_OBJ(ej_summary_t, compute_ms, "compute_ms", dist_fields),
+    HM_FIELD_OBJ(ej_summary_t, ready_ms, "ready_ms", dist_fields),
+    HM_FIELD(ej_summary_t, start_us, "start_us", HM_F_I64),
+    HM_FIELD(ej_summary_t, end_us, "end_us", HM_F_I64),
+    HM_FIELD_OBJ(ej_summary_t, pace, "pace", pace_fields),
+};
+
+/* What --print-resolved writes: the options as resolved, and the class in force. */
+typedef struct {
+	int ranks;
+	char model[64];
+	double compute_s, compute_jitter, bytes;
+	int iterations, warmup;
+	int prio, dscp; /* -1: none */
+} ej_resolved_t;
+
+static const hm_field_t resolved_fields[] = {
+    HM_FIELD(ej_resolved_t, ranks, "ranks", HM_F_INT),
+    HM_FIELD(ej_resolved_t, model, "model", HM_F_STR),
+    HM_FIELD(ej_resolved_t, compute_s, "compute_s", HM_F_DBL),
+    HM_FIELD(ej_resolved_t, compute_jitter, "compute_jitter", HM_F_DBL),
+    HM_FIELD(ej_resolved_t, bytes, "bytes", HM_F_DBL),
+    HM_FIELD(ej_resolved_t, iterations, "iterations", HM_F_INT),
+    HM_FIELD(ej_resolved_t, warmup, "warmup", HM_F_INT),
+    HM_FIELD_FL(ej_resolved_t, prio, "prio", HM_F_INT, HM_F_NULL),
+    HM_FIELD_FL(ej_resolved_t, dscp, "dscp", HM_F_INT, HM_F_NULL),
+};
+
+static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, ej_summary_t *sm,
 			  FILE *out)
 {
-	const hm_pace_stats_t *ps = &sm->ps;
-	bool active = sm->active;
-	ej_dist_t di = dist(it, n, offsetof(ej_iter_t, iter_ms));
-	ej_dist_t dc = dist(it, n, offsetof(ej_iter_t, comm_ms));
-	ej_dist_t dw = dist(it, n, offsetof(ej_iter_t, wait_ms));
-	ej_dist_t dp = dist(it, n, offsetof(ej_iter_t, compute_ms));
-	ej_dist_t dr = dist(it, n, offsetof(ej_iter_t, ready_ms));
+	const hm_pace_stats_t *ps = &sm->pace.ps;
+	const ej_dist_t *di = &sm->iter_ms, *dc = &sm->comm_ms, *dw = &sm->wait_ms;
 
+	sm->ranks = o->nranks;
+	snprintf(sm->model, sizeof(sm->model), "%s", o->model);
+	sm->compute_s = o->compute_s;
+	sm->bytes = o->bytes;
+	sm->iterations = n;
+	sm->warmup = o->warmup;
+	sm->iter_ms = dist(it, n, offsetof(ej_iter_t, iter_ms));
+	sm->comm_ms = dist(it, n, offsetof(ej_iter_t, comm_ms));
+	sm->wait_ms = dist(it, n, offsetof(ej_iter_t, wait_ms));
+	sm->compute_ms = dist(it, n, offsetof(ej_iter_t, compute_ms));
+	sm->ready_ms = dist(it, n, offsetof(ej_iter_t, ready_ms));
 	if (o->json) {
-		json_object *j = json_object_new_object(), *arr = json_object_new_array();
-		json_object *pj = json_object_new_object();
+		json_object *j = hm_fields_new(summary_fields, HM_NFIELDS(summary_fields), sm);
 
-		json_object_object_add(j, "ranks", json_object_new_int(o->nranks));
-		json_object_object_add(j, "model", json_object_new_string(o->model));
-		json_object_object_add(j, "compute_s", json_object_new_double(o->compute_s));
-		json_object_object_add(j, "bytes", json_object_new_double(o->bytes));
-		json_object_object_add(j, "iterations", json_object_new_int(n));
-		json_object_object_add(j, "warmup", json_object_new_int(o->warmup));
-		json_object_object_add(j, "iter_ms", dist_json(di));
-		json_object_object_add(j, "comm_ms", dist_json(dc));
-		json_object_object_add(j, "wait_ms", dist_json(dw));
-		json_object_object_add(j, "compute_ms", dist_json(dp));
-		json_object_object_add(j, "ready_ms", dist_json(dr));
-		json_object_object_add(j, "start_us", json_object_new_int64(sm->start_us));
-		json_object_object_add(j, "end_us", json_object_new_int64(sm->end_us));
-		json_object_object_add(pj, "prio",
-				       sm->prio < 0 ? json_object_new_null()
-						    : json_object_new_int(sm->prio));
-		json_object_object_add(pj, "dscp",
-				       sm->dscp < 0 ? json_object_new_null()
-						    : json_object_new_int(sm->dscp));
-		json_object_object_add(pj, "active", json_object_new_boolean(active));
-		json_object_object_add(pj, "paced", json_object_new_int64(ps->paced));
-		json_object_object_add(pj, "late", json_object_new_int64(ps->late));
-		json_object_object_add(pj, "skipped", json_object_new_int64(ps->skipped));
-		json_object_object_add(pj, "unpaced", json_object_new_int64(ps->unpaced));
-		json_object_object_add(pj, "period_us", json_object_new_double(ps->period_us));
-		json_object_object_add(pj, "burst_us", json_object_new_double(ps->burst_us));
-		json_object_object_add(pj, "slot_error_us",
-				       json_object_new_double(ps->slot_error_us));
-		json_object_object_add(pj, "slot_misses",
-				       json_object_new_int64((int64_t)ps->slot_misses));
-		json_object_object_add(pj, "applied_epoch",
-				       json_object_new_int64(ps->applied_epoch));
-		json_object_object_add(j, "pace", pj);
-		for (int i = 0; i < n && !o->quiet; i++) {
-			json_object *e = json_object_new_object();
+		if (!o->quiet) {
+			json_object *arr = json_object_new_array_ext(n);
 
-			json_object_object_add(e, "iter_ms", json_object_new_double(it[i].iter_ms));
-			json_object_object_add(e, "comm_ms", json_object_new_double(it[i].comm_ms));
-			json_object_object_add(e, "wait_ms", json_object_new_double(it[i].wait_ms));
-			json_object_object_add(e, "compute_ms",
-					       json_object_new_double(it[i].compute_ms));
-			json_object_object_add(e, "ready_ms",
-					       json_object_new_double(it[i].ready_ms));
-			json_object_object_add(e, "start_us",
-					       json_object_new_int64(it[i].start_us));
-			json_object_object_add(e, "slot",
-					       it[i].slot == HM_PACE_NO_SLOT
-						   ? json_object_new_null()
-						   : json_object_new_int64(it[i].slot));
-			json_object_object_add(e, "epoch", json_object_new_int64(it[i].epoch));
-			json_object_array_add(arr, e);
-		}
-		if (!o->quiet)
+			for (int i = 0; i < n; i++)
+				json_object_array_add(
+				    arr, hm_fields_new(iter_fields, HM_NFIELDS(iter_fields), &it[i]));
 			json_object_object_add(j, "per_iteration", arr);
-		else
-			json_object_put(arr);
+		}
 		fprintf(out, "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY));
 		json_object_put(j);
 		return;
@@ -216,8 +243,8 @@ static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, const 
 		"summary pace active=%d paced=%lld late=%lld skipped=%lld unpaced=%lld "
 		"period_us=%.0f burst_us=%.0f slot_error_us=%.1f slot_misses=%llu "
 		"applied_epoch=%lld\n",
-		o->nranks, n, o->bytes, o->compute_s * 1e3, di.mean, di.p50, di.p95, di.p99, di.max,
-		dc.mean, dc.p50, dc.p99, dw.mean, active ? 1 : 0, (long long)ps->paced,
+		o->nranks, n, o->bytes, o->compute_s * 1e3, di->mean, di->p50, di->p95, di->p99,
+		di->max, dc->mean, dc->p50, dc->p99, dw->mean, sm->pace.active ? 1 : 0, (long long)ps->paced,
 		(long long)ps->late, (long long)ps->skipped, (long long)ps->unpaced, ps->period_us,
 		ps->burst_us, ps->slot_error_us, (unsigned long long)ps->slot_misses,
 		(long long)ps->applied_epoch);
@@ -269,7 +296,7 @@ hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 	ej_iter_t *it = calloc((size_t)o->iterations, sizeof(*it));
 	float *buf = malloc((count ? count : 1) * sizeof(float));
 	hm_pace_t *p = NULL;
-	ej_summary_t sm = {.dscp = -1};
+	ej_summary_t sm = {.pace.dscp = -1};
 	ej_plan_t pl = {0};
 	hm_rc_t rc;
 	char rank_s[16];
@@ -296,7 +323,7 @@ hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 		if (i == 0)
 			sm.start_us = t0;
 		hm_pace_iter_begin(p);
-		if ((rc = mark_sockets(p, &net, &sm.dscp, err)))
+		if ((rc = mark_sockets(p, &net, &sm.pace.dscp, err)))
 			goto out;
 		compute(o, &seed);
 		for (size_t k = 0; k < count; k++)
@@ -333,9 +360,9 @@ hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 		}
 		sm.end_us = end;
 	}
-	hm_pace_stats(p, &sm.ps);
-	sm.active = hm_pace_active(p);
-	sm.prio = hm_pace_prio(p);
+	hm_pace_stats(p, &sm.pace.ps);
+	sm.pace.active = hm_pace_active(p);
+	sm.pace.prio = hm_pace_prio(p);
 	if (o->rank == 0)
 		print_results(o, it, o->iterations, &sm, out);
 out:
@@ -349,21 +376,18 @@ out:
 void ej_print_resolved(const ej_opts_t *o, FILE *out)
 {
 	hm_pace_t *p = hm_pace_init();
-	int prio = hm_pace_prio(p);
-	json_object *j = json_object_new_object();
+	ej_resolved_t r = {.ranks = o->nranks,
+			   .compute_s = o->compute_s,
+			   .compute_jitter = o->jitter,
+			   .bytes = o->bytes,
+			   .iterations = o->iterations,
+			   .warmup = o->warmup,
+			   .prio = hm_pace_prio(p)};
+	json_object *j;
 
-	json_object_object_add(j, "ranks", json_object_new_int(o->nranks));
-	json_object_object_add(j, "model", json_object_new_string(o->model));
-	json_object_object_add(j, "compute_s", json_object_new_double(o->compute_s));
-	json_object_object_add(j, "compute_jitter", json_object_new_double(o->jitter));
-	json_object_object_add(j, "bytes", json_object_new_double(o->bytes));
-	json_object_object_add(j, "iterations", json_object_new_int(o->iterations));
-	json_object_object_add(j, "warmup", json_object_new_int(o->warmup));
-	json_object_object_add(j, "prio",
-			       prio < 0 ? json_object_new_null() : json_object_new_int(prio));
-	json_object_object_add(j, "dscp",
-			       prio < 0 ? json_object_new_null()
-					: json_object_new_int(hm_pace_class_dscp(prio)));
+	snprintf(r.model, sizeof(r.model), "%s", o->model);
+	r.dscp = r.prio < 0 ? -1 : hm_pace_class_dscp(r.prio);
+	j = hm_fields_new(resolved_fields, HM_NFIELDS(resolved_fields), &r);
 	fprintf(out, "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
 	json_object_put(j);
 	hm_pace_fini(p);
