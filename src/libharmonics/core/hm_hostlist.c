@@ -244,16 +244,45 @@ too_long:
 			  HL_MAX_NAME);
 }
 
+/* One pass over the elements of trimmed: with names NULL, validate and add the
+   count to *count; else write the names from names[*count] on. */
+static hm_rc_t hl_pass(const char *trimmed, hl_elem_t *e, char **names, unsigned long *count,
+		       hm_err_t *err)
+{
+	const char *p = trimmed;
+	char buf[HL_MAX_NAME + 1];
+	hm_rc_t rc;
+
+	for (;;) {
+		if ((rc = parse_elem(&p, trimmed, e, err)))
+			return rc;
+		for (unsigned long k = 0; names && k < e->count; k++) {
+			if ((rc = elem_name(e, k, trimmed, buf, sizeof(buf), err)))
+				return rc;
+			if (!(names[*count] = strdup(buf)))
+				return hm_err_set(err, HM_ERR_NOMEM, "hostlist: out of memory");
+			++*count;
+		}
+		if (!names && (*count += e->count) > HM_HOSTLIST_MAX)
+			return hm_err_set(err, HM_ERR_RANGE,
+					  "hostlist '%.60s': expands past %d names", trimmed,
+					  HM_HOSTLIST_MAX);
+		if (*p == '\0')
+			return HM_OK;
+		if (*++p == '\0') /* past the ',' */
+			return hm_err_set(err, HM_ERR_PARSE,
+					  "hostlist '%s': empty element (comma at the end)", trimmed);
+	}
+}
+
 hm_rc_t hm_hostlist_expand(const char *expr, char ***names_out, int *n_out, hm_err_t *err)
 {
 	char **names = NULL;
 	char *copy = NULL, *trimmed;
-	const char *p;
-	unsigned long total = 0;
+	unsigned long total = 0, expanded = 0;
 	int n = 0;
 	hm_rc_t rc = HM_OK;
 	hl_elem_t *e = NULL;
-	char buf[HL_MAX_NAME + 1];
 
 	*names_out = NULL;
 	*n_out = 0;
@@ -274,54 +303,19 @@ hm_rc_t hm_hostlist_expand(const char *expr, char ***names_out, int *n_out, hm_e
 				"names like n[01-16],gpu[1-4,7],login");
 		goto out;
 	}
-	/* Pass 1: validate and count, so a huge expression fails before allocating. */
-	p = trimmed;
-	for (;;) {
-		rc = parse_elem(&p, trimmed, e, err);
-		if (rc)
-			goto out;
-		total += e->count;
-		if (total > HM_HOSTLIST_MAX) {
-			rc =
-			    hm_err_set(err, HM_ERR_RANGE, "hostlist '%.60s': expands past %d names",
-				       trimmed, HM_HOSTLIST_MAX);
-			goto out;
-		}
-		if (*p == '\0')
-			break;
-		p++; /* ',' */
-		if (*p == '\0') {
-			rc = hm_err_set(err, HM_ERR_PARSE,
-					"hostlist '%s': empty element (comma at the end)", trimmed);
-			goto out;
-		}
-	}
+	/* Validate and count first, so a huge expression fails before allocating. */
+	rc = hl_pass(trimmed, e, NULL, &total, err);
+	if (rc)
+		goto out;
 	names = calloc(total, sizeof(*names));
 	if (!names) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "hostlist: out of memory for %lu names", total);
 		goto out;
 	}
-	/* Pass 2: expand. */
-	p = trimmed;
-	for (;;) {
-		rc = parse_elem(&p, trimmed, e, err);
-		if (rc)
-			goto out;
-		for (unsigned long k = 0; k < e->count; k++) {
-			rc = elem_name(e, k, trimmed, buf, sizeof(buf), err);
-			if (rc)
-				goto out;
-			names[n] = strdup(buf);
-			if (!names[n]) {
-				rc = hm_err_set(err, HM_ERR_NOMEM, "hostlist: out of memory");
-				goto out;
-			}
-			n++;
-		}
-		if (*p == '\0')
-			break;
-		p++;
-	}
+	rc = hl_pass(trimmed, e, names, &expanded, err);
+	n = (int)expanded;
+	if (rc)
+		goto out;
 	*names_out = names;
 	*n_out = n;
 	names = NULL;
