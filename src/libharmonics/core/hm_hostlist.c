@@ -271,7 +271,8 @@ static hm_rc_t hl_pass(const char *trimmed, hl_elem_t *e, char **names, unsigned
 			return HM_OK;
 		if (*++p == '\0') /* past the ',' */
 			return hm_err_set(err, HM_ERR_PARSE,
-					  "hostlist '%s': empty element (comma at the end)", trimmed);
+					  "hostlist '%s': empty element (comma at the end)",
+					  trimmed);
 	}
 }
 

@@ -220,7 +220,8 @@ static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, ej_sum
 
 			for (int i = 0; i < n; i++)
 				json_object_array_add(
-				    arr, hm_fields_new(iter_fields, HM_NFIELDS(iter_fields), &it[i]));
+				    arr,
+				    hm_fields_new(iter_fields, HM_NFIELDS(iter_fields), &it[i]));
 			json_object_object_add(j, "per_iteration", arr);
 		}
 		fprintf(out, "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY));
@@ -244,10 +245,10 @@ static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, ej_sum
 		"period_us=%.0f burst_us=%.0f slot_error_us=%.1f slot_misses=%llu "
 		"applied_epoch=%lld\n",
 		o->nranks, n, o->bytes, o->compute_s * 1e3, di->mean, di->p50, di->p95, di->p99,
-		di->max, dc->mean, dc->p50, dc->p99, dw->mean, sm->pace.active ? 1 : 0, (long long)ps->paced,
-		(long long)ps->late, (long long)ps->skipped, (long long)ps->unpaced, ps->period_us,
-		ps->burst_us, ps->slot_error_us, (unsigned long long)ps->slot_misses,
-		(long long)ps->applied_epoch);
+		di->max, dc->mean, dc->p50, dc->p99, dw->mean, sm->pace.active ? 1 : 0,
+		(long long)ps->paced, (long long)ps->late, (long long)ps->skipped,
+		(long long)ps->unpaced, ps->period_us, ps->burst_us, ps->slot_error_us,
+		(unsigned long long)ps->slot_misses, (long long)ps->applied_epoch);
 }
 
 /* Every element must be the sum of (rank + 1) over ranks: a real, checked reduction. */
