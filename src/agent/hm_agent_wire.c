@@ -186,9 +186,9 @@ static hm_rc_t decode_state_jobs(json_object *o, hm_aw_node_state_t *ns, const c
 	return rc;
 }
 
-static json_object *encode_topo(const hm_hwnode_t *t)
+void hm_aw_topo_encode(json_object *o, const hm_hwnode_t *t)
 {
-	json_object *o = json_object_new_object(), *nics = json_object_new_array();
+	json_object *nics = json_object_new_array();
 	json_object *map = json_object_new_array();
 
 	ADD(o, "gpus", json_object_new_int(t->ngpus));
@@ -202,36 +202,41 @@ static json_object *encode_topo(const hm_hwnode_t *t)
 	for (int g = 0; g < t->ngpus; g++)
 		json_object_array_add(map, json_object_new_int(t->nnics ? t->gpu_nic[g] : -1));
 	ADD(o, "gpu_nic", map);
+}
+
+static json_object *encode_topo(const hm_hwnode_t *t)
+{
+	json_object *o = json_object_new_object();
+
+	hm_aw_topo_encode(o, t);
 	return o;
 }
 
-static hm_rc_t decode_topo(json_object *o, hm_hwnode_t *t, hm_err_t *err)
+hm_rc_t hm_aw_topo_decode(json_object *o, hm_hwnode_t *t, const char *path, hm_err_t *err)
 {
 	static const hm_field_t gpus_field = HM_FIELD_CHECKED(
 	    hm_hwnode_t, ngpus, "gpus", HM_F_INT, 0, HM_MAX_GPUS_PER_HOST, HM_F_REQ, NULL);
 	json_object *nics, *map;
 	size_t n, ng;
-	char sub[64];
-	hm_rc_t rc = hm_fields_decode(o, &gpus_field, 1, t, "agent_hello.topo", err);
+	char sub[128];
+	hm_rc_t rc = hm_fields_decode(o, &gpus_field, 1, t, path, err);
 
 	if (rc == HM_OK)
-		rc = get_array(o, "nics", HM_MAX_NICS_PER_HOST, true, &nics, &n, "agent_hello.topo",
-			       err);
+		rc = get_array(o, "nics", HM_MAX_NICS_PER_HOST, true, &nics, &n, path, err);
 	for (size_t i = 0; rc == HM_OK && i < n; i++) {
-		snprintf(sub, sizeof(sub), "agent_hello.topo.nics[%zu]", i);
+		snprintf(sub, sizeof(sub), "%.100s.nics[%zu]", path, i);
 		rc = hm_fields_decode(json_object_array_get_idx(nics, i), nic_fields,
 				      HM_NFIELDS(nic_fields), &t->nics[i], sub, err);
 	}
 	if (rc != HM_OK)
 		return rc;
 	t->nnics = (int)n;
-	if ((rc = get_array(o, "gpu_nic", HM_MAX_GPUS_PER_HOST, true, &map, &ng, "agent_hello.topo",
-			    err)) != HM_OK)
+	if ((rc = get_array(o, "gpu_nic", HM_MAX_GPUS_PER_HOST, true, &map, &ng, path, err)) !=
+	    HM_OK)
 		return rc;
 	if (ng != (size_t)t->ngpus)
-		return hm_err_set(err, HM_ERR_PROTO,
-				  "agent_hello.topo.gpu_nic: %zu entries for %d GPUs", ng,
-				  t->ngpus);
+		return hm_err_set(err, HM_ERR_PROTO, "%s.gpu_nic: %zu entries for %d GPUs", path,
+				  ng, t->ngpus);
 	for (size_t g = 0; g < ng; g++) {
 		json_object *v = json_object_array_get_idx(map, g);
 		int64_t x = json_object_get_int64(v);
@@ -239,9 +244,9 @@ static hm_rc_t decode_topo(json_object *o, hm_hwnode_t *t, hm_err_t *err)
 
 		if (!json_object_is_type(v, json_type_int) || x < lo || x > hi)
 			return hm_err_set(err, HM_ERR_PROTO,
-					  "agent_hello.topo.gpu_nic[%zu]: '%s' is not a NIC index "
+					  "%s.gpu_nic[%zu]: '%s' is not a NIC index "
 					  "(accepted: %lld..%lld)",
-					  g, json_object_to_json_string(v), (long long)lo,
+					  path, g, json_object_to_json_string(v), (long long)lo,
 					  (long long)hi);
 		t->gpu_nic[g] = (int)x;
 	}
@@ -480,7 +485,7 @@ static hm_rc_t decode_body(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 		memcpy(m->nodes[0].node, m->node, sizeof(m->node));
 		if (json_object_object_get_ex(o, "topo", &v) && v) {
 			m->has_topo = true;
-			if ((rc = decode_topo(v, &m->topo, err)) != HM_OK)
+			if ((rc = hm_aw_topo_decode(v, &m->topo, "agent_hello.topo", err)) != HM_OK)
 				return rc;
 		}
 		return decode_state_jobs(o, &m->nodes[0], "agent_hello", err);

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <json-c/json.h>
+
 #include "hm_error.h"
 #include "hm_hwnode.h"
 
@@ -124,6 +126,11 @@ typedef struct {
 	int nassign;
 	hm_aw_node_assign_t *assign;
 } hm_aw_msg_t;
+
+/* A node's hardware as members "gpus", "nics", "gpu_nic" of o (the hello's
+   "topo", harmonicsctl's node view), and strictly back; path names o in errors. */
+void hm_aw_topo_encode(json_object *o, const hm_hwnode_t *t);
+hm_rc_t hm_aw_topo_decode(json_object *o, hm_hwnode_t *t, const char *path, hm_err_t *err);
 
 /* Name of an op on the wire ("agent_hello", ...); NULL out of range. */
 const char *hm_aw_op_name(hm_aw_op_t op);

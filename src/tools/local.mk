@@ -21,7 +21,8 @@ bin_PROGRAMS += src/tools/harmonicsctl
 src_tools_harmonicsctl_SOURCES = src/tools/harmonicsctl.c src/tools/hm_ctl.c src/tools/hm_ctl.h
 src_tools_harmonicsctl_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 src_tools_harmonicsctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_tools_harmonicsctl_LDADD = src/coordinator/libhmstatus.la $(HMCLIENT_LIBS)
+src_tools_harmonicsctl_LDADD = src/coordinator/libhmstatus.la src/agent/libhmagentwire.la \
+	$(HMCLIENT_LIBS)
 
 # harmonics-emujob: the emulated training job (its tests are in src/pace/local.mk).
 bin_PROGRAMS += src/tools/harmonics-emujob

@@ -11,6 +11,7 @@
 #include "hm_assign.h"
 #include "hm_coord_json.h"
 #include "hm_fields.h"
+#include "hm_node_json.h"
 
 typedef struct {
 	double x, y;
@@ -245,6 +246,38 @@ static void test_views_roundtrip(void **state)
 	assert_memory_equal(&r, &r2, sizeof(r));
 }
 
+/* A node view with its hardware and one without (null, not zero GPUs). */
+static void test_node_view_roundtrip(void **state)
+{
+	static hm_coord_node_view_t v = {.node = "n7",
+					 .state = "up",
+					 .last_seen_s = 1700000000.25,
+					 .steps = 2,
+					 .ranks = 16,
+					 .jobs = 1,
+					 .has_topo = true,
+					 .topo =
+					     {.ngpus = 4,
+					      .nnics = 2,
+					      .nics = {{"mlx5_0", "0000:12:00.0", 0, 200000000000},
+						       {"mlx5_1", "0000:92:00.0", 1, 200000000000}},
+					      .gpu_nic = {0, 0, 1, 1}},
+					 .topo_note = "2 GPUs per NIC"},
+				    v2, bare = {.node = "n8", .state = "none"}, bare2;
+	json_object *o, *g;
+
+	o = hm_json_node_view(&v);
+	hm_json_node_view_parse(o, &v2);
+	json_object_put(o);
+	assert_memory_equal(&v, &v2, sizeof(v));
+	o = hm_json_node_view(&bare);
+	assert_true(json_object_object_get_ex(o, "gpus", &g) && g == NULL);
+	assert_true(json_object_object_get_ex(o, "nics", &g) && g == NULL);
+	hm_json_node_view_parse(o, &bare2);
+	json_object_put(o);
+	assert_memory_equal(&bare, &bare2, sizeof(bare));
+}
+
 /* The exported tables are as long as their declared sizes (no zeroed entry). */
 static void test_exported_tables(void **state)
 {
@@ -262,6 +295,7 @@ int main(void)
 	    cmocka_unit_test(test_read),
 	    cmocka_unit_test(test_assignment_text),
 	    cmocka_unit_test(test_views_roundtrip),
+	    cmocka_unit_test(test_node_view_roundtrip),
 	    cmocka_unit_test(test_exported_tables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
