@@ -8,6 +8,7 @@
 #              libhmtopo_hwloc  the hwloc GPU->NIC loader alone (links hwloc)
 #   workload/  libhmjob         jobs, profiles and the model catalogue
 #              libhmworkload    traffic, placement, trace CSV, generator
+#   placement/ libhmplace       contention-aware placement: link-load view, candidates, score
 #   sim/       libhmsim         max-min sharing and the flow-level simulator
 #   policy/    libhmpolicy      the registry, the shared model, the five policies
 #                               (policy/harmonics/ adds the harmonics policy)
@@ -20,12 +21,15 @@ HM_TOPO_LIBS = src/libharmonics/topo/libhmtopo.la $(HM_CORE_LIBS)
 HM_TOPO_HWLOC_LIBS = src/libharmonics/topo/libhmtopo_hwloc.la
 HM_WORKLOAD_LIBS = src/libharmonics/workload/libhmworkload.la \
 	src/libharmonics/workload/libhmjob.la $(HM_TOPO_LIBS)
+HM_PLACE_LIBS = src/libharmonics/placement/libhmplace.la $(HM_WORKLOAD_LIBS)
 HM_POLICY_LIBS = src/libharmonics/policy/libhmpolicy.la $(HM_WORKLOAD_LIBS)
-HM_SIM_LIBS = src/libharmonics/sim/libhmsim.la $(HM_POLICY_LIBS)
+HM_SIM_LIBS = src/libharmonics/sim/libhmsim.la src/libharmonics/placement/libhmplace.la \
+	$(HM_POLICY_LIBS)
 
 include $(srcdir)/src/libharmonics/core/local.mk
 include $(srcdir)/src/libharmonics/topo/local.mk
 include $(srcdir)/src/libharmonics/workload/local.mk
+include $(srcdir)/src/libharmonics/placement/local.mk
 include $(srcdir)/src/libharmonics/sim/local.mk
 include $(srcdir)/src/libharmonics/policy/local.mk
 include $(srcdir)/src/libharmonics/policy/harmonics/local.mk
