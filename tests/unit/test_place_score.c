@@ -167,6 +167,45 @@ static void test_score_pair_on_uplinks(void **state)
 	hm_topo_free(t);
 }
 
+/* A view chained after another scores as one view of both jobs' sets. */
+static void test_score_chained_views(void **state)
+{
+	hm_topo_t *t = fixture_topo("racks=3,hosts=2,gpus=1,nic=100G,uplink=100G");
+	hm_profile_t prof = pair_profile();
+	placed_t y, z, x;
+	hm_lview_job_t both[2];
+	hm_lview_t *vy = NULL, *vz = NULL, *vall = NULL;
+	hm_place_score_t a, b;
+	hm_err_t err = {0};
+
+	(void)state;
+	place(t, &prof, (int[]){0, 2}, 2, true, 1, &y); /* racks 0 and 1 */
+	place(t, &prof, (int[]){3, 4}, 2, true, 2, &z); /* racks 1 and 2 */
+	place(t, &prof, (int[]){1, 5}, 2, true, 3, &x); /* racks 0 and 2 */
+	both[0] = y.j;
+	both[1] = z.j;
+	assert_int_equal(hm_lview_build(t, &y.j, 1, &vy, &err), HM_OK);
+	assert_int_equal(hm_lview_build(t, &z.j, 1, &vz, &err), HM_OK);
+	assert_int_equal(hm_lview_build(t, both, 2, &vall, &err), HM_OK);
+	vz->next = vy;
+	assert_int_equal(hm_lview_njobs(vz), 2);
+	assert_int_equal(hm_place_score(vall, &x.j, NULL, &a, &err), HM_OK);
+	assert_int_equal(hm_place_score(vz, &x.j, NULL, &b, &err), HM_OK);
+	assert_int_equal(a.shared_jobs, 2);
+	assert_int_equal(b.shared_jobs, 2);
+	assert_float_equal(a.total, b.total, 1e-12);
+	assert_float_equal(a.total, 2 * 0.125 * HM_PLACE_SCHED_RESIDUAL, 1e-12);
+	for (int r = 0; r < t->nracks; r++)
+		assert_float_equal(hm_lview_rack_util(vz, r), vall->rack_up_util[r], 1e-12);
+	hm_lview_free(vall);
+	hm_lview_free(vz);
+	hm_lview_free(vy);
+	placed_free(&y);
+	placed_free(&z);
+	placed_free(&x);
+	hm_topo_free(t);
+}
+
 /* Uplinks twice the NICs: each burst wants half of the uplink, both fit: no cost
  * there; only NIC sharing would cost, and there is none. */
 static void test_score_wide_uplink_free(void **state)
@@ -446,6 +485,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_view_build),
 	    cmocka_unit_test(test_score_pair_on_uplinks),
+	    cmocka_unit_test(test_score_chained_views),
 	    cmocka_unit_test(test_score_wide_uplink_free),
 	    cmocka_unit_test(test_score_asymmetric_shares),
 	    cmocka_unit_test(test_score_overloaded_link_no_residual),

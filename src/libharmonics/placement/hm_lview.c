@@ -23,6 +23,44 @@ void hm_lview_free(hm_lview_t *v)
 	free(v);
 }
 
+double hm_lview_link_util(const hm_lview_t *v, int link)
+{
+	double u = 0;
+
+	for (; v; v = v->next)
+		u += link >= 0 && link < v->topo->nlinks ? v->link_util[link] : 0;
+	return u;
+}
+
+double hm_lview_rack_util(const hm_lview_t *v, int rack)
+{
+	double u = 0;
+
+	for (; v; v = v->next)
+		u += rack >= 0 && rack < v->topo->nracks ? v->rack_up_util[rack] : 0;
+	return u;
+}
+
+double hm_lview_host_util(const hm_lview_t *v, int host)
+{
+	double u = 0;
+
+	/* Views hold disjoint jobs: a NIC link's loads add up; the largest link of the
+	 * host in the sum is bounded by the sum of each view's largest. */
+	for (; v; v = v->next)
+		u += host >= 0 && host < v->topo->nhosts ? v->host_util[host] : 0;
+	return u;
+}
+
+int hm_lview_njobs(const hm_lview_t *v)
+{
+	int n = 0;
+
+	for (; v; v = v->next)
+		n += v->njobs;
+	return n;
+}
+
 void hm_lview_job_times(const hm_profile_t *prof, const hm_traffic_t *tr, double *period_s,
 			double *burst_s)
 {

@@ -12,6 +12,7 @@
  *               among those no more loaded than the next one in line
  *   ratio       racks by uplink load per free unit (light and roomy first), fit finish
  *   packed-fit  most free first, fit finish
+ *   fewest-light as many racks as packed needs, the least loaded such set
  *   pod         light-fit inside one pod (the ToRs' first parent), up to 3 pods
  *               by mean uplink load, on topologies with several pods
  * Within a rack, hosts are taken most free first (ties by index), as cons_tres.
@@ -54,7 +55,7 @@ static int host_rack(const hm_topo_t *t, int h)
 
 static double rack_load(const gen_t *g, int r)
 {
-	return g->v && r < g->v->topo->nracks ? g->v->rack_up_util[r] : 0;
+	return g->v ? hm_lview_rack_util(g->v, r) : 0;
 }
 
 /* Most free first, ties by index: cons_tres' order and hm_place_default's. */
@@ -258,6 +259,55 @@ static void sort_racks(gen_t *g, int *v, int n, int key)
 	}
 }
 
+/*
+ * As few racks as packed needs, the least loaded such set: racks whose uplink
+ * load is at most a threshold, most free first, for thresholds rising through
+ * the racks' loads until the k most free of them cover the job.
+ * order[0..n) holds the racks with free units, most free first.
+ */
+static void fewest_light(gen_t *g, int n)
+{
+	int k = hosts_needed(g->rfree, g->order, n, g->need), *sel;
+	double *lv;
+
+	if (k < 2)
+		return;
+	sel = malloc((size_t)n * sizeof(int));
+	lv = malloc((size_t)n * sizeof(double));
+	if (!sel || !lv) {
+		g->oom = true;
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		lv[i] = rack_load(g, g->order[i]);
+	for (int i = 1; i < n; i++) { /* distinct thresholds, ascending */
+		double x = lv[i];
+		int j = i;
+
+		for (; j > 0 && lv[j - 1] > x; j--)
+			lv[j] = lv[j - 1];
+		lv[j] = x;
+	}
+	for (int ti = 0; ti < n; ti++) {
+		int m = 0, sum = 0;
+
+		if (ti > 0 && lv[ti] <= lv[ti - 1] + 1e-12)
+			continue;
+		for (int i = 0; i < n && m < k; i++) /* most free first among the light */
+			if (rack_load(g, g->order[i]) <= lv[ti] + 1e-12) {
+				sel[m++] = g->order[i];
+				sum += g->rfree[g->order[i]];
+			}
+		if (m == k && sum >= g->need) {
+			take_in_order(g, sel, m, true, "fewest-light");
+			break;
+		}
+	}
+out:
+	free(sel);
+	free(lv);
+}
+
 static void multi_rack(gen_t *g)
 {
 	int n = 0, npods = 0, *pods = NULL, *pfree = NULL;
@@ -279,6 +329,8 @@ static void multi_rack(gen_t *g)
 			g->order[n++] = r;
 	sort_most_free(g->rfree, g->order, n);
 	take_in_order(g, g->order, n, true, "packed-fit");
+	if (g->v)
+		fewest_light(g, n);
 	if (!g->v)
 		return;
 	/* Pods: distinct first parents of the ToRs, by mean rack load, most free first. */
@@ -343,7 +395,7 @@ static void single_rack(gen_t *g)
 		if (!need_h[r])
 			continue;
 		for (int i = 0; i < need_h[r]; i++)
-			nic[r] += g->v->host_util[g->rh[g->roff[r] + i]];
+			nic[r] += hm_lview_host_util(g->v, g->rh[g->roff[r] + i]);
 		g->order[n++] = r;
 	}
 	for (int i = 1; i < n; i++) {

@@ -118,6 +118,33 @@ static void shares(double ax, double ay, double *sx, double *sy)
 	}
 }
 
+/* The pair (x, y) on one link: y's full-link time ty; keeps each side's worst link. */
+static void pair(hm_place_scratch_t *s, const hm_lview_job_t *x, double ax,
+		 const hm_lview_job_t *jy, int y, double ty, double util, int *nt)
+{
+	double Mx = x->burst_s, Px = x->period_s, My = jy->burst_s, Py = jy->period_s;
+	double ay, sx, sy, dx, dy, f = 1;
+
+	if (!s->seen[y]) {
+		s->seen[y] = 1;
+		s->touched[(*nt)++] = y;
+	}
+	if (!pos(My) || !pos(Py) || !pos(ty))
+		return;
+	ay = fmin(1, ty / My);
+	if (ax + ay <= 1)
+		return; /* both fit in the link together */
+	shares(ax, ay, &sx, &sy);
+	if (x->scheduled && jy->scheduled && util <= 1)
+		f = HM_PLACE_SCHED_RESIDUAL;
+	dx = f * Mx * fmin(1, My / Py) * (ax / sx - 1) / Px;
+	dy = f * My * fmin(1, Mx / Px) * (ay / sy - 1) / Py;
+	if (dx > s->dx[y])
+		s->dx[y] = dx;
+	if (dy > s->dy[y])
+		s->dy[y] = dy;
+}
+
 hm_rc_t hm_place_score(const hm_lview_t *v, const hm_lview_job_t *x, hm_place_scratch_t *s,
 		       hm_place_score_t *out, hm_err_t *err)
 {
@@ -132,11 +159,15 @@ hm_rc_t hm_place_score(const hm_lview_t *v, const hm_lview_job_t *x, hm_place_sc
 	if (!v || !v->topo || !x || !x->tr)
 		return hm_err_set(err, HM_ERR_INVAL, "hm_place_score: NULL view, job or traffic");
 	t = v->topo;
+	for (const hm_lview_t *w = v->next; w; w = w->next)
+		if (w->topo != t)
+			return hm_err_set(err, HM_ERR_INVAL,
+					  "hm_place_score: chained views of different topologies");
 	Mx = x->burst_s;
 	Px = x->period_s;
 	if (!s && !(s = own = hm_place_scratch_new()))
 		return hm_err_set(err, HM_ERR_NOMEM, "placement score: out of memory");
-	if (!fit_jobs(s, v->njobs)) {
+	if (!fit_jobs(s, hm_lview_njobs(v))) {
 		hm_place_scratch_free(own);
 		return hm_err_set(err, HM_ERR_NOMEM, "placement score: out of memory");
 	}
@@ -149,40 +180,24 @@ hm_rc_t hm_place_score(const hm_lview_t *v, const hm_lview_job_t *x, hm_place_sc
 				  x->id);
 	}
 	for (int i = 0; i < nx; i++) {
-		int l = s->x[i].link, b = v->use_off[l], e = v->use_off[l + 1];
-		double C = t->links[l].capacity_bps, tx, ax, util;
+		int l = s->x[i].link, base = 0;
+		double C = t->links[l].capacity_bps, tx = 0, ax = 0, util = 0;
+		bool shared = false, sized = pos(C) && pos(Mx) && pos(Px) && pos(s->x[i].bits);
 
-		if (e > b)
-			out->shared_links++;
-		if (!pos(C) || !pos(Mx) || !pos(Px) || !pos(s->x[i].bits))
-			continue;
-		tx = s->x[i].bits / C;
-		ax = fmin(1, tx / Mx);
-		util = v->link_util[l] + tx / Px;
-		for (int k = b; k < e; k++) {
-			int y = v->use[k].job;
-			const hm_lview_job_t *jy = &v->jobs[y];
-			double My = jy->burst_s, Py = jy->period_s, ay, sx, sy, dx, dy, f = 1;
-
-			if (!s->seen[y]) {
-				s->seen[y] = 1;
-				s->touched[nt++] = y;
-			}
-			if (!pos(My) || !pos(Py) || !pos(v->use[k].bits))
-				continue;
-			ay = fmin(1, v->use[k].bits / C / My);
-			if (ax + ay <= 1)
-				continue; /* both fit in the link together */
-			shares(ax, ay, &sx, &sy);
-			if (x->scheduled && jy->scheduled && util <= 1)
-				f = HM_PLACE_SCHED_RESIDUAL;
-			dx = f * Mx * fmin(1, My / Py) * (ax / sx - 1) / Px;
-			dy = f * My * fmin(1, Mx / Px) * (ay / sy - 1) / Py;
-			if (dx > s->dx[y])
-				s->dx[y] = dx;
-			if (dy > s->dy[y])
-				s->dy[y] = dy;
+		if (sized) {
+			tx = s->x[i].bits / C;
+			ax = fmin(1, tx / Mx);
+			util = hm_lview_link_util(v, l) + tx / Px;
 		}
+		for (const hm_lview_t *w = v; w; base += w->njobs, w = w->next) {
+			int b = w->use_off[l], e = w->use_off[l + 1];
+
+			shared |= e > b;
+			for (int k = b; k < e && sized; k++)
+				pair(s, x, ax, &w->jobs[w->use[k].job], base + w->use[k].job,
+				     w->use[k].bits / C, util, &nt);
+		}
+		out->shared_links += shared;
 	}
 	for (int k = 0; k < nt; k++) {
 		int y = s->touched[k];

@@ -72,12 +72,22 @@ typedef struct hm_lview {
 	double *link_util;    /* [nlinks] mean utilisation: sum over jobs of bits / (C * P) */
 	double *rack_up_util; /* [nracks] mean link_util of the rack's ToR uplinks (both ways) */
 	double *host_util;    /* [nhosts] largest link_util of the host's NIC links */
+	/* More jobs on the same topology (NULL = none), scored as if in this view:
+	   the select plugin's recent placements in front of the coordinator's view.
+	   Borrowed; set by the caller after hm_lview_build. */
+	const struct hm_lview *next;
 } hm_lview_t;
 
 /* Build a view of jobs[0..n) on t (n may be 0). */
 hm_rc_t hm_lview_build(const hm_topo_t *t, const hm_lview_job_t *jobs, int n, hm_lview_t **out,
 		       hm_err_t *err);
 void hm_lview_free(hm_lview_t *v); /* NULL is fine */
+
+/* Sums over v and the views chained after it (v may be NULL: 0). */
+double hm_lview_link_util(const hm_lview_t *v, int link);
+double hm_lview_rack_util(const hm_lview_t *v, int rack);
+double hm_lview_host_util(const hm_lview_t *v, int host);
+int hm_lview_njobs(const hm_lview_t *v);
 
 /* Period and burst of a job from its profile and traffic (contention-free). */
 void hm_lview_job_times(const hm_profile_t *prof, const hm_traffic_t *tr, double *period_s,
