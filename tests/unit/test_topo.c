@@ -141,6 +141,37 @@ static void test_clos(void **state)
 	hm_topo_free(t);
 }
 
+/* A clone answers every query as the original, and owns all it points to. */
+static void test_clone(void **state)
+{
+	hm_topo_t *t = gen("racks=8,hosts=2,pods=2,aggs=2,cores=3"), *c;
+	int a[HM_MAX_ROUTE_LINKS], b[HM_MAX_ROUTE_LINKS];
+	char da[256], db[256];
+
+	(void)state;
+	assert_null(hm_topo_clone(NULL));
+	c = hm_topo_clone(t);
+	assert_non_null(c);
+	assert_ptr_not_equal(c->hosts, t->hosts);
+	assert_ptr_not_equal(c->hosts[3].name, t->hosts[3].name);
+	assert_ptr_not_equal(c->switches[0].parents, t->switches[0].parents);
+	hm_topo_describe(t, da, sizeof(da));
+	hm_topo_describe(c, db, sizeof(db));
+	assert_string_equal(da, db);
+	for (int h = 0; h < t->nhosts; h++)
+		assert_int_equal(hm_topo_host_index(c, t->hosts[h].name), h);
+	for (int p = 0; p < hm_topo_npaths(t, 0, 15); p++) {
+		int n = hm_topo_route(t, 0, 0, 15, 0, p, a);
+
+		assert_int_equal(hm_topo_route(c, 0, 0, 15, 0, p, b), n);
+		assert_memory_equal(a, b, sizeof(int) * (size_t)n);
+	}
+	hm_topo_free(t); /* the clone stands alone */
+	assert_int_equal(hm_topo_npaths(c, 0, 15), 12);
+	assert_int_equal(hm_topo_host_index(c, c->hosts[15].name), 15);
+	hm_topo_free(c);
+}
+
 static void test_ecmp_cap(void **state)
 {
 	/* 4 x 8 x 4 = 128 equal-cost paths between pods, capped at HM_MAX_PATHS */
@@ -307,6 +338,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_two_tier),
 	    cmocka_unit_test(test_clos),
+	    cmocka_unit_test(test_clone),
 	    cmocka_unit_test(test_ecmp_cap),
 	    cmocka_unit_test(test_rack_ownership),
 	    cmocka_unit_test(test_oversubscription),

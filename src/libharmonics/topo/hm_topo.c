@@ -41,6 +41,66 @@ void hm_topo_free(hm_topo_t *t)
 	free(t);
 }
 
+static bool dup_ints(int **dst, const int *src, int n)
+{
+	if (!src || n <= 0)
+		return true;
+	if (!(*dst = malloc((size_t)n * sizeof(int))))
+		return false;
+	memcpy(*dst, src, (size_t)n * sizeof(int));
+	return true;
+}
+
+static bool dup_str(char **dst, const char *src)
+{
+	return !src || (*dst = strdup(src)) != NULL;
+}
+
+hm_topo_t *hm_topo_clone(const hm_topo_t *t)
+{
+	hm_topo_t *c;
+	bool ok;
+
+	if (!t || !(c = calloc(1, sizeof(*c))))
+		return NULL;
+	/* Arrays zeroed first, so hm_topo_free is safe at any point of the copy. */
+	c->hosts = calloc((size_t)t->nhosts + 1, sizeof(*c->hosts));
+	c->switches = calloc((size_t)t->nswitches + 1, sizeof(*c->switches));
+	c->links = calloc((size_t)t->nlinks + 1, sizeof(*c->links));
+	ok = c->hosts && c->switches && c->links;
+	if (ok) {
+		c->nhosts = t->nhosts;
+		c->nswitches = t->nswitches;
+		c->nlinks = t->nlinks;
+		c->nracks = t->nracks;
+		c->nlevels = t->nlevels;
+		memcpy(c->links, t->links, (size_t)t->nlinks * sizeof(*t->links));
+		ok = dup_ints(&c->rack_switch, t->rack_switch, t->nracks) &&
+		     dup_ints(&c->host_order, t->host_order, t->nhosts);
+	}
+	for (int i = 0; ok && i < t->nhosts; i++) {
+		c->hosts[i] = t->hosts[i];
+		c->hosts[i].name = NULL;
+		ok = dup_str(&c->hosts[i].name, t->hosts[i].name);
+	}
+	for (int i = 0; ok && i < t->nswitches; i++) {
+		const hm_switch_t *s = &t->switches[i];
+		hm_switch_t *d = &c->switches[i];
+
+		*d = *s; /* then own copies of what it points to */
+		d->name = NULL;
+		d->parents = d->up_link = d->down_link = NULL;
+		ok = dup_str(&d->name, s->name) && dup_ints(&d->parents, s->parents, s->nparents) &&
+		     dup_ints(&d->up_link, s->up_link, s->nparents) &&
+		     dup_ints(&d->down_link, s->down_link, s->nparents);
+	}
+	if (!ok) {
+		hm_topo_free(c);
+		return NULL;
+	}
+	return c;
+}
+
 int hm_topo_host_index(const hm_topo_t *t, const char *name)
 {
 	int lo = 0, hi;

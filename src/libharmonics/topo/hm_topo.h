@@ -107,6 +107,8 @@ typedef struct {
 } hm_topo_opts_t;
 
 void hm_topo_free(hm_topo_t *t); /* NULL is fine */
+/* A deep copy (NULL when out of memory or t is NULL). */
+hm_topo_t *hm_topo_clone(const hm_topo_t *t);
 
 hm_rc_t hm_topo_generate(const hm_topo_gen_t *gen, hm_topo_t **out, hm_err_t *err);
 
