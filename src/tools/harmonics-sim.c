@@ -36,6 +36,7 @@ typedef struct {
 	unsigned long seed;
 	int fmt;
 	bool per_job, quiet;
+	const char *placements; /* --placement LIST, NULL = the default placement */
 	hm_policy_cfg_t pcfg;
 	hm_sim_opts_t sopts;
 } sim_args_t;
@@ -65,6 +66,13 @@ static void usage(FILE *out)
 		"  --budget S            time budget of one optimal decision (default 10s)\n"
 		"  --prio-levels N       hardware priority classes (default 8)\n"
 		"  --threads N           worker threads inside a policy (default 1)\n"
+		"  --placement LIST      where arriving jobs go, comma-separated among packed\n"
+		"                        (cons_tres + topology/tree), spread (a fragmented\n"
+		"                        cluster), harmonics (select/harmonics_cons_tres' score),\n"
+		"                        cassini (its compatibility among the same candidates),\n"
+		"                        or 'all'; each policy runs under each (rows named\n"
+		"                        policy/placement). Default: packed, and a policy with a\n"
+		"                        placement rule of its own (cassini) uses it\n"
 		"Simulation:\n"
 		"  --seed N              seed for the generator and jitter (default 1)\n"
 		"  --jitter CV           per-iteration compute jitter, coefficient of variation\n"
@@ -103,6 +111,7 @@ enum {
 	OPT_BUDGET,
 	OPT_PRIO,
 	OPT_THREADS,
+	OPT_PLACEMENT,
 	OPT_SEED,
 	OPT_JITTER,
 	OPT_HORIZON,
@@ -128,6 +137,7 @@ static const struct option long_opts[] = {
 	{"budget", required_argument, NULL, OPT_BUDGET},
 	{"prio-levels", required_argument, NULL, OPT_PRIO},
 	{"threads", required_argument, NULL, OPT_THREADS},
+	{"placement", required_argument, NULL, OPT_PLACEMENT},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"jitter", required_argument, NULL, OPT_JITTER},
 	{"horizon", required_argument, NULL, OPT_HORIZON},
@@ -192,6 +202,7 @@ static int parse_args(int argc, char **argv, sim_args_t *a, hm_err_t *err)
 			rc = hm_parse_long(optarg, 1, 1024, &l, "--threads", err);
 			a->pcfg.threads = (int)l;
 			break;
+		case OPT_PLACEMENT: a->placements = optarg; break;
 		case OPT_SEED:
 			rc = hm_parse_long(optarg, 0, 0x7fffffffL, &l, "--seed", err);
 			a->seed = (unsigned long)l;
@@ -460,6 +471,41 @@ static hm_policy_ops_t launch_ops(const hm_policy_ops_t *inner, double window_s,
 	return o;
 }
 
+/* --placement LIST into kinds[]; returns their count or -1 (err set). */
+static int resolve_placements(const char *list, hm_sim_placement_t *kinds, int max, hm_err_t *err)
+{
+	char buf[256], *save = NULL;
+	int n = 0;
+
+	if (!list) {
+		kinds[0] = HM_SIM_PLACE_DEFAULT;
+		return 1;
+	}
+	if (strcmp(list, "all") == 0)
+		list = "packed,spread,harmonics,cassini";
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf)) {
+		hm_err_set(err, HM_ERR_INVAL, "--placement list too long");
+		return -1;
+	}
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == max) {
+			hm_err_set(err, HM_ERR_INVAL, "--placement: more than %d entries", max);
+			return -1;
+		}
+		if (hm_sim_placement_parse(tok, &kinds[n], err) != HM_OK) {
+			hm_err_prefix(err, "--placement");
+			return -1;
+		}
+		n++;
+	}
+	if (n == 0)
+		hm_err_set(err, HM_ERR_INVAL,
+			   "--placement '%s' names none; accepted: packed, spread, harmonics, "
+			   "cassini, all",
+			   list);
+	return n > 0 ? n : -1;
+}
+
 int main(int argc, char **argv)
 {
 	const hm_policy_ops_t *pols[16];
@@ -469,7 +515,8 @@ int main(int argc, char **argv)
 	hm_err_t err = {0};
 	sim_args_t a;
 	char topo_desc[256], wl_desc[512];
-	int npol, nres = 0, ret = EXIT_FAILED, pr;
+	int npol, nres = 0, ret = EXIT_FAILED, pr, nplace;
+	hm_sim_placement_t places[8];
 
 	pr = parse_args(argc, argv, &a, &err);
 	if (pr != 0) {
@@ -478,7 +525,8 @@ int main(int argc, char **argv)
 		return pr > 0 ? 0 : EXIT_USAGE;
 	}
 	npol = resolve_policies(a.policies, pols, 16, &err);
-	if (npol < 0) {
+	nplace = npol < 0 ? -1 : resolve_placements(a.placements, places, 8, &err);
+	if (npol < 0 || nplace < 0) {
 		fprintf(stderr, "harmonics-sim: %s\n", err.msg);
 		return EXIT_USAGE;
 	}
@@ -489,15 +537,17 @@ int main(int argc, char **argv)
 	hm_topo_describe(topo, topo_desc, sizeof(topo_desc));
 	snprintf(wl_desc, sizeof(wl_desc), "%s",
 		 a.trace ? a.trace : a.generate ? a.generate : "built-in testbed trace");
-	if (!(res = calloc((size_t)npol, sizeof(*res)))) {
+	if (!(res = calloc((size_t)(npol * nplace), sizeof(*res)))) {
 		fprintf(stderr, "harmonics-sim: out of memory\n");
 		goto out;
 	}
-	for (int i = 0; i < npol; i++) {
+	for (int k = 0; k < npol * nplace; k++) {
+		int i = k % npol;
 		progress_t prog = {.policy = pols[i]->name, .last = -1};
 		hm_sim_opts_t so = a.sopts;
 		hm_policy_ops_t ops = *pols[i];
 
+		so.placement = places[k / npol];
 		if (a.launch_window_s >= 0 || a.declared_only)
 			ops = launch_ops(pols[i], a.launch_window_s, a.declared_only);
 
@@ -505,10 +555,13 @@ int main(int argc, char **argv)
 			so.progress = progress_bar;
 			so.progress_arg = &prog;
 		}
-		if (hm_sim_run(topo, &wl, &ops, &a.pcfg, &so, &res[i], &err) != HM_OK) {
+		if (hm_sim_run(topo, &wl, &ops, &a.pcfg, &so, &res[k], &err) != HM_OK) {
 			fprintf(stderr, "harmonics-sim: policy %s: %s\n", pols[i]->name, err.msg);
 			goto out;
 		}
+		if (a.placements) /* one row per policy and placement */
+			snprintf(res[k].policy, sizeof(res[k].policy), "%s/%s", pols[i]->name,
+				 hm_sim_placement_name(so.placement));
 		nres++;
 	}
 

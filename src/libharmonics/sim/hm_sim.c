@@ -417,6 +417,11 @@ hm_rc_t hm_sim_run(const hm_topo_t *t, const hm_workload_t *w, const hm_policy_o
 				s.o.jitter_cv, s.o.horizon_s, s.o.sample_s);
 		goto out;
 	}
+	if ((unsigned)s.o.placement > HM_SIM_PLACE_CASSINI) {
+		rc = hm_err_set(err, HM_ERR_INVAL, "simulator: placement %d, accepted 0..%d",
+				(int)s.o.placement, (int)HM_SIM_PLACE_CASSINI);
+		goto out;
+	}
 	snprintf(out->policy, sizeof(out->policy), "%s", policy ? policy->name : "fair");
 	if (policy && policy->create) {
 		rc = policy->create(&s.pcfg, &s.pstate, err);

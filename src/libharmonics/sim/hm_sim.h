@@ -19,12 +19,29 @@
 #include "hm_policy.h"
 #include "hm_topo.h"
 
+/*
+ * Where arriving jobs go (docs/placement.md). DEFAULT: packed, and a policy with
+ * its own place() (cassini) chooses among packed and rack-rotated alternatives.
+ */
+typedef enum {
+	HM_SIM_PLACE_DEFAULT = 0,
+	HM_SIM_PLACE_PACKED,	/* hm_place_default: cons_tres with topology/tree */
+	HM_SIM_PLACE_SPREAD,	/* a fragmented cluster: free GPUs in a random order */
+	HM_SIM_PLACE_HARMONICS, /* hm_place_choose: select/harmonics_cons_tres' rule */
+	HM_SIM_PLACE_CASSINI	/* the same candidates, Cassini's compatibility choice */
+} hm_sim_placement_t;
+
+/* "packed", "spread", "harmonics", "cassini" ("default" for 0). */
+const char *hm_sim_placement_name(hm_sim_placement_t p);
+hm_rc_t hm_sim_placement_parse(const char *name, hm_sim_placement_t *out, hm_err_t *err);
+
 typedef struct {
 	unsigned long seed;
 	double jitter_cv;   /* coefficient of variation of per-iteration compute, 0 = none */
 	double horizon_s;   /* stop at this simulated time; 0 = when every job finishes */
 	double sample_s;    /* link-utilisation sampling period for plots; 0 = off */
 	int max_iter_samples; /* iteration-time samples kept for CDFs (0 = 100000) */
+	hm_sim_placement_t placement; /* where arriving jobs go (0 = default) */
 	/* Progress callback (fraction done in [0,1]); may be NULL. */
 	void (*progress)(double frac, void *arg);
 	void *progress_arg;

@@ -187,6 +187,12 @@ hm_rc_t sim_policy_call(sim_t *s, hm_sched_event_t ev, int event_job, hm_err_t *
  */
 typedef enum { SIM_PLACE_PLACED, SIM_PLACE_QUEUED, SIM_PLACE_NEVER } sim_place_t;
 hm_rc_t sim_place(sim_t *s, int j, sim_place_t *out, hm_err_t *err);
+/* Job j's entry of a policy context (what decide() sees of it). */
+void sim_fill_job(sim_t *s, hm_sched_job_t *o, int j);
+
+/* hm_sim_place.c: the hosts of job j under opts.placement, taken from the free
+ * GPUs (as hm_place_default: HM_ERR_PLACE not now, HM_ERR_INVAL never). */
+hm_rc_t sim_place_job(sim_t *s, int j, hm_placement_t *out, hm_err_t *err);
 
 /* hm_sim_out.c */
 void sim_record_iter(sim_t *s, sim_job_t *sj, double iter_s);

@@ -247,7 +247,7 @@ hm_rc_t sim_place(sim_t *s, int j, sim_place_t *out, hm_err_t *err)
 {
 	sim_job_t *sj = &s->jobs[j];
 	hm_err_t e = {0};
-	hm_rc_t rc = hm_place_default(&s->cs, sj->job, &sj->pl, &e);
+	hm_rc_t rc = sim_place_job(s, j, &sj->pl, &e);
 
 	*out = SIM_PLACE_QUEUED;
 	if (rc == HM_ERR_PLACE)
@@ -256,7 +256,8 @@ hm_rc_t sim_place(sim_t *s, int j, sim_place_t *out, hm_err_t *err)
 		return never(sj, e.msg, out);
 	if (rc != HM_OK)
 		return hm_err_set(err, rc, "%s", e.msg);
-	if (s->pol && s->pol->place && !sj->job->nodes) { /* a fixed nodes list is fixed */
+	if (s->o.placement == HM_SIM_PLACE_DEFAULT && s->pol && s->pol->place &&
+	    !sj->job->nodes) { /* a fixed nodes list is fixed */
 		rc = choose_placement(s, j, err);
 		if (rc != HM_OK)
 			return rc;
@@ -297,4 +298,9 @@ hm_rc_t sim_place(sim_t *s, int j, sim_place_t *out, hm_err_t *err)
 		sj->target_iters = 1;
 	*out = SIM_PLACE_PLACED;
 	return HM_OK;
+}
+
+void sim_fill_job(sim_t *s, hm_sched_job_t *o, int j)
+{
+	fill(s, o, j);
 }

@@ -7,12 +7,16 @@ src_libharmonics_sim_libhmsim_la_SOURCES = \
 	src/libharmonics/sim/hm_sim.c \
 	src/libharmonics/sim/hm_sim_net.c \
 	src/libharmonics/sim/hm_sim_sched.c \
+	src/libharmonics/sim/hm_sim_place.c \
 	src/libharmonics/sim/hm_sim_out.c
 src_libharmonics_sim_libhmsim_la_LIBADD = -lm
 
 UNIT_TESTS += tests/unit/test_maxmin tests/unit/test_sim
 tests_unit_test_maxmin_SOURCES = tests/unit/test_maxmin.c
 tests_unit_test_sim_SOURCES = tests/unit/test_sim.c
+
+UNIT_TESTS += tests/unit/test_sim_place
+tests_unit_test_sim_place_SOURCES = tests/unit/test_sim_place.c
 
 # Speed benchmark (prints numbers, not a test): make tests/bench/bench_sim && tests/bench/bench_sim
 noinst_PROGRAMS += tests/bench/bench_sim
