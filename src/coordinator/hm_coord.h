@@ -223,6 +223,19 @@ typedef struct {
 void hm_coord_sync(hm_coord_t *c, const hm_coord_sync_job_t *jobs, int n, double now_s,
 		   hm_coord_comment_fn store, void *arg, hm_coord_sync_result_t *out);
 
+/*
+ * Contention-aware placement's view of the running jobs (hm_place_score.h,
+ * hm_coord_live.c): each scheduled job's link loads, its period (measured, else
+ * contention-free) and burst, and whether the policy staggers bursts (any but
+ * fair). Built on prev when that matches the engine's topology, else on a clone
+ * returned in *fresh (the caller's, kept while a view on it lives). *sig: in,
+ * the last view's signature; out, this one's. When prev matches and nothing
+ * placement reads changed, *view is NULL. The caller frees the view.
+ */
+struct hm_lview;
+hm_rc_t hm_coord_live_view(hm_coord_t *c, const hm_topo_t *prev, hm_topo_t **fresh,
+			   unsigned long *sig, struct hm_lview **view, hm_err_t *err);
+
 /* Snapshots for status queries (copies; no pointers into the engine). */
 void hm_coord_stats(hm_coord_t *c, hm_coord_stats_t *out);
 /* Jobs table: malloc'd array of *n views, sorted by job id; caller frees. */

@@ -59,6 +59,7 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_coord.h \
 	src/coordinator/hm_coord_comment.c \
 	src/coordinator/hm_coord_int.h \
+	src/coordinator/hm_coord_live.c \
 	src/coordinator/hm_coord_nodes.c \
 	src/coordinator/hm_coord_nodes.h \
 	src/coordinator/hm_coord_state.c \
@@ -75,7 +76,8 @@ src_coordinator_libhmcoord_la_LIBADD = $(JSONC_LIBS) $(PTHREAD_LIBS) -lm
 # The usual sets, each library before the ones it uses.
 HMCLIENT_LIBS = src/coordinator/libhmclient.la src/coordinator/libhmfields.la $(HM_JOB_LIBS)
 HMCOORD_LIBS = src/coordinator/libhmcoord.la src/coordinator/libhmstatus.la src/agent/libhmagentwire.la \
-	src/coordinator/libhmclient.la src/coordinator/libhmfields.la $(HM_POLICY_LIBS)
+	src/coordinator/libhmclient.la src/coordinator/libhmfields.la \
+	src/libharmonics/placement/libhmplace.la $(HM_POLICY_LIBS)
 
 # The client libraries link alone into a shared object (the SPANK plugin, the
 # node agent): every symbol resolved without the engine or the policies.
@@ -94,6 +96,7 @@ UNIT_TESTS += \
 	tests/unit/test_coord \
 	tests/unit/test_coord_sync \
 	tests/unit/test_coord_nodes \
+	tests/unit/test_coord_live \
 	tests/unit/test_server \
 	tests/unit/test_server_agent
 tests_unit_test_assign_SOURCES = tests/unit/test_assign.c
@@ -105,6 +108,7 @@ tests_unit_test_server_agent_SOURCES = tests/unit/test_server_agent.c tests/unit
 	tests/unit/munge_fixture.h
 tests_unit_test_coord_nodes_SOURCES = tests/unit/test_coord_nodes.c tests/unit/coord_fixture.h
 tests_unit_test_coord_sync_SOURCES = tests/unit/test_coord_sync.c tests/unit/coord_fixture.h
+tests_unit_test_coord_live_SOURCES = tests/unit/test_coord_live.c tests/unit/coord_fixture.h
 tests_unit_test_server_SOURCES = tests/unit/test_server.c tests/unit/coord_fixture.h \
 	tests/unit/munge_fixture.h
 EXTRA_DIST += tests/fixtures/coord
