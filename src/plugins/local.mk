@@ -17,6 +17,19 @@ src_plugins_common_libhmplugin_la_SOURCES = src/plugins/common/hm_plugin.c \
 	src/plugins/common/hm_plugin.h
 src_plugins_common_libhmplugin_la_LIBADD = -ldl
 
+# sched/harmonics' side of the live view (hm_live.h), without Slurm: unit-tested.
+noinst_LTLIBRARIES += src/plugins/sched/libhmlivepub.la
+src_plugins_sched_libhmlivepub_la_SOURCES = src/plugins/sched/hm_live_pub.c \
+	src/plugins/sched/hm_live_pub.h src/plugins/common/hm_live.h
+src_plugins_sched_libhmlivepub_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator \
+	$(PLUGIN_COMMON_CPPFLAGS)
+src_plugins_sched_libhmlivepub_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+
+UNIT_TESTS += tests/unit/test_live_pub
+tests_unit_test_live_pub_SOURCES = tests/unit/test_live_pub.c tests/unit/coord_fixture.h
+tests_unit_test_live_pub_CPPFLAGS = $(AM_CPPFLAGS) $(UNIT_CPPFLAGS) -I$(top_srcdir)/src/plugins/sched
+tests_unit_test_live_pub_LDADD = src/plugins/sched/libhmlivepub.la $(LDADD)
+
 UNIT_TESTS += tests/unit/test_plugin
 tests_unit_test_plugin_SOURCES = tests/unit/test_plugin.c
 # The module test_plugin loads through a PluginDir list.
@@ -68,7 +81,8 @@ src_plugins_sched_sched_harmonics_la_CPPFLAGS = $(SLURM_PLUGIN_CPPFLAGS)
 src_plugins_sched_sched_harmonics_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
 src_plugins_sched_sched_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(top_srcdir)/src/plugins/sched/sched_harmonics.sym
-src_plugins_sched_sched_harmonics_la_LIBADD = src/plugins/common/libhmplugin.la $(HMCOORD_LIBS)
+src_plugins_sched_sched_harmonics_la_LIBADD = src/plugins/sched/libhmlivepub.la \
+	src/plugins/common/libhmplugin.la $(HMCOORD_LIBS)
 EXTRA_src_plugins_sched_sched_harmonics_la_DEPENDENCIES = src/plugins/sched/sched_harmonics.sym
 
 slurmplugin_LTLIBRARIES += src/plugins/select/select_harmonics_cons_tres.la

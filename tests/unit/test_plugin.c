@@ -69,6 +69,11 @@ static void test_dlopen(void **state)
 	assert_non_null(probe);
 	assert_int_equal(probe(), 42);
 
+	/* Loaded already: found without loading, by the same directory list. */
+	assert_ptr_equal(hm_plugin_find_loaded(dirs, "plugin_probe.so"), h);
+	assert_null(hm_plugin_find_loaded(dirs, "libnot_loaded_here.so"));
+	assert_null(hm_plugin_find_loaded("/nonexistent/a", "plugin_probe.so"));
+
 	/* Nowhere to be found: NULL, and nothing failed to load. */
 	nfail = 0;
 	assert_null(hm_plugin_dlopen("/nonexistent/a:/nonexistent/b", "plugin_probe.so", on_fail));
@@ -81,10 +86,27 @@ static void test_dlopen(void **state)
 	rmdir(bad);
 }
 
+static void test_gpus_per_node(void **state)
+{
+	(void)state;
+	assert_int_equal(hm_plugin_gpus_per_node("gres/gpu:4"), 4);
+	assert_int_equal(hm_plugin_gpus_per_node("gres:gpu:8"), 8);
+	assert_int_equal(hm_plugin_gpus_per_node("gres/gpu:a100:2"), 2);
+	assert_int_equal(hm_plugin_gpus_per_node("gres/gpu:a100:2,gres/nic:1"), 2);
+	assert_int_equal(hm_plugin_gpus_per_node("gres/nic:1,gres/gpu:3"), 3);
+	assert_int_equal(hm_plugin_gpus_per_node("gres/gpu"), 0); /* no count: all */
+	assert_int_equal(hm_plugin_gpus_per_node("gres/gpu:a100"), 0);
+	assert_int_equal(hm_plugin_gpus_per_node("gres/gpu:4x"), 0);
+	assert_int_equal(hm_plugin_gpus_per_node("gres/gpu:4096"), 0);
+	assert_int_equal(hm_plugin_gpus_per_node("gres/nic:2"), 0);
+	assert_int_equal(hm_plugin_gpus_per_node(NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_env_get),
+	    cmocka_unit_test(test_gpus_per_node),
 	    cmocka_unit_test(test_dlopen),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

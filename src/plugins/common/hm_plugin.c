@@ -18,7 +18,8 @@ const char *hm_plugin_env_get(char *const *env, uint32_t n, const char *key)
 	return NULL;
 }
 
-void *hm_plugin_dlopen(const char *plugindir, const char *file, hm_plugin_open_fail_fn on_fail)
+static void *open_in(const char *plugindir, const char *file, int flags,
+		     hm_plugin_open_fail_fn on_fail)
 {
 	char *dirs = plugindir ? strdup(plugindir) : NULL, *save = NULL;
 	void *handle = NULL;
@@ -30,10 +31,40 @@ void *hm_plugin_dlopen(const char *plugindir, const char *file, hm_plugin_open_f
 
 		if (len < 0 || (size_t)len >= sizeof(path) || access(path, R_OK) != 0)
 			continue;
-		handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+		handle = dlopen(path, flags);
 		if (!handle && on_fail)
 			on_fail(path, dlerror());
 	}
 	free(dirs);
 	return handle;
+}
+
+void *hm_plugin_dlopen(const char *plugindir, const char *file, hm_plugin_open_fail_fn on_fail)
+{
+	return open_in(plugindir, file, RTLD_LAZY | RTLD_LOCAL, on_fail);
+}
+
+void *hm_plugin_find_loaded(const char *plugindir, const char *file)
+{
+	return open_in(plugindir, file, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD, NULL);
+}
+
+int hm_plugin_gpus_per_node(const char *tres)
+{
+	const char *p = tres ? strstr(tres, "gpu") : NULL;
+	const char *end = p ? p + strcspn(p, ",") : NULL;
+	const char *colon = NULL;
+	long n = 0;
+
+	for (const char *q = p; q && q < end; q++)
+		if (*q == ':')
+			colon = q;
+	if (colon) {
+		char *e = NULL;
+
+		n = strtol(colon + 1, &e, 10);
+		if (e == colon + 1 || e != end || n < 0 || n > 1024)
+			n = 0;
+	}
+	return (int)n;
 }

@@ -33,4 +33,18 @@ typedef void (*hm_plugin_open_fail_fn)(const char *path, const char *why);
  */
 void *hm_plugin_dlopen(const char *plugindir, const char *file, hm_plugin_open_fail_fn on_fail);
 
+/*
+ * The handle of file when the process has it loaded already from a directory
+ * of plugindir (dlopen RTLD_NOLOAD: nothing is loaded), else NULL. How one
+ * plugin reaches another's exported accessor (Slurm loads plugins RTLD_LOCAL).
+ */
+void *hm_plugin_find_loaded(const char *plugindir, const char *file);
+
+/*
+ * GPUs per node a job asked for in Slurm's tres_per_node ("gres/gpu:4",
+ * "gres/gpu:a100:2,gres/nic:1"): the count of its gpu entry; 0 when none or
+ * unreadable (the coordinator then takes every GPU of the node).
+ */
+int hm_plugin_gpus_per_node(const char *tres);
+
 #endif

@@ -8,7 +8,9 @@
  * and per epoch, and writes each decision into the job's AdminComment. slurmctld locks are held
  * only to copy job fields and to store a comment; policy work runs unlocked.
  * Backfill: the installed sched_backfill.so is loaded and forwarded to unless
- * SchedulerParameters contains harmonics_no_backfill.
+ * SchedulerParameters contains harmonics_no_backfill. After each round the
+ * thread publishes the live view that select/harmonics_cons_tres places jobs
+ * with (hm_live.h), through the two accessors this plugin exports.
  */
 #include "config.h" /* Slurm's (see m4/hm_slurm.m4) */
 
@@ -38,6 +40,7 @@
 #include "hm_clock.h"
 #include "hm_conf.h"
 #include "hm_coord.h"
+#include "hm_live_pub.h"
 #include "hm_log.h"
 #include "hm_plugin.h"
 #include "hm_server.h"
@@ -78,6 +81,9 @@ static struct {
 	hm_coord_t *coord;
 	hm_server_t *srv;
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* Static: select/harmonics_cons_tres may hold a view while this plugin stops. */
+static hm_live_pub_t live = HM_LIVE_PUB_INIT;
 
 static void log_sink(hm_log_level_t level, const char *msg)
 {
@@ -281,22 +287,6 @@ static int alloc_gpus_per_node(job_record_t *job)
 	return any ? (int)(most < 1024 ? most : 1024) : -1;
 }
 
-/* GPUs per node from tres_per_node ("gres:gpu:4", "gres/gpu:a100:2"); 0 = all. */
-static int gpus_per_node(const char *tres)
-{
-	const char *p = tres ? strstr(tres, "gpu") : NULL;
-	const char *colon = p ? strrchr(p, ':') : NULL;
-	long n = 0;
-
-	if (colon) {
-		char *end = NULL;
-		n = strtol(colon + 1, &end, 10);
-		if (end == colon + 1 || (*end && *end != ',') || n < 0 || n > 1024)
-			n = 0;
-	}
-	return (int)n;
-}
-
 static void snap_free(snap_job_t *s, int n)
 {
 	for (int i = 0; s && i < n; i++) {
@@ -354,7 +344,7 @@ static int snapshot(snap_job_t **out, bool all_jobs)
 		/* What it was given, else what it asked for, else every GPU of its hosts. */
 		s[n].gpus_per_node = alloc_gpus_per_node(job);
 		if (s[n].gpus_per_node <= 0)
-			s[n].gpus_per_node = gpus_per_node(job->tres_per_node);
+			s[n].gpus_per_node = hm_plugin_gpus_per_node(job->tres_per_node);
 		s[n].start = job->start_time;
 		n++;
 	}
@@ -441,6 +431,7 @@ static void reload(void)
 	}
 	hm_log_set_level(conf.log_level);
 	g.conf = conf;
+	hm_live_pub_invalidate(&live);
 	info(LOG_PREFIX "reconfigured from %s (policy %s), decisions kept", g.conf_path,
 	     conf.policy);
 }
@@ -460,6 +451,7 @@ static void *agent(void *arg)
 		if (reconf)
 			reload();
 		sync_round();
+		hm_live_pub_refresh(&live, g.coord, &g.conf, hm_real_s());
 		(void)hm_coord_wait_work(g.coord, TICK_MS);
 	}
 	return NULL;
@@ -477,6 +469,7 @@ static void teardown(void)
 		pthread_join(g.thread, NULL);
 		g.thread_started = false;
 	}
+	hm_live_pub_clear(&live); /* placement as cons_tres from now on */
 	hm_server_stop(g.srv);
 	g.srv = NULL;
 	if (g.coord && g.conf.state_file[0]) {
@@ -567,4 +560,15 @@ extern int sched_p_reconfig(void)
 	if (g.bf_reconfig)
 		g.bf_reconfig();
 	return SLURM_SUCCESS;
+}
+
+/* The live view for select/harmonics_cons_tres (hm_live.h; exported, versioned). */
+extern const hm_live_t *hm_sched_live_acquire_v1(double *fresh_s)
+{
+	return hm_live_pub_acquire(&live, fresh_s);
+}
+
+extern void hm_sched_live_release_v1(const hm_live_t *l)
+{
+	hm_live_pub_release(&live, l);
 }
