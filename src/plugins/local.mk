@@ -30,6 +30,17 @@ tests_unit_test_live_pub_SOURCES = tests/unit/test_live_pub.c tests/unit/coord_f
 tests_unit_test_live_pub_CPPFLAGS = $(AM_CPPFLAGS) $(UNIT_CPPFLAGS) -I$(top_srcdir)/src/plugins/sched
 tests_unit_test_live_pub_LDADD = src/plugins/sched/libhmlivepub.la $(LDADD)
 
+# select/harmonics_cons_tres' decisions without Slurm (plan, overlay, AdminComment).
+noinst_LTLIBRARIES += src/plugins/select/libhmselect.la
+src_plugins_select_libhmselect_la_SOURCES = src/plugins/select/hm_select.c \
+	src/plugins/select/hm_select.h
+src_plugins_select_libhmselect_la_CPPFLAGS = $(AM_CPPFLAGS) $(PLUGIN_COMMON_CPPFLAGS)
+
+UNIT_TESTS += tests/unit/test_select
+tests_unit_test_select_SOURCES = tests/unit/test_select.c tests/unit/job_topo_fixture.h
+tests_unit_test_select_CPPFLAGS = $(AM_CPPFLAGS) $(UNIT_CPPFLAGS) -I$(top_srcdir)/src/plugins/select
+tests_unit_test_select_LDADD = src/plugins/select/libhmselect.la $(LDADD)
+
 UNIT_TESTS += tests/unit/test_plugin
 tests_unit_test_plugin_SOURCES = tests/unit/test_plugin.c
 # The module test_plugin loads through a PluginDir list.
