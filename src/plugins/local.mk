@@ -98,12 +98,16 @@ EXTRA_src_plugins_sched_sched_harmonics_la_DEPENDENCIES = src/plugins/sched/sche
 
 slurmplugin_LTLIBRARIES += src/plugins/select/select_harmonics_cons_tres.la
 src_plugins_select_select_harmonics_cons_tres_la_SOURCES = \
-	src/plugins/select/select_harmonics_cons_tres.c
+	src/plugins/select/select_harmonics_cons_tres.c \
+	src/plugins/select/select_place.c \
+	src/plugins/select/select_place.h
 src_plugins_select_select_harmonics_cons_tres_la_CPPFLAGS = $(SLURM_PLUGIN_CPPFLAGS)
 src_plugins_select_select_harmonics_cons_tres_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
 src_plugins_select_select_harmonics_cons_tres_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(top_srcdir)/src/plugins/select/select_harmonics.sym
-src_plugins_select_select_harmonics_cons_tres_la_LIBADD = src/plugins/common/libhmplugin.la
+# Placement without the engine or the policies: the score, traffic, topology.
+src_plugins_select_select_harmonics_cons_tres_la_LIBADD = src/plugins/select/libhmselect.la \
+	src/plugins/common/libhmplugin.la $(HM_PLACE_LIBS) -lm
 EXTRA_src_plugins_select_select_harmonics_cons_tres_la_DEPENDENCIES = \
 	src/plugins/select/select_harmonics.sym
 endif

@@ -3,11 +3,13 @@
  * placement on top of the installed select/cons_tres.
  *
  * Every entry point is forwarded to select_cons_tres.so (dlopen'd from
- * PluginDir, never dlclose'd). select_p_job_test is overridden: a job that asked
- * for communication scheduling (HARMONICS_COMM_SCHED in its job-control
- * environment, not "off") is first offered the nodes of a single rack
- * (topology/tree leaf switch), emptiest rack first, so its bursts stay off the
- * shared uplinks; when no rack fits, cons_tres places it as usual.
+ * PluginDir, never dlclose'd). select_p_job_test is overridden for a job that
+ * asked for communication scheduling (HARMONICS_COMM_SCHED in its job-control
+ * environment, not "off") and needs a fixed number of nodes, chosen now
+ * (RUN_NOW) or planned by backfill (WILL_RUN): select_place.c ranks cons_tres'
+ * own choice and libharmonics' candidates with the placement score against
+ * the coordinator's live view, and cons_tres allocates the best. Everything
+ * else, and any job when the live view is missing, is cons_tres' alone.
  *
  * This plugin is loaded by slurmctld, slurmd, slurmstepd and every client, so it
  * uses no slurmctld-only symbol and logs at verbose level only.
@@ -34,6 +36,7 @@
 #include "src/slurmctld/slurmctld.h"
 
 #include "hm_plugin.h"
+#include "select_place.h"
 
 const char plugin_name[] = "Harmonics contention-aware placement over cons_tres";
 /* "cons_tres" must stay in the type: Slurm checks for that substring. */
@@ -88,14 +91,11 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 	X(bitstr_t *, resv_test, (resv_desc_msg_t * a, uint32_t b, bitstr_t * c, bitstr_t * *d),   \
 	  (a, b, c, d))
 
-typedef int (*job_test_fn)(job_record_t *, bitstr_t *, uint32_t, uint32_t, uint32_t, uint16_t, List,
-			   List *, bitstr_t *);
-
 static struct {
 	void *handle;
 	int (*init)(void);
 	int (*fini)(void);
-	job_test_fn job_test;
+	hm_select_job_test_fn job_test;
 #define X(ret, name, params, args) ret(*name) params;
 	HM_SELECT_OPS(X)
 #undef X
@@ -122,7 +122,7 @@ static int load_cons_tres(void)
 	}
 	ct.init = (int (*)(void))dlsym(ct.handle, "init");
 	ct.fini = (int (*)(void))dlsym(ct.handle, "fini");
-	ct.job_test = (job_test_fn)dlsym(ct.handle, "select_p_job_test");
+	ct.job_test = (hm_select_job_test_fn)dlsym(ct.handle, "select_p_job_test");
 	if (!ct.init || !ct.fini || !ct.job_test)
 		rc = SLURM_ERROR;
 #define X(ret, name, params, args)                                                                 \
@@ -158,80 +158,18 @@ extern int fini(void)
 HM_SELECT_OPS(X)
 #undef X
 
-static bool wants_comm_sched(const job_record_t *job)
-{
-	const char *mode =
-	    hm_plugin_env_get(job->spank_job_env, job->spank_job_env_size, HM_SPANK_ENV_MODE);
-
-	return mode && strcmp(mode, "off") != 0;
-}
-
-/* Leaf switches (racks), those with the most available nodes first. */
-static int rack_order(const bitstr_t *avail, int *idx, int *avail_cnt)
-{
-	int n = 0;
-
-	for (int i = 0; i < switch_record_cnt; i++) {
-		bitstr_t *b;
-		if (switch_record_table[i].level != 0 || !switch_record_table[i].node_bitmap)
-			continue;
-		b = bit_copy(switch_record_table[i].node_bitmap);
-		bit_and(b, (bitstr_t *)avail);
-		avail_cnt[n] = bit_set_count(b);
-		idx[n++] = i;
-		FREE_NULL_BITMAP(b);
-	}
-	/* Insertion sort: few racks. */
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && avail_cnt[j] > avail_cnt[j - 1]; j--) {
-			int t = idx[j], c = avail_cnt[j];
-			idx[j] = idx[j - 1];
-			avail_cnt[j] = avail_cnt[j - 1];
-			idx[j - 1] = t;
-			avail_cnt[j - 1] = c;
-		}
-	return n;
-}
-
 extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *node_bitmap, uint32_t min_nodes,
 			     uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
 			     List preemptee_candidates, List *preemptee_job_list,
 			     bitstr_t *exc_core_bitmap)
 {
-	int *idx = NULL, *cnt = NULL, nracks;
+	int rc = SLURM_ERROR;
 
-	/* Only a run-now placement without preemption is steered; others as cons_tres. */
-	if (!job_ptr || !node_bitmap || switch_record_cnt <= 0 || !switch_record_table ||
-	    mode != SELECT_MODE_RUN_NOW || preemptee_candidates || !wants_comm_sched(job_ptr))
-		goto fallback;
-	idx = xcalloc(switch_record_cnt, sizeof(int));
-	cnt = xcalloc(switch_record_cnt, sizeof(int));
-	nracks = rack_order(node_bitmap, idx, cnt);
-	for (int r = 0; r < nracks; r++) {
-		bitstr_t *try;
-		int rc;
-		if (cnt[r] < (int)min_nodes)
-			continue;
-		try = bit_copy(switch_record_table[idx[r]].node_bitmap);
-		bit_and(try, node_bitmap);
-		rc = ct.job_test(job_ptr, try, min_nodes, max_nodes, req_nodes, mode, NULL, NULL,
-				 exc_core_bitmap);
-		if (rc == SLURM_SUCCESS) {
-			verbose("select/harmonics_cons_tres: JobId=%u placed inside rack %s",
-				job_ptr->job_id, switch_record_table[idx[r]].name);
-			bit_copybits(node_bitmap, try);
-			FREE_NULL_BITMAP(try);
-			xfree(idx);
-			xfree(cnt);
-			return SLURM_SUCCESS;
-		}
-		FREE_NULL_BITMAP(try);
-	}
-	verbose("select/harmonics_cons_tres: JobId=%u fits in no single rack; cons_tres places it",
-		job_ptr->job_id);
-	xfree(idx);
-	xfree(cnt);
-fallback:
+	if (hm_select_steerable(job_ptr, node_bitmap, min_nodes, max_nodes, req_nodes, mode,
+				preemptee_candidates) &&
+	    hm_select_place(ct.job_test, job_ptr, node_bitmap, min_nodes, max_nodes, req_nodes,
+			    mode, exc_core_bitmap, &rc))
+		return rc;
 	return ct.job_test(job_ptr, node_bitmap, min_nodes, max_nodes, req_nodes, mode,
 			   preemptee_candidates, preemptee_job_list, exc_core_bitmap);
 }
