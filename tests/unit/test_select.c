@@ -179,7 +179,7 @@ static void test_overlay(void **state)
 	assert_int_equal(hm_traffic_derive(f.t, &f.prof, &f.pl, 0, &tr, &err), HM_OK);
 	assert_int_equal(hm_sel_recent_add(&l, &f.heavy, &tr, 1, 1000, &err), HM_OK);
 	assert_int_equal(tr.nphases, 0); /* moved */
-	assert_int_equal(hm_sel_overlay(&l, &f.live, 1001, &ov, &err), HM_OK);
+	assert_int_equal(hm_sel_overlay(&l, &f.live, 1001, 1001, &ov, &err), HM_OK);
 	assert_non_null(ov);
 	assert_ptr_equal(ov->next, f.v);
 	j = job2(&f);
@@ -189,7 +189,19 @@ static void test_overlay(void **state)
 	hm_sel_plan_free(&p);
 	hm_lview_free(ov);
 	/* Too old: dropped. */
-	assert_int_equal(hm_sel_overlay(&l, &f.live, 1000 + HM_SEL_RECENT_MAX_S + 1, &ov, &err),
+	assert_int_equal(
+	    hm_sel_overlay(&l, &f.live, 1000, 1000 + HM_SEL_RECENT_MAX_S + 1, &ov, &err), HM_OK);
+	assert_null(ov);
+	assert_int_equal(l.n, 0);
+	/* A view confirmed well after the placement that does not show it: it ended. */
+	assert_int_equal(hm_traffic_derive(f.t, &f.prof, &f.pl, 0, &tr, &err), HM_OK);
+	assert_int_equal(hm_sel_recent_add(&l, &f.heavy, &tr, 1, 1000, &err), HM_OK);
+	assert_int_equal(
+	    hm_sel_overlay(&l, &f.live, 1000 + HM_SEL_RECENT_GRACE_S - 0.5, 1010, &ov, &err),
+	    HM_OK);
+	assert_non_null(ov); /* not yet: the coordinator may not have seen it start */
+	hm_lview_free(ov);
+	assert_int_equal(hm_sel_overlay(&l, &f.live, 1000 + HM_SEL_RECENT_GRACE_S, 1010, &ov, &err),
 			 HM_OK);
 	assert_null(ov);
 	assert_int_equal(l.n, 0);
@@ -200,14 +212,14 @@ static void test_overlay(void **state)
 	assert_int_equal(hm_lview_build(f.t, &f.heavy, 1, &shown, &err), HM_OK);
 	hm_live_t live2 = f.live;
 	live2.view = shown;
-	assert_int_equal(hm_sel_overlay(&l, &live2, 1001, &ov, &err), HM_OK);
+	assert_int_equal(hm_sel_overlay(&l, &live2, 1001, 1001, &ov, &err), HM_OK);
 	assert_null(ov);
 	assert_int_equal(l.n, 0);
 	assert_int_equal(hm_traffic_derive(f.t, &f.prof, &f.pl, 0, &tr, &err), HM_OK);
 	assert_int_equal(hm_sel_recent_add(&l, &f.heavy, &tr, 1, 1000, &err), HM_OK);
 	live2 = f.live;
 	live2.topo_gen = 2;
-	assert_int_equal(hm_sel_overlay(&l, &live2, 1001, &ov, &err), HM_OK);
+	assert_int_equal(hm_sel_overlay(&l, &live2, 1001, 1001, &ov, &err), HM_OK);
 	assert_null(ov);
 	hm_lview_free(shown);
 	hm_sel_recent_free(&l);

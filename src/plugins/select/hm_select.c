@@ -57,7 +57,7 @@ static bool in_view(const hm_lview_t *v, uint32_t id)
 	return false;
 }
 
-hm_rc_t hm_sel_overlay(hm_sel_recent_list_t *l, const hm_live_t *live, double now_s,
+hm_rc_t hm_sel_overlay(hm_sel_recent_list_t *l, const hm_live_t *live, double view_s, double now_s,
 		       hm_lview_t **out, hm_err_t *err)
 {
 	hm_lview_job_t *jobs = NULL;
@@ -69,6 +69,7 @@ hm_rc_t hm_sel_overlay(hm_sel_recent_list_t *l, const hm_live_t *live, double no
 		hm_sel_recent_t *r = &l->v[i];
 
 		if (r->topo_gen != live->topo_gen || in_view(live->view, r->job_id) ||
+		    view_s - r->placed_s >= HM_SEL_RECENT_GRACE_S ||
 		    !(now_s - r->placed_s <= HM_SEL_RECENT_MAX_S)) {
 			hm_traffic_free(&r->tr);
 			continue;

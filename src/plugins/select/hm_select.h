@@ -17,8 +17,11 @@
 
 /* Recent placements are kept until the view shows them, at most this long. */
 #define HM_SEL_RECENT_MAX_S 120.0
-#define HM_SEL_RECENT_MAX   256
-#define HM_SEL_PLACED_TAG   "harmonics:placed@"
+/* A view confirmed this long after a placement and without the job: it ended
+   (or never started); the coordinator learns of a start within a round. */
+#define HM_SEL_RECENT_GRACE_S 5.0
+#define HM_SEL_RECENT_MAX     256
+#define HM_SEL_PLACED_TAG     "harmonics:placed@"
 
 typedef struct {
 	uint32_t job_id;
@@ -39,12 +42,13 @@ hm_rc_t hm_sel_recent_add(hm_sel_recent_list_t *l, const hm_lview_job_t *j, hm_t
 void hm_sel_recent_free(hm_sel_recent_list_t *l);
 
 /*
- * Drop the placements the live view shows, made on another topology, or older
+ * Drop the placements the live view shows, made on another topology, missing
+ * from a view confirmed (view_s) HM_SEL_RECENT_GRACE_S after them, or older
  * than HM_SEL_RECENT_MAX_S; *out = a view of the rest chained in front of
  * live->view (NULL when none remain; then score against live->view). The caller
  * frees *out with hm_lview_free, before the list changes.
  */
-hm_rc_t hm_sel_overlay(hm_sel_recent_list_t *l, const hm_live_t *live, double now_s,
+hm_rc_t hm_sel_overlay(hm_sel_recent_list_t *l, const hm_live_t *live, double view_s, double now_s,
 		       hm_lview_t **out, hm_err_t *err);
 
 /* What the plan needs to know of the job and of the cluster, per topology host. */

@@ -333,7 +333,7 @@ int hm_select_place(hm_select_job_test_fn ct, job_record_t *job, bitstr_t *bitma
 			cth[nct++] = P.n2h[i];
 	if (nct != bit_set_count(probe))
 		goto out; /* it chose nodes the coordinator does not know */
-	if (hm_sel_overlay(&P.recent, live, real_s(), &overlay, &err) != HM_OK)
+	if (hm_sel_overlay(&P.recent, live, fresh_s, real_s(), &overlay, &err) != HM_OK)
 		goto out;
 	hm_sel_job_t sj = {.job_id = job->job_id,
 			   .profile = &prof,
