@@ -41,6 +41,14 @@ tests_unit_test_select_SOURCES = tests/unit/test_select.c tests/unit/job_topo_fi
 tests_unit_test_select_CPPFLAGS = $(AM_CPPFLAGS) $(UNIT_CPPFLAGS) -I$(top_srcdir)/src/plugins/select
 tests_unit_test_select_LDADD = src/plugins/select/libhmselect.la $(LDADD)
 
+# Time the select plugin adds per placement (prints numbers, not a test):
+# make tests/bench/bench_place && tests/bench/bench_place
+noinst_PROGRAMS += tests/bench/bench_place
+tests_bench_bench_place_SOURCES = tests/bench/bench_place.c
+tests_bench_bench_place_CPPFLAGS = $(AM_CPPFLAGS) $(PLUGIN_COMMON_CPPFLAGS) \
+	-I$(top_srcdir)/src/plugins/select
+tests_bench_bench_place_LDADD = src/plugins/select/libhmselect.la $(HM_PLACE_LIBS) -lm
+
 UNIT_TESTS += tests/unit/test_plugin
 tests_unit_test_plugin_SOURCES = tests/unit/test_plugin.c
 # The module test_plugin loads through a PluginDir list.
