@@ -221,6 +221,13 @@ static void test_overlay(void **state)
 	live2.topo_gen = 2;
 	assert_int_equal(hm_sel_overlay(&l, &live2, 1001, 1001, &ov, &err), HM_OK);
 	assert_null(ov);
+	/* Ended (select_p_job_fini): dropped at once, another job's kept. */
+	assert_int_equal(hm_traffic_derive(f.t, &f.prof, &f.pl, 0, &tr, &err), HM_OK);
+	assert_int_equal(hm_sel_recent_add(&l, &f.heavy, &tr, 1, 1000, &err), HM_OK);
+	hm_sel_recent_forget(&l, f.heavy.id + 1);
+	assert_int_equal(l.n, 1);
+	hm_sel_recent_forget(&l, f.heavy.id);
+	assert_int_equal(l.n, 0);
 	hm_lview_free(shown);
 	hm_sel_recent_free(&l);
 	fx_down(&f);

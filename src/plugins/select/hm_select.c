@@ -49,6 +49,19 @@ void hm_sel_recent_free(hm_sel_recent_list_t *l)
 	memset(l, 0, sizeof(*l));
 }
 
+void hm_sel_recent_forget(hm_sel_recent_list_t *l, uint32_t job_id)
+{
+	int kept = 0;
+
+	for (int i = 0; i < l->n; i++) {
+		if (l->v[i].job_id == job_id)
+			hm_traffic_free(&l->v[i].tr);
+		else
+			l->v[kept++] = l->v[i];
+	}
+	l->n = kept;
+}
+
 static bool in_view(const hm_lview_t *v, uint32_t id)
 {
 	for (int i = 0; v && i < v->njobs; i++)

@@ -40,6 +40,8 @@ typedef struct {
 hm_rc_t hm_sel_recent_add(hm_sel_recent_list_t *l, const hm_lview_job_t *j, hm_traffic_t *tr,
 			  unsigned long topo_gen, double now_s, hm_err_t *err);
 void hm_sel_recent_free(hm_sel_recent_list_t *l);
+/* The job ended: its placement goes (nothing when it has none). */
+void hm_sel_recent_forget(hm_sel_recent_list_t *l, uint32_t job_id);
 
 /*
  * Drop the placements the live view shows, made on another topology, missing

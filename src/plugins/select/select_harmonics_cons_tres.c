@@ -45,7 +45,8 @@ const char plugin_type[] = "select/harmonics_cons_tres";
 const uint32_t plugin_id = 180;
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-/* The 36 cons_tres entry points, in slurm_select_ops_t order (src/common/select.h). */
+/* The cons_tres entry points forwarded as they are, in slurm_select_ops_t order
+   (src/common/select.h); job_test and job_fini are overridden below. */
 #define HM_SELECT_OPS(X)                                                                           \
 	X(int, state_save, (char *a), (a))                                                         \
 	X(int, state_restore, (char *a), (a))                                                      \
@@ -56,7 +57,6 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 	X(int, job_expand, (job_record_t * a, job_record_t * b), (a, b))                           \
 	X(int, job_resized, (job_record_t * a, node_record_t * b), (a, b))                         \
 	X(int, job_signal, (job_record_t * a, int b), (a, b))                                      \
-	X(int, job_fini, (job_record_t * a), (a))                                                  \
 	X(int, job_suspend, (job_record_t * a, bool b), (a, b))                                    \
 	X(int, job_resume, (job_record_t * a, bool b), (a, b))                                     \
 	X(bitstr_t *, step_pick_nodes,                                                             \
@@ -96,6 +96,7 @@ static struct {
 	int (*init)(void);
 	int (*fini)(void);
 	hm_select_job_test_fn job_test;
+	int (*job_fini)(job_record_t *);
 #define X(ret, name, params, args) ret(*name) params;
 	HM_SELECT_OPS(X)
 #undef X
@@ -123,7 +124,8 @@ static int load_cons_tres(void)
 	ct.init = (int (*)(void))dlsym(ct.handle, "init");
 	ct.fini = (int (*)(void))dlsym(ct.handle, "fini");
 	ct.job_test = (hm_select_job_test_fn)dlsym(ct.handle, "select_p_job_test");
-	if (!ct.init || !ct.fini || !ct.job_test)
+	*(void **)&ct.job_fini = dlsym(ct.handle, "select_p_job_fini");
+	if (!ct.init || !ct.fini || !ct.job_test || !ct.job_fini)
 		rc = SLURM_ERROR;
 #define X(ret, name, params, args)                                                                 \
 	if (!(*(void **)&ct.name = dlsym(ct.handle, "select_p_" #name))) {                         \
@@ -149,7 +151,7 @@ extern int fini(void)
 	return ct.fini ? ct.fini() : SLURM_SUCCESS;
 }
 
-/* Forwarders for everything but job_test. */
+/* Forwarders for everything but job_test and job_fini. */
 #define X(ret, name, params, args)                                                                 \
 	extern ret select_p_##name params                                                          \
 	{                                                                                          \
@@ -172,4 +174,12 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *node_bitmap, uint3
 		return rc;
 	return ct.job_test(job_ptr, node_bitmap, min_nodes, max_nodes, req_nodes, mode,
 			   preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+}
+
+/* A job that ended stops weighing on the next placements at once. */
+extern int select_p_job_fini(job_record_t *job_ptr)
+{
+	if (job_ptr)
+		hm_select_forget(job_ptr->job_id);
+	return ct.job_fini(job_ptr);
 }

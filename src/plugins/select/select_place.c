@@ -361,3 +361,10 @@ out:
 	pthread_mutex_unlock(&P.mu);
 	return done;
 }
+
+void hm_select_forget(uint32_t job_id)
+{
+	pthread_mutex_lock(&P.mu);
+	hm_sel_recent_forget(&P.recent, job_id);
+	pthread_mutex_unlock(&P.mu);
+}

@@ -25,4 +25,7 @@ int hm_select_place(hm_select_job_test_fn ct, job_record_t *job, bitstr_t *bitma
 		    uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
 		    bitstr_t *exc_core_bitmap, int *rc);
 
+/* The job ended: its recent placement leaves the overlay. */
+void hm_select_forget(uint32_t job_id);
+
 #endif
