@@ -9,6 +9,7 @@
 #include "hm_conf.h"
 #include "hm_ctl.h"
 #include "hm_parse.h"
+#include "hm_topo.h"
 
 /* Exit codes (harmonicsctl(1)). */
 enum { EXIT_REFUSED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
@@ -17,12 +18,15 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: harmonicsctl [OPTIONS] status|jobs|racks|nodes|job JOBID\n"
+		"       harmonicsctl topology FILE\n"
 		"Show what the Harmonics coordinator (sched/harmonics in slurmctld) decided.\n\n"
 		"  status        coordinator, policy, epoch, counters\n"
 		"  jobs          running jobs with their slot, priority class and epoch\n"
 		"  racks         racks with their jobs and link load\n"
 		"  nodes         node agents: state, steps, GPUs and NICs they reported\n"
-		"  job JOBID     one job in detail (owner, root or SlurmUser only)\n\n"
+		"  job JOBID     one job in detail (owner, root or SlurmUser only)\n"
+		"  topology FILE a Slurm topology.conf (topology/tree) on stdout, from a host\n"
+		"                CSV (host,tor[,agg[,core]]) or a topology.conf; no coordinator\n\n"
 		"Options:\n"
 		"  -j, --json          print the coordinator's JSON reply\n"
 		"  -H, --host HOST     coordinator host (default: CoordinatorHost or\n"
@@ -31,10 +35,43 @@ static void usage(FILE *f)
 		"  -c, --conf FILE     harmonics.conf (default: $HARMONICS_CONF, else beside\n"
 		"                      $SLURM_CONF, else /etc/slurm/harmonics.conf)\n"
 		"  -t, --timeout DUR   give up after DUR (default 5s)\n"
+		"      --csv-columns MAP  topology: the CSV's column names, e.g.\n"
+		"                      host=ip,tor=ASW,agg=PSW,core=DSW\n"
 		"  -h, --help          this help\n\n"
 		"Exit status: 0 ok, 1 refused by the coordinator (unknown job, not yours),\n"
 		"2 usage or configuration error, 3 coordinator unreachable or not answering.\n",
 		HM_CONF_DEFAULT_PORT);
+}
+
+/* topology FILE: the file as topology.conf on stdout; 0, or 2 naming what is wrong. */
+static int write_topology(const char *path, char *columns)
+{
+	hm_topo_opts_t opts = {0};
+	hm_topo_t *t = NULL;
+	hm_err_t err = {0};
+	int ret = EXIT_USAGE;
+
+	if (columns && hm_topo_csv_columns_parse(columns, &opts, &err) != HM_OK) {
+		hm_err_prefix(&err, "--csv-columns");
+		goto out;
+	}
+	if (hm_topo_load_file(path, &opts, &t, &err) != HM_OK)
+		goto out;
+	printf("# Slurm topology.conf (TopologyPlugin=topology/tree) written by harmonicsctl\n"
+	       "# from %s: %d nodes in %d racks\n",
+	       path, t->nhosts, t->nracks);
+	if (hm_topo_write_slurm(t, stdout, &err) != HM_OK)
+		goto out;
+	if (fflush(stdout) != 0) {
+		hm_err_set(&err, HM_ERR_IO, "stdout: write failed");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (ret)
+		fprintf(stderr, "harmonicsctl: %s\n", err.msg);
+	hm_topo_free(t);
+	return ret;
 }
 
 int main(int argc, char **argv)
@@ -44,9 +81,11 @@ int main(int argc, char **argv)
 					     {"port", required_argument, NULL, 'p'},
 					     {"conf", required_argument, NULL, 'c'},
 					     {"timeout", required_argument, NULL, 't'},
+					     {"csv-columns", required_argument, NULL, 'C'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	const char *host = NULL, *conf_path = NULL;
+	char *columns = NULL;
 	char default_conf[HM_CONF_PATH_MAX], req[128], where[HM_CONF_HOST_MAX + 16];
 	long port = -1, job_id = 0;
 	double timeout_s = 5;
@@ -78,6 +117,9 @@ int main(int argc, char **argv)
 						&err) != HM_OK)
 				goto fail;
 			break;
+		case 'C':
+			columns = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -90,6 +132,18 @@ int main(int argc, char **argv)
 		hm_err_set(&err, HM_ERR_INVAL,
 			   "no command (accepted: status, jobs, racks, nodes, job ID)");
 		goto fail;
+	}
+	if (strcmp(argv[optind], "topology") == 0) {
+		if (optind + 2 != argc) {
+			hm_err_set(&err, HM_ERR_INVAL,
+				   optind + 1 >= argc
+				       ? "'topology' needs a host CSV or topology.conf"
+				       : "unexpected argument '%s'",
+				   argv[argc - 1]);
+			goto fail;
+		}
+		ret = write_topology(argv[optind + 1], columns);
+		goto out;
 	}
 	if (hm_ctl_parse_cmd(argv[optind], &cmd, &err) != HM_OK)
 		goto fail;

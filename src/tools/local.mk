@@ -16,13 +16,14 @@ src_tools_harmonics_bench_SOURCES = src/tools/harmonics-bench.c
 src_tools_harmonics_bench_LDADD = $(HM_POLICY_LIBS)
 dist_man_MANS += docs/man/harmonics-bench.1
 
-# harmonicsctl: a thin entry file; the logic is hm_ctl.c. A client: no engine.
+# harmonicsctl: a thin entry file; the logic is hm_ctl.c. A client: no engine;
+# the topology loaders and writer for "harmonicsctl topology".
 bin_PROGRAMS += src/tools/harmonicsctl
 src_tools_harmonicsctl_SOURCES = src/tools/harmonicsctl.c src/tools/hm_ctl.c src/tools/hm_ctl.h
 src_tools_harmonicsctl_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 src_tools_harmonicsctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_tools_harmonicsctl_LDADD = src/coordinator/libhmstatus.la src/agent/libhmagentwire.la \
-	$(HMCLIENT_LIBS)
+	$(HMCLIENT_LIBS) $(HM_TOPO_LIBS)
 
 # harmonics-emujob: the emulated training job (its tests are in src/pace/local.mk).
 bin_PROGRAMS += src/tools/harmonics-emujob

@@ -127,12 +127,45 @@ static void test_random(void **state)
 	assert_true(ok > 100); /* the generator does reach valid expressions */
 }
 
+/* Compress names (space-separated), expect text, and expand back to the same names. */
+static void expect_compress(const char *names_sp, const char *expected)
+{
+	char *copy = strdup(names_sp), *save = NULL, *names[32], *got;
+	int n = 0;
+
+	for (char *tok = strtok_r(copy, " ", &save); tok && n < 32;
+	     tok = strtok_r(NULL, " ", &save))
+		names[n++] = tok;
+	got = hm_hostlist_compress(names, n);
+	assert_non_null(got);
+	if (strcmp(got, expected) != 0)
+		fail_msg("'%s' -> '%s', expected '%s'", names_sp, got, expected);
+	expect_names(got, names_sp);
+	free(got);
+	free(copy);
+}
+
+static void test_compress(void **state)
+{
+	(void)state;
+	expect_compress("n1 n2 n3 n5", "n[1-3,5]");
+	expect_compress("n09 n10 n11 n12", "n[09-12]");
+	expect_compress("n8 n9 n10", "n[8-10]");
+	expect_compress("n1 n01", "n1,n01"); /* two widths: never merged */
+	expect_compress("n001 n2", "n001,n2");
+	expect_compress("login", "login");
+	expect_compress("a1 b1 b2 x", "a1,b[1-2],x");
+	expect_compress("n3 n1 n2", "n[3,1-2]"); /* order kept */
+	expect_compress("tor1-a tor2-a", "tor1-a,tor2-a");
+	assert_null(hm_hostlist_compress(NULL, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_simple), cmocka_unit_test(test_cartesian),
 	    cmocka_unit_test(test_large),  cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_random), cmocka_unit_test(test_compress),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

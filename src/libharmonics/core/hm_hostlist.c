@@ -10,6 +10,8 @@
 #include "hm_hostlist.h"
 
 #include <ctype.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,4 +327,142 @@ out:
 	free(e);
 	free(copy);
 	return rc;
+}
+
+/* name = prefix + digits (*dlen of them, *padded: a leading zero). */
+static bool split_num(const char *name, size_t *plen, unsigned long *val, int *dlen, bool *padded)
+{
+	size_t len = strlen(name), p = len;
+	char *end;
+
+	while (p > 0 && isdigit((unsigned char)name[p - 1]))
+		p--;
+	if (p == len || len - p > 9)
+		return false;
+	*plen = p;
+	*val = strtoul(name + p, &end, 10);
+	*dlen = (int)(len - p);
+	*padded = name[p] == '0' && len - p > 1;
+	return true;
+}
+
+typedef struct {
+	char *s;
+	size_t len, cap;
+	bool oom;
+} sbuf_t;
+
+static void sb_add(sbuf_t *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if ((size_t)n < b->cap - b->len)
+			break;
+		size_t cap = (b->cap + (size_t)n + 1) * 2;
+		char *ns = realloc(b->s, cap);
+
+		if (!ns) {
+			b->oom = true;
+			return;
+		}
+		b->s = ns;
+		b->cap = cap;
+	}
+	b->len += (size_t)n;
+}
+
+char *hm_hostlist_compress(char *const *names, int n)
+{
+	sbuf_t b = {0};
+	int i = 0;
+
+	if (n < 1)
+		return NULL;
+	b.cap = 64;
+	if (!(b.s = malloc(b.cap)))
+		return NULL;
+	b.s[0] = '\0';
+	while (i < n) {
+		size_t plen;
+		unsigned long v;
+		int w, dl, j = i + 1, ranges = 0;
+		bool pad;
+
+		if (i > 0)
+			sb_add(&b, ",");
+		if (!split_num(names[i], &plen, &v, &dl, &pad)) {
+			sb_add(&b, "%s", names[i++]);
+			continue;
+		}
+		/* names[i..j) share the prefix and a width: one bracket. w > 0: every
+		   number has w digits (one is zero-padded); w == 0: none is padded. */
+		{
+			int dl0 = dl, samelen = 1;
+
+			w = pad ? dl : 0;
+			while (j < n) {
+				size_t pl2;
+				unsigned long v2;
+				int dl2;
+				bool pad2;
+
+				if (!split_num(names[j], &pl2, &v2, &dl2, &pad2) || pl2 != plen ||
+				    strncmp(names[i], names[j], plen) != 0)
+					break;
+				if (w > 0 ? dl2 != w : pad2 && !(samelen && dl2 == dl0))
+					break;
+				if (pad2)
+					w = dl2;
+				samelen = samelen && dl2 == dl0;
+				j++;
+			}
+		}
+		if (j == i + 1) {
+			sb_add(&b, "%s", names[i++]);
+			continue;
+		}
+		sb_add(&b, "%.*s[", (int)plen, names[i]);
+		for (int k = i; k < j;) {
+			size_t pl;
+			unsigned long a, c;
+			int dla, e = k + 1;
+			bool pa;
+
+			split_num(names[k], &pl, &a, &dla, &pa);
+			c = a;
+			while (e < j) {
+				unsigned long x;
+				int dlx;
+				bool px;
+
+				split_num(names[e], &pl, &x, &dlx, &px);
+				if (x != c + 1)
+					break;
+				c = x;
+				e++;
+			}
+			sb_add(&b, ranges++ ? ",%0*lu" : "%0*lu", w, a);
+			if (c != a)
+				sb_add(&b, "-%0*lu", w, c);
+			k = e;
+		}
+		sb_add(&b, "]");
+		i = j;
+	}
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
 }

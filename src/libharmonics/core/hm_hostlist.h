@@ -18,4 +18,13 @@
 hm_rc_t hm_hostlist_expand(const char *expr, char ***names, int *n, hm_err_t *err);
 void hm_hostlist_free(char **names, int n); /* NULL is fine */
 
+/*
+ * The reverse, for names in the order given: consecutive names with the same
+ * prefix and numeric suffix (same zero-padded width, or both unpadded) become
+ * one range ("n1,n2,n3,n5" -> "n[1-3,5]"), the rest stay as they are;
+ * hm_hostlist_expand of the result gives the names back. Returns a malloc'd
+ * string, NULL when out of memory (or n < 1).
+ */
+char *hm_hostlist_compress(char *const *names, int n);
+
 #endif

@@ -25,33 +25,34 @@
 
 #define HM_MAX_GPUS_PER_HOST 16
 #define HM_MAX_NICS_PER_HOST 16
-#define HM_MAX_ROUTE_LINKS 16 /* longest route: NIC, ToR, agg, core, agg, ToR, NIC */
-#define HM_MAX_PATHS 64	      /* equal-cost paths considered between two hosts */
+#define HM_MAX_ROUTE_LINKS   16 /* longest route: NIC, ToR, agg, core, agg, ToR, NIC */
+#define HM_MAX_PATHS         64 /* equal-cost paths considered between two hosts */
 
 /* Documented defaults for link speeds a file does not give. */
-#define HM_DEFAULT_NIC_BPS 100e9    /* 100 Gbit/s per NIC */
-#define HM_DEFAULT_UPLINK_BPS 400e9 /* 400 Gbit/s per switch uplink */
+#define HM_DEFAULT_NIC_BPS       100e9 /* 100 Gbit/s per NIC */
+#define HM_DEFAULT_UPLINK_BPS    400e9 /* 400 Gbit/s per switch uplink */
 #define HM_DEFAULT_GPUS_PER_HOST 8
 #define HM_DEFAULT_NICS_PER_HOST 1
 
 typedef struct {
 	char *name;
-	int rack;	/* index into switches[] of its ToR, and rack id: see rack_of_switch */
+	int rack; /* index into switches[] of its ToR, and rack id: see rack_of_switch */
 	int gpus;
 	int nics;
-	double nic_bps; /* per NIC */
-	int gpu_nic[HM_MAX_GPUS_PER_HOST]; /* NIC used by each GPU (hwloc affinity or round robin) */
+	double nic_bps;                    /* per NIC */
+	int gpu_nic[HM_MAX_GPUS_PER_HOST]; /* NIC used by each GPU (hwloc affinity or round robin)
+					    */
 	int nic_up_link[HM_MAX_NICS_PER_HOST];   /* host NIC -> ToR */
 	int nic_down_link[HM_MAX_NICS_PER_HOST]; /* ToR -> host NIC */
 } hm_host_t;
 
 typedef struct {
 	char *name;
-	int level;     /* 0 = ToR (rack), 1 = aggregation, 2 = core, ... */
-	int rack;      /* rack id for level 0, -1 above */
-	int nparents;  /* number of parent switches (>1 gives equal-cost paths) */
-	int *parents;  /* switch indexes */
-	int *up_link;  /* up_link[i]: this -> parents[i] */
+	int level;      /* 0 = ToR (rack), 1 = aggregation, 2 = core, ... */
+	int rack;       /* rack id for level 0, -1 above */
+	int nparents;   /* number of parent switches (>1 gives equal-cost paths) */
+	int *parents;   /* switch indexes */
+	int *up_link;   /* up_link[i]: this -> parents[i] */
 	int *down_link; /* down_link[i]: parents[i] -> this */
 } hm_switch_t;
 
@@ -86,14 +87,14 @@ typedef struct hm_topo {
 typedef struct {
 	int racks;
 	int hosts_per_rack;
-	int gpus_per_host;	/* default 8 */
-	int nics_per_host;	/* default 1 */
-	double nic_bps;		/* default HM_DEFAULT_NIC_BPS */
-	double uplink_bps;	/* per ToR uplink; default: rack NIC bandwidth / (oversub * uplinks) */
+	int gpus_per_host; /* default 8 */
+	int nics_per_host; /* default 1 */
+	double nic_bps;    /* default HM_DEFAULT_NIC_BPS */
+	double uplink_bps; /* per ToR uplink; default: rack NIC bandwidth / (oversub * uplinks) */
 	double oversubscription; /* >= 1, default 1 (non-blocking) */
-	int racks_per_pod;	/* 0 = two-tier (ToRs under one layer of spines) */
-	int aggs_per_pod;	/* aggregation switches per pod (equal-cost paths), default 1 */
-	int cores;		/* core switches, default 1 */
+	int racks_per_pod;       /* 0 = two-tier (ToRs under one layer of spines) */
+	int aggs_per_pod;        /* aggregation switches per pod (equal-cost paths), default 1 */
+	int cores;               /* core switches, default 1 */
 } hm_topo_gen_t;
 
 /* Speeds used by the loaders for values the file lacks (0 = documented default). */
@@ -126,6 +127,14 @@ hm_rc_t hm_topo_load_csv(FILE *f, const char *fname, const hm_topo_opts_t *opts,
 /* Open a file and pick the loader from its content (topology.conf lines vs a CSV header). */
 hm_rc_t hm_topo_load_file(const char *path, const hm_topo_opts_t *opts, hm_topo_t **out,
 			  hm_err_t *err);
+
+/*
+ * Write t as Slurm topology.conf (topology/tree): one SwitchName line per
+ * switch, racks first with Nodes=, then each level with Switches=, hostlists
+ * compressed, no LinkSpeed. A name topology.conf cannot carry (blanks, '=',
+ * ',', '[', ']', '#', '\\') is HM_ERR_INVAL naming it; nothing is written then.
+ */
+hm_rc_t hm_topo_write_slurm(const hm_topo_t *t, FILE *f, hm_err_t *err);
 
 /* Parse "host=ip,tor=ASW,agg=PSW,core=DSW" into opts (strings point into buf). */
 hm_rc_t hm_topo_csv_columns_parse(char *buf, hm_topo_opts_t *opts, hm_err_t *err);

@@ -9,7 +9,8 @@ src_libharmonics_topo_libhmtopo_la_SOURCES = \
 	src/libharmonics/topo/hm_topo_build.h \
 	src/libharmonics/topo/hm_topo_gen.c \
 	src/libharmonics/topo/hm_topo_slurm.c \
-	src/libharmonics/topo/hm_topo_csv.c
+	src/libharmonics/topo/hm_topo_csv.c \
+	src/libharmonics/topo/hm_topo_write.c
 
 # The hwloc loader alone, so that only its users link hwloc.
 noinst_LTLIBRARIES += src/libharmonics/topo/libhmtopo_hwloc.la
@@ -22,10 +23,12 @@ src_libharmonics_topo_libhmtopo_hwloc_la_LIBADD = $(HWLOC_LIBS)
 UNIT_TESTS += \
 	tests/unit/test_topo \
 	tests/unit/test_topo_load \
+	tests/unit/test_topo_write \
 	tests/unit/test_topo_hwloc
 
 tests_unit_test_topo_SOURCES = tests/unit/test_topo.c
 tests_unit_test_topo_load_SOURCES = tests/unit/test_topo_load.c
+tests_unit_test_topo_write_SOURCES = tests/unit/test_topo_write.c
 tests_unit_test_topo_hwloc_SOURCES = tests/unit/test_topo_hwloc.c
 
 # topology.conf, host CSV and hwloc XML fixtures (gen_hwloc_xml.py writes the XML).
