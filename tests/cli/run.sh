@@ -127,7 +127,7 @@ fi
 # --policy all runs every registered policy.
 if expect "--policy all" 0 "$sim" --policy all --budget 0.2 --json -q; then
 	n=$(jq '.policies | length' "$tmp/out")
-	want=$("$sim" --help | sed -n 's/.*comma-separated among \([a-z,]*\).*/\1/p' | tr ',' '\n' | grep -c .)
+	want=$("$sim" --help | sed -n 's/.*--policy LIST.*comma-separated among \([a-z,]*\).*/\1/p' | tr ',' '\n' | grep -c .)
 	if [[ $n == "$want" && $n -ge 2 ]]; then ok "all $n policies ran"; else not_ok "policy all ran $n of $want"; fi
 fi
 
@@ -152,6 +152,31 @@ for t in harmonics-sim harmonics-bench harmonicsctl harmonics-emujob harmonics-a
 	fi
 	has "$t(1) lists exit codes" '^\.SH EXIT STATUS' "$top/docs/man/$t.1"
 done
+
+# harmonicsctl topology: topology.conf from a host CSV, read back to the same lines.
+ctl=$build/src/tools/harmonicsctl
+tfx=$top/tests/fixtures/topo
+if expect "harmonicsctl topology hosts.csv" 0 "$ctl" topology "$tfx/hosts.csv"; then
+	cp "$tmp/out" "$tmp/topo.conf"
+	has "ECMP kept: tor2 under agg1 and agg2" '^SwitchName=agg2 Switches=tor2$' "$tmp/topo.conf"
+	has "racks with compressed nodes" '^SwitchName=tor1 Nodes=h\[01-02\]$' "$tmp/topo.conf"
+	expect "harmonicsctl topology reads its own output" 0 "$ctl" topology "$tmp/topo.conf" &&
+		if diff <(grep -v '^#' "$tmp/topo.conf") <(grep -v '^#' "$tmp/out") >"$tmp/err"; then
+			ok "round trip: the same switches and nodes"
+		else
+			not_ok "round trip: the same switches and nodes"
+		fi
+fi
+expect "harmonicsctl topology --csv-columns" 0 "$ctl" topology --csv-columns host=ip,tor=ASW,agg=PSW,core=DSW \
+	"$tfx/hosts_named.csv" && has "named columns" '^SwitchName=asw-1 Nodes=10\.1\.0\.\[1-2\]$' "$tmp/out"
+expect "harmonicsctl topology: bad file" 2 "$ctl" topology "$tfx/bad_dup_host.csv" &&
+	has "bad file named with its line" 'bad_dup_host.csv:[0-9]+:' "$tmp/err"
+expect "harmonicsctl topology: bad --csv-columns" 2 "$ctl" topology --csv-columns rack=ASW "$tfx/hosts.csv" &&
+	has "bad role named, accepted listed" "unknown role 'rack'.*accepted" "$tmp/err"
+expect "harmonicsctl topology: no file" 2 "$ctl" topology && has "says what it needs" 'needs a host CSV' "$tmp/err"
+printf 'host,tor\nh 1,tor1\n' >"$tmp/blank.csv"
+expect "harmonicsctl topology: a name topology.conf cannot carry" 2 "$ctl" topology "$tmp/blank.csv" &&
+	has "the name is given" "host 'h 1' cannot be written" "$tmp/err"
 
 echo "cli: $pass passed, $fail failed"
 ((fail == 0))
