@@ -9,12 +9,17 @@
  * extra calls (the probe and the allocation on the chosen set) are not in it:
  * slurmctld's log line gives them per job ("... us, N of them in cons_tres").
  *
- * Cluster of N nodes: racks of 32 nodes x 8 GPUs, 100 Gbit/s NICs, ToR uplinks
- * oversubscribed 2:1, pods of 16 racks above 16 racks. About 90% of the nodes
- * run multi-node jobs (2-16 nodes, seeded), each starting in a random rack and
- * spilling into the next ones (a fragmented cluster: most uplinks carry
- * several jobs). The arriving job asks for 2, 8, 32 or 64 whole nodes (racks hold 32); cons_tres'
- * choice is taken as the first free nodes in index order.
+ * Cluster of N nodes: racks of 32 nodes x 8 GPUs, 100 Gbit/s NICs, one ToR
+ * uplink of 100 Gbit/s (as in the Slurm test cluster: a ring crossing racks
+ * shares it, so candidates differ), pods of 16 racks above 16 racks. About 90%
+ * of the nodes run multi-node jobs (2-16 nodes, seeded, half of them
+ * staggered), each starting in a random rack and spilling into the next ones
+ * (a fragmented cluster: most uplinks carry several jobs). The arriving job
+ * asks for 2, 8, 32 or 64 whole nodes (racks hold 32); cons_tres' choice is
+ * taken as the first free nodes in index order. Sizes are rounded up to whole
+ * pods: 1000 -> 1,024 nodes, 10000 -> 10,240.
+ *
+ * Columns: the chosen set's score and that of cons_tres' stand-in choice.
  *
  * Usage: bench_place [--nodes N[,N...]] [--repeats R] [--seed S]
  *        (default 1000,10000 nodes, 31 repeats: median, p90, min in us)
@@ -94,7 +99,7 @@ static int cluster_make(int nodes, cluster_t *c, hm_err_t *err)
 	memset(c, 0, sizeof(*c));
 	if (racks > 16)
 		racks = (racks + 15) / 16 * 16;
-	snprintf(spec, sizeof(spec), "racks=%d,hosts=%d,gpus=8,nic=100G,oversub=2%s", racks,
+	snprintf(spec, sizeof(spec), "racks=%d,hosts=%d,gpus=8,nic=100G,uplink=100G%s", racks,
 		 RACK_HOSTS, racks > 16 ? ",racks_per_pod=16" : "");
 	if (hm_topo_gen_parse(spec, &gen, err) != HM_OK ||
 	    hm_topo_generate(&gen, &c->t, err) != HM_OK)
@@ -154,7 +159,7 @@ static int cluster_make(int nodes, cluster_t *c, hm_err_t *err)
 
 /* One placement as the plugin does it, without cons_tres; its time in us. */
 static double place_once(cluster_t *c, const hm_profile_t *prof, int need, int *avail, int *cth,
-			 hm_sel_recent_list_t *recent, double *score, int *ncands)
+			 hm_sel_recent_list_t *recent, double *score, double *ct_score, int *ncands)
 {
 	hm_sel_plan_t plan;
 	hm_err_t err = {0};
@@ -197,6 +202,7 @@ static double place_once(cluster_t *c, const hm_profile_t *prof, int need, int *
 		}
 	}
 	*score = plan.s[plan.order[0]].total;
+	*ct_score = plan.cons_tres >= 0 ? plan.s[plan.cons_tres].total : -1;
 	*ncands = plan.n;
 	hm_sel_plan_free(&plan);
 	return (hm_mono_s() - t0) * 1e6;
@@ -260,8 +266,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	printf("%7s %6s %6s %5s %10s %10s %10s %6s %8s\n", "nodes", "jobs", "need", "cands",
-	       "median_us", "p90_us", "min_us", "racks", "score");
+	printf("%7s %6s %6s %5s %10s %10s %10s %6s %8s %8s\n", "nodes", "jobs", "need", "cands",
+	       "median_us", "p90_us", "min_us", "racks", "score", "ct_score");
 	for (int s = 0; s < nsizes; s++) {
 		cluster_t c;
 		hm_err_t err = {0};
@@ -281,24 +287,24 @@ int main(int argc, char **argv)
 		for (size_t k = 0; avail && cth && k < sizeof(needs) / sizeof(needs[0]); k++) {
 			hm_profile_t prof;
 			hm_sel_recent_list_t recent = {0};
-			double score = 0;
+			double score = 0, ct_score = 0;
 			int ncands = 0;
 
 			profile(&prof, 1.25e9, 0.3);
 			(void)place_once(&c, &prof, needs[k], avail, cth, &recent, &score,
-					 &ncands); /* warm-up */
+					 &ct_score, &ncands); /* warm-up */
 			for (int r = 0; r < repeats; r++) {
 				t[r] = place_once(&c, &prof, needs[k], avail, cth, &recent, &score,
-						  &ncands);
+						  &ct_score, &ncands);
 				hm_sel_recent_free(&recent);
 				if (t[r] < 0)
 					goto next;
 			}
 			qsort(t, (size_t)repeats, sizeof(double), cmp_double);
-			printf("%7d %6d %6d %5d %10.0f %10.0f %10.0f %6d %8.4f\n", c.t->nhosts,
-			       c.njobs, needs[k], ncands, t[repeats / 2],
+			printf("%7d %6d %6d %5d %10.0f %10.0f %10.0f %6d %8.4f %8.4f\n",
+			       c.t->nhosts, c.njobs, needs[k], ncands, t[repeats / 2],
 			       t[(repeats * 9) / 10 < repeats ? (repeats * 9) / 10 : repeats - 1],
-			       t[0], c.t->nracks, score);
+			       t[0], c.t->nracks, score, ct_score);
 		next:
 			hm_sel_recent_free(&recent);
 		}
