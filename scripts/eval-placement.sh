@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Placement x policy on a cluster that fills up and drains (docs/evaluation.md,
-# "Placement"): harmonics-sim --placement all with fair and harmonics, per seed,
-# then one Markdown row per placement/policy: mean and p99 JCT, mean queue
-# wait (start - arrival), share of jobs exposed to contention (slowdown over
-# 1%), mean JCT against packed + fair.
+# Placement x policy on a cluster that fills up and drains (docs/placement.md):
+# harmonics-sim --placement all with fair and harmonics, per seed, then one
+# Markdown row per policy/placement: mean and p99 JCT, mean queue wait (start -
+# arrival), share of jobs exposed to contention (slowdown over 1%), mean JCT
+# against packed + fair. Writes a Markdown section on stdout; scripts/evaluate.sh
+# includes it from docs/eval/placement-measured.md:
 #
-# Usage: scripts/eval-placement.sh [BUILD_DIR] [SEEDS]   (default build, "1 2 3")
+#   scripts/eval-placement.sh [BUILD_DIR] [SEEDS] >docs/eval/placement-measured.md
+#   (default build, seeds "1 2 3")
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,14 +24,23 @@ work="jobs=600,arrival=poisson:1s,gpus=multi,models=all,iters=200-2000,compute_s
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+t0=$(date +%s)
 for s in $seeds; do
 	"$sim" --topo-gen "$topo" --generate "$work" --policy fair,harmonics --placement all \
 		--jitter 0 --seed "$s" --json --per-job -q >"$tmp/seed$s.json"
 done
-echo "Scenario: --topo-gen $topo --generate $work --jitter 0, seeds: $seeds (means over seeds)."
-echo
-echo "| policy/placement | mean JCT s | p99 JCT s | mean queue wait s | jobs exposed | mean JCT / packed+fair |"
-echo "|---|---|---|---|---|---|"
+cat <<EOF
+## (e) Placement x policy on a cluster that fills up
+
+Measured on $(date -u +%Y-%m-%d) ($(uname -m), $(nproc) cores) in $(($(date +%s) - t0)) s by
+\`scripts/eval-placement.sh\` (docs/placement.md): harmonics-sim
+\`--topo-gen $topo --generate $work --policy fair,harmonics --placement all --jitter 0\`,
+seeds $seeds, means over the seeds. JCT includes the queue wait (start -
+arrival); a job is exposed when its mean iteration is over 1% slower than alone.
+
+| policy/placement | mean JCT s | p99 JCT s | mean queue wait s | jobs exposed | mean JCT / packed+fair |
+|---|---|---|---|---|---|
+EOF
 jq -rs '
   [ .[] | .policies[] | . as $p | ($p.jobs | map(select(.placed))) as $j |
     { name: $p.name, jct: $p.mean_jct_s, p99: $p.p99_jct_s,

@@ -2,7 +2,8 @@
 # Regenerates docs/evaluation.md (and docs/img/decision-time.png): the five
 # policies side by side on (a) a testbed-sized contention scenario, (b) a
 # production-sized Clos, and (c) scheduling time vs cluster size; (d) the
-# emulated testbed's last measured report (docs/eval/testbed-measured.md).
+# emulated testbed's last measured report (docs/eval/testbed-measured.md); (e)
+# placement x policy's (docs/eval/placement-measured.md).
 #
 #   scripts/evaluate.sh [BUILD_DIR]        (default: build/, built if needed)
 # Environment:
@@ -38,6 +39,17 @@ testbed_section() {
 		cat "$f"
 	else
 		printf '## (d) The emulated testbed\n\nNot measured yet: `scripts/testbed.sh --quick --report docs/eval/testbed-measured.md --plot docs/img/testbed.png` (root).\n'
+	fi
+}
+
+# Section (e), placement x policy: measured by scripts/eval-placement.sh (about
+# a minute), kept in docs/eval like (d).
+placement_section() {
+	local f=$top/docs/eval/placement-measured.md
+	if [[ -f $f ]]; then
+		cat "$f"
+	else
+		printf '## (e) Placement x policy\n\nNot measured yet: `scripts/eval-placement.sh build >docs/eval/placement-measured.md`.\n'
 	fi
 }
 
@@ -348,6 +360,8 @@ $(awk -F, '{ printf "| %s | %s | %s | %.6f | %.6f | %.1f | %s |\n", $1, $2, $3, 
 ![decision time vs GPUs](img/decision-time.png)
 
 $(testbed_section)
+
+$(placement_section)
 
 ## Targets (issue 3, item 5), measured in the runs above
 
