@@ -91,7 +91,6 @@ tb_write_batch() {
 		[[ -e $dir/$name.go ]] || { echo "testbed: no go signal within 60 s" >&2; exit 1; }
 		# Rank 0 runs here (the first node): rendezvous on this node's data NIC.
 		addr=\$(ip -4 -o addr show dev eth0 | awk '{ sub("/.*", "", \$4); print \$4 }')
-		export HARMONICS_REPORT_FILE=$dir/$name.rep.%r
 		exec srun -o $dir/$name.out.%t -e $dir/$name.err.%t $TB_EMUJOB \\
 			--rendezvous \$addr:$TB_EMUJOB_PORT --model ${SC_MODEL[$j]} --scale $TB_TIME_SCALE \\
 			--bytes-scale $TB_BYTES_SCALE --compute-jitter $TB_JITTER --tcp-cc $TB_TCP_CC \\
@@ -160,8 +159,17 @@ tb_case_run() {
 		scancel "${ids[@]}"
 		return 1
 	fi
+	# Rank 0's runtime report and its last assign file, from the job directory of
+	# the local channel on the job's first node (the SPANK plugin sets
+	# HARMONICS_REPORT_FILE there; the agent removes the directory 30 s later).
+	local rundir jd
+	rundir=$(sed -n 's/^RunDir=//p' "$HARMONICS_CONF")
 	for ((j = 0; j < n; j++)); do
 		scontrol show job "${ids[$j]}" 2>/dev/null | sed -n 's/^ *AdminComment=//p' >"$dir/${SC_NAME[$j]}.comment"
+		jd=$rundir/${SC_NODES[$j]%%,*}/job.${ids[$j]}
+		cp "$jd/report.0.0" "$dir/${SC_NAME[$j]}.rep.0" 2>/dev/null ||
+			tb_log "${SC_NAME[$j]}: no runtime report in $jd"
+		cp "$jd/assign" "$dir/${SC_NAME[$j]}.assign" 2>/dev/null
 	done
 	tb_case_json "$scen" "$pol" "$dir" "$t0" >"$dir/case.json.tmp" && mv "$dir/case.json.tmp" "$dir/case.json"
 }
