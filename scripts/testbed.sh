@@ -135,7 +135,7 @@ TB_DURATION_FACTOR=$(awk -v q="$quick" 'BEGIN { print q ? 0.5 : 1 }')
 # and a switch (lead + a period + the agent's 1 s promotion margin, < 2 s) is
 # done well before the next epoch can change it again.
 TB_EPOCH_S=4 TB_HEARTBEAT_MS=250 TB_LEAD_MS=500
-export TB_EMUJOB TB_TIME_SCALE TB_BYTES_SCALE TB_JITTER TB_TCP_CC
+export TB_EMUJOB TB_TIME_SCALE TB_BYTES_SCALE TB_JITTER TB_TCP_CC TB_EPOCH_S TB_LEAD_MS
 
 # Every scenario file, model and node is checked before anything starts.
 for f in "${scen_files[@]}"; do
@@ -230,9 +230,10 @@ if [[ -n $report ]]; then
 		echo "uplinks $TB_UPLINK with strict-priority classes, TCP $TB_TCP_CC; the same"
 		echo "cases in harmonics-sim (docs/testbed.md). Medians over $reps repetitions;"
 		echo "\"sim error\" is simulated / measured - 1 of the mean iteration, the fidelity"
-		echo "goal is 10%; the last column simulates running-step updates (issue 11),"
-		echo "which the Slurm path does not have yet. Why rows differ: docs/simulator.md,"
-		echo "\"Fidelity against the testbed\"."
+		echo "goal is 10%. Running steps follow every re-decision (the live loop: EpochLength"
+		echo "${TB_EPOCH_S} s, UpdateLead ${TB_LEAD_MS} ms), and the simulator models the same; the last"
+		echo "column simulates launch-time assignments only (the Slurm path before the live"
+		echo "loop). Why rows differ: docs/simulator.md, \"Fidelity against the testbed\"."
 		echo
 		tb_table "$out/summary.json" "$out/noise.json"
 		echo

@@ -8,8 +8,8 @@
 # then runs harmonics-emujob under srun (one rank per node, rendezvous on the
 # first node's data address). Jobs of one arrival time are released together,
 # once all are RUNNING and the coordinator lists them, so every step registers
-# against the decision that knows them all (launch-time assignments: a job
-# already running keeps the assignment its step got; issue 11 updates it).
+# against the decision that knows them all; a job already running follows the
+# new decision through its node agents' assign files (the live loop).
 #
 # Input (set by testbed.sh): TB_EMUJOB, TB_TIME_SCALE, TB_BYTES_SCALE,
 # TB_JITTER, TB_TCP_CC, TB_DURATION_FACTOR, TB_PATH_BPS (the goodput of a job's bottleneck
@@ -175,8 +175,8 @@ tb_case_run() {
 }
 
 # case.json from the emujobs' own output (rank 0's JSON) and the runtime's reports;
-# per iteration the epoch that governed the burst (with running-step updates,
-# issue 11, it shows when a running job switched).
+# per iteration the epoch that governed the burst (it shows when a running job
+# switched to a re-decision).
 # A job's compute is the time until its last rank was ready (the barrier waits
 # for the slowest rank; each rank's compute jitters on its own).
 tb_case_json() {
