@@ -152,6 +152,14 @@ static hm_rc_t phase_start(sim_t *s, int j, hm_err_t *err)
 	return sim_net_start(s, j, ld, sj->dec.prio > 0 ? sj->dec.prio : 0, err);
 }
 
+/* The first slot of a held decision at or after time t. */
+static double slot_at_or_after(const hm_decision_t *d, double t)
+{
+	double base = d->origin_s + d->shift_s;
+
+	return base + ceil((t - base) / d->period_s - SLOT_EPS_S) * d->period_s;
+}
+
 /*
  * Phase next_phase may start now; the first one waits for its slot when held.
  * A slot at or after a pending decision's switch time T gives way to that
@@ -174,11 +182,7 @@ static hm_rc_t phase_ready(sim_t *s, int j, hm_err_t *err)
 			slot += d->period_s;
 			n = &sj->next;
 			if (sj->has_next && slot >= sj->next_at_s && n->period_s > 0)
-				slot =
-				    n->origin_s + n->shift_s +
-				    ceil((sj->next_at_s - n->origin_s - n->shift_s) / n->period_s -
-					 SLOT_EPS_S) *
-					n->period_s;
+				slot = slot_at_or_after(n, sj->next_at_s);
 			else if (sj->has_next && slot >= sj->next_at_s)
 				return phase_start(s, j, err); /* the next one runs free */
 			sj->slot_wait = true;
