@@ -127,8 +127,15 @@ TB_PATH_BPS=$((TB_NIC_BPS < TB_UPLINK_BPS ? TB_NIC_BPS : TB_UPLINK_BPS))
 # the communication share of the iteration is the catalogue's on the reference.
 TB_BYTES_SCALE=$(awk -v n="$nic_bps" -v r="$ref_gbps" 'BEGIN { printf "%.6g", n / (r * 1e9) }')
 TB_DURATION_FACTOR=$(awk -v q="$quick" 'BEGIN { print q ? 0.5 : 1 }')
-TB_EPOCH_S=0
-export TB_EMUJOB TB_TIME_SCALE TB_BYTES_SCALE TB_JITTER TB_TCP_CC
+# The live loop (docs/pacing.md): node agents beat every 250 ms and renew each
+# step's assign file; a changed decision reaches running steps at a switch time
+# UpdateLead = 500 ms ahead; the coordinator re-decides on every arrival and
+# departure, and every EpochLength with the measured profiles. 4 s: the quick
+# scenarios' jobs run 10-18 s (full length 20-36 s), so each sees 2-8 epochs,
+# and a switch (lead + a period + the agent's 1 s promotion margin, < 2 s) is
+# done well before the next epoch can change it again.
+TB_EPOCH_S=4 TB_HEARTBEAT_MS=250 TB_LEAD_MS=500
+export TB_EMUJOB TB_TIME_SCALE TB_BYTES_SCALE TB_JITTER TB_TCP_CC TB_EPOCH_S TB_LEAD_MS
 
 # Every scenario file, model and node is checked before anything starts.
 for f in "${scen_files[@]}"; do
@@ -147,12 +154,13 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 tb_net_up "$TB_EMUJOB" || exit 1
 export HM_NODES=$TB_NNODES HM_RACK_HOSTS=$TB_HOSTS HM_CTL_ADDR=$TB_CTL_ADDR \
 	HM_NODE_ADDR_PREFIX=$TB_MGMT_PREFIX HM_NODE_NETNS_PREFIX=${TB_NS}n
-# One emulated job rank per node (GpusPerNode=1); decisions at job start and
-# end only (EpochLength=0: running steps keep their launch-time assignment).
+# One emulated job rank per node (GpusPerNode=1); the live loop's timing above.
 HM_CONF_EXTRA="GpusPerNode=1
 NicSpeed=$(awk -v b="$TB_NIC_BPS" 'BEGIN { printf "%.6fGbps", b / 1e9 }')
 UplinkSpeed=$(awk -v b="$TB_UPLINK_BPS" 'BEGIN { printf "%.6fGbps", b / 1e9 }')
-EpochLength=$TB_EPOCH_S
+EpochLength=${TB_EPOCH_S}s
+HeartbeatInterval=${TB_HEARTBEAT_MS}ms
+UpdateLead=${TB_LEAD_MS}ms
 LogLevel=info"
 export HM_CONF_EXTRA
 hm_cluster_up "$build" --no-db || { HM_KEEP=1; exit 1; }
@@ -222,9 +230,10 @@ if [[ -n $report ]]; then
 		echo "uplinks $TB_UPLINK with strict-priority classes, TCP $TB_TCP_CC; the same"
 		echo "cases in harmonics-sim (docs/testbed.md). Medians over $reps repetitions;"
 		echo "\"sim error\" is simulated / measured - 1 of the mean iteration, the fidelity"
-		echo "goal is 10%; the last column simulates running-step updates (issue 11),"
-		echo "which the Slurm path does not have yet. Why rows differ: docs/simulator.md,"
-		echo "\"Fidelity against the testbed\"."
+		echo "goal is 10%. Running steps follow every re-decision (the live loop: EpochLength"
+		echo "${TB_EPOCH_S} s, UpdateLead ${TB_LEAD_MS} ms), and the simulator models the same; the last"
+		echo "column simulates launch-time assignments only (the Slurm path before the live"
+		echo "loop). Why rows differ: docs/simulator.md, \"Fidelity against the testbed\"."
 		echo
 		tb_table "$out/summary.json" "$out/noise.json"
 		echo

@@ -81,6 +81,9 @@ static void usage(FILE *out)
 		"  --launch-window S     decisions reach a job only within S seconds of its start,\n"
 		"                        as assignments given to job steps at launch (default:\n"
 		"                        every decision reaches every running job)\n"
+		"  --update-lead S       a changed decision reaches a running job S seconds after\n"
+		"                        it is made, as the live loop's UpdateLead (default 0:\n"
+		"                        at once)\n"
 		"  --declared-only       policies see only the jobs' declared profiles, no measured\n"
 		"                        iteration times (as the Slurm coordinator before its\n"
 		"                        measurements flow back)\n"
@@ -117,6 +120,7 @@ enum {
 	OPT_HORIZON,
 	OPT_LAUNCH_WINDOW,
 	OPT_DECLARED_ONLY,
+	OPT_UPDATE_LEAD,
 	OPT_JSON,
 	OPT_CSV,
 	OPT_PER_JOB,
@@ -143,6 +147,7 @@ static const struct option long_opts[] = {
 	{"horizon", required_argument, NULL, OPT_HORIZON},
 	{"launch-window", required_argument, NULL, OPT_LAUNCH_WINDOW},
 	{"declared-only", no_argument, NULL, OPT_DECLARED_ONLY},
+	{"update-lead", required_argument, NULL, OPT_UPDATE_LEAD},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"csv", no_argument, NULL, OPT_CSV},
 	{"per-job", no_argument, NULL, OPT_PER_JOB},
@@ -218,6 +223,10 @@ static int parse_args(int argc, char **argv, sim_args_t *a, hm_err_t *err)
 						 err);
 			break;
 		case OPT_DECLARED_ONLY: a->declared_only = true; break;
+		case OPT_UPDATE_LEAD:
+			rc = hm_parse_duration_s(optarg, 0, 600, &a->sopts.update_lead_s,
+						 "--update-lead", err);
+			break;
 		case OPT_JSON: a->fmt = FMT_JSON; break;
 		case OPT_CSV: a->fmt = FMT_CSV; break;
 		case OPT_PER_JOB: a->per_job = true; break;

@@ -88,6 +88,19 @@ expect "--declared-only" 0 "$sim" --topology "$fx/topology.conf" --trace "$tmp/l
 expect "--launch-window 0" 0 "$sim" --topology "$fx/topology.conf" --trace "$tmp/late.csv" --policy harmonics \
 	--launch-window 0 --json -q && { jq -e '.policies[0].completed == 2' "$tmp/out" >/dev/null && ok "--launch-window 0 runs every job" || not_ok "--launch-window 0 runs every job"; }
 
+# --update-lead: a bad value is named; 0 is the default (same result).
+expect "bad --update-lead rejected" 2 "$sim" --update-lead -1 && has "bad lead named" '--update-lead' "$tmp/err"
+"$sim" --topology "$fx/topology.conf" --trace "$tmp/late.csv" --policy harmonics,crux --json -q \
+	--update-lead 0 | jq "$nt" >"$tmp/ul-0.json"
+if jq -e ".policies[0].completed == 2" "$tmp/ul-0.json" >/dev/null && cmp -s "$tmp/lw-a.json" "$tmp/ul-0.json"; then
+	ok "--update-lead 0 = the default"
+else
+	not_ok "--update-lead 0 = the default"
+fi
+expect "--update-lead 500ms" 0 "$sim" --topology "$fx/topology.conf" --trace "$tmp/late.csv" --policy harmonics \
+	--epoch 4 --update-lead 500ms --json -q && { jq -e '.policies[0].completed == 2' "$tmp/out" >/dev/null &&
+	ok "--update-lead 500ms runs every job" || not_ok "--update-lead 500ms runs every job"; }
+
 # Loaders through the CLI: topology.conf + trace with fixed nodes.
 if expect "topology.conf + trace" 0 "$sim" --topology "$fx/topology.conf" --trace "$fx/trace.csv" --policy fair --per-job -q; then
 	has "table has fair row" '^fair ' "$tmp/out"

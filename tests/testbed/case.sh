@@ -8,8 +8,8 @@
 # then runs harmonics-emujob under srun (one rank per node, rendezvous on the
 # first node's data address). Jobs of one arrival time are released together,
 # once all are RUNNING and the coordinator lists them, so every step registers
-# against the decision that knows them all (launch-time assignments: a job
-# already running keeps the assignment its step got; issue 11 updates it).
+# against the decision that knows them all; a job already running follows the
+# new decision through its node agents' assign files (the live loop).
 #
 # Input (set by testbed.sh): TB_EMUJOB, TB_TIME_SCALE, TB_BYTES_SCALE,
 # TB_JITTER, TB_TCP_CC, TB_DURATION_FACTOR, TB_PATH_BPS (the goodput of a job's bottleneck
@@ -91,7 +91,6 @@ tb_write_batch() {
 		[[ -e $dir/$name.go ]] || { echo "testbed: no go signal within 60 s" >&2; exit 1; }
 		# Rank 0 runs here (the first node): rendezvous on this node's data NIC.
 		addr=\$(ip -4 -o addr show dev eth0 | awk '{ sub("/.*", "", \$4); print \$4 }')
-		export HARMONICS_REPORT_FILE=$dir/$name.rep.%r
 		exec srun -o $dir/$name.out.%t -e $dir/$name.err.%t $TB_EMUJOB \\
 			--rendezvous \$addr:$TB_EMUJOB_PORT --model ${SC_MODEL[$j]} --scale $TB_TIME_SCALE \\
 			--bytes-scale $TB_BYTES_SCALE --compute-jitter $TB_JITTER --tcp-cc $TB_TCP_CC \\
@@ -160,15 +159,24 @@ tb_case_run() {
 		scancel "${ids[@]}"
 		return 1
 	fi
+	# Rank 0's runtime report and its last assign file, from the job directory of
+	# the local channel on the job's first node (the SPANK plugin sets
+	# HARMONICS_REPORT_FILE there; the agent removes the directory 30 s later).
+	local rundir jd
+	rundir=$(sed -n 's/^RunDir=//p' "$HARMONICS_CONF")
 	for ((j = 0; j < n; j++)); do
 		scontrol show job "${ids[$j]}" 2>/dev/null | sed -n 's/^ *AdminComment=//p' >"$dir/${SC_NAME[$j]}.comment"
+		jd=$rundir/${SC_NODES[$j]%%,*}/job.${ids[$j]}
+		cp "$jd/report.0.0" "$dir/${SC_NAME[$j]}.rep.0" 2>/dev/null ||
+			tb_log "${SC_NAME[$j]}: no runtime report in $jd"
+		cp "$jd/assign" "$dir/${SC_NAME[$j]}.assign" 2>/dev/null
 	done
 	tb_case_json "$scen" "$pol" "$dir" "$t0" >"$dir/case.json.tmp" && mv "$dir/case.json.tmp" "$dir/case.json"
 }
 
 # case.json from the emujobs' own output (rank 0's JSON) and the runtime's reports;
-# per iteration the epoch that governed the burst (with running-step updates,
-# issue 11, it shows when a running job switched).
+# per iteration the epoch that governed the burst (it shows when a running job
+# switched to a re-decision).
 # A job's compute is the time until its last rank was ready (the barrier waits
 # for the slowest rank; each rank's compute jitters on its own).
 tb_case_json() {

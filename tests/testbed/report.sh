@@ -8,7 +8,7 @@
 #      "measured_mean_jct_s"}]}]}  ("jobs": per job, the same medians)
 #   tb_noise FILES...        per case: repetitions, spread of the measured mean
 #                            iteration (CV and max-min over the median), and the
-#                            simulated one with running-step updates (issue 11)
+#                            simulated one with launch-time assignments only
 #   tb_table SUMMARY NOISE   the table for people
 #   tb_plot SUMMARY FILE     measured vs simulated mean iteration (gnuplot; .svg or .png)
 
@@ -22,7 +22,7 @@ def case_figs: {
 	mc: (.jobs | map(.measured.mean_comm_s) | mean),
 	sc: (.jobs | map(.simulated.mean_comm_s) | mean),
 	mj: (.jobs | map(.measured.jct_s) | mean),
-	ui: (.jobs | map(.simulated_updates.mean_iter_s) | mean) };
+	li: (.jobs | map(.simulated_launch_only.mean_iter_s) | mean) };
 def order: {"pairs": 0, "mixed": 1, "arrival": 2}[.] // 9;
 def porder: {"fair": 0, "crux": 1, "cassini": 2, "harmonics": 3, "optimal": 4}[.] // 9;
 '
@@ -56,7 +56,7 @@ tb_noise() {
 			case: (.[0].scenario + "/" + .[0].policy), reps: ($v | length),
 			cv: (($v | map((. - $a) * (. - $a)) | mean | sqrt) / $a),
 			range: ((($v | max) - ($v | min)) / $m),
-			updates_iter_s: (map(case_figs.ui) | median),
+			launch_only_iter_s: (map(case_figs.li) | median),
 			jitter_cv: (map(.sim_jitter_cv) | mean),
 			overshoot_ms: ([.[].jobs[] | (.measured.rank0_compute_s - .compute_s) * 1e3] | median) })' "$@"
 }
@@ -68,7 +68,7 @@ tb_table() { # summary.json noise.json
 		($n[0] | map({(.case): .}) | add) as $noise |
 		def f3: if . == null then "-" else (. * 1000 | round / 1000 | tostring) end;
 		def pct: if . == null then "-" else ((. * 1000 | round) / 10 | tostring) + "%" end;
-		"| scenario | policy | iter measured (s) | iter simulated (s) | sim error | within 10% | comm measured (s) | comm simulated (s) | JCT measured (s) | iter vs fair (measured) | spread over reps (CV) | iter simulated with updates (s) |",
+		"| scenario | policy | iter measured (s) | iter simulated (s) | sim error | within 10% | comm measured (s) | comm simulated (s) | JCT measured (s) | iter vs fair (measured) | spread over reps (CV) | iter simulated, launch-time assignments only (s) |",
 		"|---|---|---|---|---|---|---|---|---|---|---|---|",
 		(.scenarios[] | .name as $s | ([.policies[] | select(.name == "fair") | .measured_mean_iter_s] | first) as $fair |
 		 .policies[] | $noise[$s + "/" + .name] as $z |
@@ -77,7 +77,7 @@ tb_table() { # summary.json noise.json
 		 "\(if ((.simulated_mean_iter_s / .measured_mean_iter_s - 1) | fabs) <= 0.1 then "yes" else "no" end) | " +
 		 "\(.measured_mean_comm_s | f3) | \(.simulated_mean_comm_s | f3) | \(.measured_mean_jct_s | f3) | " +
 		 "\(if $fair then (.measured_mean_iter_s / $fair - 1) | pct else "-" end) | " +
-		 "\($z.range | pct) (\($z.cv | pct), \($z.reps) reps) | \($z.updates_iter_s | f3) |")' "$1"
+		 "\($z.range | pct) (\($z.cv | pct), \($z.reps) reps) | \($z.launch_only_iter_s | f3) |")' "$1"
 }
 
 tb_plot() { # summary.json FILE

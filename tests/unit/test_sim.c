@@ -233,6 +233,77 @@ static void test_one_time_shift(void **state)
 	hm_topo_free(t);
 }
 
+/* Job 0's decision: g_dec[0] alone, g_next once job 1 runs too (job 1: g_dec[1]). */
+static hm_decision_t g_next;
+
+static hm_rc_t switch_decide(void *st, hm_sched_ctx_t *ctx, hm_err_t *err)
+{
+	(void)st;
+	(void)err;
+	for (int i = 0; i < ctx->njobs; i++)
+		ctx->jobs[i].dec =
+		    ctx->jobs[i].id == 0 && ctx->njobs > 1 ? g_next : g_dec[ctx->jobs[i].id];
+	return HM_OK;
+}
+
+static const hm_policy_ops_t switcher = {.name = "switch", .decide = switch_decide};
+
+/* Job 0's JCT (10 iterations on hosts 0 and 2) when job 1 (1 GPU, no network,
+ * longer) arrives at 1.0 s and changes job 0's decision, with an update lead. */
+static double lead_jct(const hm_topo_t *t, double lead_s)
+{
+	hm_job_t j[2];
+	hm_workload_t w = {2, j};
+	hm_sim_opts_t o;
+	hm_sim_result_t r;
+	hm_err_t err = {0};
+	double jct;
+
+	set_job(&j[0], 0, t, 0, 2, 10);
+	set_job(&j[1], 1, t, -1, -1, 30);
+	j[1].arrival_s = 1.0;
+	hm_sim_opts_defaults(&o);
+	o.update_lead_s = lead_s;
+	assert_int_equal(hm_sim_run(t, &w, &switcher, NULL, &o, &r, &err), HM_OK);
+	assert_int_equal(r.completed, 2);
+	jct = r.jobs[0].jct_s;
+	hm_sim_result_free(&r);
+	free_jobs(j, 2);
+	return jct;
+}
+
+/*
+ * The live loop's update lead: a changed decision reaches a running job at
+ * T = decided + lead (docs/pacing.md, contract C).
+ * 1. Free -> slots of P = 0.5 (shift 0), decided at 1.0. Lead 0: iteration 2
+ *    (ready 1.1) waits for 1.5, every later one takes P: 0.8 + 0.8 + 7 x 0.5 =
+ *    5.1. Lead 0.6 (T = 1.6): iterations 2 and 3 still run free (0.4 each), the
+ *    burst of iteration 4 (ready 1.9) takes slot 2.0: 1.6 + 6 x 0.5 = 4.6.
+ * 2. Slots shift 0 -> shift 0.4, decided at 1.0, lead 0.45 (T = 1.45).
+ *    Iterations 0-1 end at 0.6 and 1.1; iteration 2 is ready at 1.4 < T, but
+ *    its slot 1.5 is after T: it takes the new grid's first slot at or after T,
+ *    1.9 (not 1.5), ends at 2.0; then one per period: 2.0 + 7 x 0.5 = 5.5.
+ *    Lead 0: the new grid at once, iteration 2 takes 1.4 (ready then), ends
+ *    1.5: 1.5 + 7 x 0.5 = 5.0.
+ */
+static void test_update_lead(void **state)
+{
+	(void)state;
+	hm_topo_t *t = make_topo();
+
+	memset(g_dec, 0, sizeof(g_dec));
+	memset(&g_next, 0, sizeof(g_next));
+	g_next.period_s = 0.5;
+	g_next.epoch = 1;
+	assert_float_equal(lead_jct(t, 0), 5.1, 1e-9);
+	assert_float_equal(lead_jct(t, 0.6), 4.6, 1e-9);
+	g_dec[0].period_s = 0.5;
+	g_next.shift_s = 0.4;
+	assert_float_equal(lead_jct(t, 0.45), 5.5, 1e-9);
+	assert_float_equal(lead_jct(t, 0), 5.0, 1e-9);
+	hm_topo_free(t);
+}
+
 /*
  * Queueing and unplaceable jobs: two 4-GPU jobs on the 4-GPU cluster run one
  * after the other (the second's JCT includes its wait: 2x the first's); a
@@ -403,6 +474,7 @@ int main(void)
 	    cmocka_unit_test(test_priority),
 	    cmocka_unit_test(test_slot_holding),
 	    cmocka_unit_test(test_one_time_shift),
+	    cmocka_unit_test(test_update_lead),
 	    cmocka_unit_test(test_queue_and_unplaced),
 	    cmocka_unit_test(test_place_and_epochs),
 	    cmocka_unit_test(test_zero_length_iterations),

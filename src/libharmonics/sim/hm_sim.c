@@ -132,7 +132,10 @@ static hm_rc_t phase_start(sim_t *s, int j, hm_err_t *err)
 {
 	sim_job_t *sj = &s->jobs[j];
 	int p = sj->next_phase++;
-	int path = sj->dec.path;
+	int path;
+
+	sim_dec_promote(s, sj);
+	path = sj->dec.path;
 
 	if (path < 0 || path >= sj->npaths)
 		path = 0;
@@ -149,12 +152,26 @@ static hm_rc_t phase_start(sim_t *s, int j, hm_err_t *err)
 	return sim_net_start(s, j, ld, sj->dec.prio > 0 ? sj->dec.prio : 0, err);
 }
 
-/* Phase next_phase may start now; the first one waits for its slot when held. */
+/* The first slot of a held decision at or after time t. */
+static double slot_at_or_after(const hm_decision_t *d, double t)
+{
+	double base = d->origin_s + d->shift_s;
+
+	return base + ceil((t - base) / d->period_s - SLOT_EPS_S) * d->period_s;
+}
+
+/*
+ * Phase next_phase may start now; the first one waits for its slot when held.
+ * A slot at or after a pending decision's switch time T gives way to that
+ * decision's first slot at or after T (contract C, docs/pacing.md).
+ */
 static hm_rc_t phase_ready(sim_t *s, int j, hm_err_t *err)
 {
 	sim_job_t *sj = &s->jobs[j];
-	const hm_decision_t *d = &sj->dec;
+	const hm_decision_t *d, *n;
 
+	sim_dec_promote(s, sj);
+	d = &sj->dec;
 	if (sj->next_phase == 0 && d->period_s > 0) {
 		double rel = s->now - d->origin_s - d->shift_s;
 		double k = floor(rel / d->period_s);
@@ -162,8 +179,14 @@ static hm_rc_t phase_ready(sim_t *s, int j, hm_err_t *err)
 		double guard = d->guard_s > 0 ? d->guard_s : 0;
 		if (s->now - slot > guard + SLOT_EPS_S) {
 			/* Too late for this slot: skip to the next one. */
+			slot += d->period_s;
+			n = &sj->next;
+			if (sj->has_next && slot >= sj->next_at_s && n->period_s > 0)
+				slot = slot_at_or_after(n, sj->next_at_s);
+			else if (sj->has_next && slot >= sj->next_at_s)
+				return phase_start(s, j, err); /* the next one runs free */
 			sj->slot_wait = true;
-			return push(s, slot + d->period_s, SEV_PHASE_START, j, err);
+			return push(s, slot, SEV_PHASE_START, j, err);
 		}
 	}
 	return phase_start(s, j, err);
@@ -410,11 +433,12 @@ hm_rc_t hm_sim_run(const hm_topo_t *t, const hm_workload_t *w, const hm_policy_o
 	else
 		hm_sim_opts_defaults(&s.o);
 	if (s.o.jitter_cv < 0 || !isfinite(s.o.jitter_cv) || s.o.horizon_s < 0 ||
-	    s.o.sample_s < 0 || !isfinite(s.o.horizon_s) || !isfinite(s.o.sample_s)) {
+	    s.o.sample_s < 0 || !isfinite(s.o.horizon_s) || !isfinite(s.o.sample_s) ||
+	    !(s.o.update_lead_s >= 0) || !isfinite(s.o.update_lead_s)) {
 		rc = hm_err_set(err, HM_ERR_INVAL,
-				"simulator: jitter %g, horizon %g s, sample %g s (accepted: finite "
-				">= 0)",
-				s.o.jitter_cv, s.o.horizon_s, s.o.sample_s);
+				"simulator: jitter %g, horizon %g s, sample %g s, update lead %g s "
+				"(accepted: finite >= 0)",
+				s.o.jitter_cv, s.o.horizon_s, s.o.sample_s, s.o.update_lead_s);
 		goto out;
 	}
 	if ((unsigned)s.o.placement > HM_SIM_PLACE_CASSINI) {

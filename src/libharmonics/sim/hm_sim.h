@@ -40,6 +40,9 @@ typedef struct {
 	double jitter_cv;   /* coefficient of variation of per-iteration compute, 0 = none */
 	double horizon_s;   /* stop at this simulated time; 0 = when every job finishes */
 	double sample_s;    /* link-utilisation sampling period for plots; 0 = off */
+	/* A changed decision reaches a running job this much later (the live loop's
+	 * UpdateLead); 0 = at once. A job's first decision is always at once. */
+	double update_lead_s;
 	int max_iter_samples; /* iteration-time samples kept for CDFs (0 = 100000) */
 	hm_sim_placement_t placement; /* where arriving jobs go (0 = default) */
 	/* Progress callback (fraction done in [0,1]); may be NULL. */

@@ -95,6 +95,11 @@ typedef struct {
 	double pending_delay_s; /* one-time shift for the next iteration start */
 	uint64_t rng[2];        /* jitter stream, seeded per job */
 	int run_pos;            /* index in the running list, -1 when not running */
+	/* With an update lead: the next decision from next_at_s, one decided while
+	 * it was pending (sim_dec_promote); decided: a first decision was taken. */
+	bool decided, has_next, has_deferred;
+	hm_decision_t next, deferred;
+	double next_at_s;
 
 	/* Current iteration. */
 	double iter_start_s, compute_s, compute_end_s, burst_start_s;
@@ -180,6 +185,8 @@ void sim_net_util(sim_t *s, double *busiest, double *mean);
 
 /* hm_sim_sched.c */
 hm_rc_t sim_policy_call(sim_t *s, hm_sched_event_t ev, int event_job, hm_err_t *err);
+/* A pending decision whose switch time has come is put in force. */
+void sim_dec_promote(sim_t *s, sim_job_t *sj);
 /*
  * Try to place job j now (placement, paths, traffic, iteration target): PLACED
  * (the engine starts it), QUEUED (no room now) or NEVER (sj->note says why).

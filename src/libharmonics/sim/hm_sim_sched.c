@@ -29,6 +29,12 @@ static void measure(sim_job_t *sj, bool reset)
 		sj->ep_n = sj->ep_iter_s = sj->ep_iter2_s = sj->ep_compute_s = sj->ep_comm_s = 0;
 }
 
+/* What the policy decided last for a job (pending or in force), as the coordinator keeps it. */
+static const hm_decision_t *latest(const sim_job_t *sj)
+{
+	return sj->has_deferred ? &sj->deferred : sj->has_next ? &sj->next : &sj->dec;
+}
+
 static void fill(sim_t *s, hm_sched_job_t *o, int j)
 {
 	sim_job_t *sj = &s->jobs[j];
@@ -46,35 +52,95 @@ static void fill(sim_t *s, hm_sched_job_t *o, int j)
 	o->meas_compute_s = sj->meas_compute_s;
 	o->meas_comm_s = sj->meas_comm_s;
 	o->meas_iter_sd_s = sj->meas_sd_s;
-	o->dec = sj->dec;
+	o->dec = *latest(sj);
+}
+
+static bool same_schedule(const hm_decision_t *a, const hm_decision_t *b)
+{
+	return a->shift_s == b->shift_s && a->period_s == b->period_s && a->guard_s == b->guard_s &&
+	       a->origin_s == b->origin_s && a->prio == b->prio && a->path == b->path;
 }
 
 static bool dec_equal(const hm_decision_t *a, const hm_decision_t *b)
 {
-	return a->shift_s == b->shift_s && a->period_s == b->period_s && a->guard_s == b->guard_s &&
-	       a->origin_s == b->origin_s && a->prio == b->prio && a->path == b->path &&
-	       a->epoch == b->epoch;
+	return same_schedule(a, b) && a->epoch == b->epoch;
+}
+
+/* A policy's decision made safe to simulate (a bad value cannot derail a job). */
+static hm_decision_t sane(const sim_job_t *sj, const hm_decision_t *d)
+{
+	hm_decision_t n = *d;
+
+	if (!(n.shift_s >= 0) || !isfinite(n.shift_s))
+		n.shift_s = 0;
+	if (!(n.period_s >= 0) || !isfinite(n.period_s))
+		n.period_s = 0;
+	if (n.prio < 0)
+		n.prio = 0;
+	if (n.path < 0 || n.path >= sj->npaths)
+		n.path = sj->npaths > 0 ? abs(n.path) % sj->npaths : 0;
+	return n;
 }
 
 /*
- * A new decision takes effect at the next burst (prio, path, slot) or the next
- * iteration start (one-time shift); a running phase keeps its class and path.
+ * A decision in force takes effect at the next burst (prio, path, slot) or the
+ * next iteration start (one-time shift); a running phase keeps its class and path.
  */
-static void apply(sim_job_t *sj, const hm_decision_t *d)
+static void take(sim_job_t *sj, const hm_decision_t *d)
 {
-	if (dec_equal(&sj->dec, d))
-		return;
 	sj->dec = *d;
-	if (!(sj->dec.shift_s >= 0) || !isfinite(sj->dec.shift_s))
-		sj->dec.shift_s = 0;
-	if (!(sj->dec.period_s >= 0) || !isfinite(sj->dec.period_s))
-		sj->dec.period_s = 0;
-	if (sj->dec.prio < 0)
-		sj->dec.prio = 0;
-	if (sj->dec.path < 0 || sj->dec.path >= sj->npaths)
-		sj->dec.path = sj->npaths > 0 ? abs(sj->dec.path) % sj->npaths : 0;
-	if (sj->dec.period_s == 0 && sj->dec.shift_s > 0)
-		sj->pending_delay_s = sj->dec.shift_s;
+	if (d->period_s == 0 && d->shift_s > 0)
+		sj->pending_delay_s = d->shift_s;
+}
+
+void sim_dec_promote(sim_t *s, sim_job_t *sj)
+{
+	while (sj->has_next && s->now >= sj->next_at_s) {
+		take(sj, &sj->next);
+		sj->has_next = false;
+		if (sj->has_deferred) {
+			/* The coordinator releases it once its predecessor took effect. */
+			sj->next = sj->deferred;
+			sj->has_next = true;
+			sj->has_deferred = false;
+			sj->next_at_s += s->o.update_lead_s;
+		}
+	}
+}
+
+/*
+ * Without an update lead a decision is in force at once. With one (the live
+ * loop, docs/pacing.md contract C, as hm_coord.c's switch_to): a job's first
+ * decision is; a change reaches its running steps at now + lead; a change
+ * decided while one is pending waits behind it; one equal to what the steps
+ * will run anyway changes nothing.
+ */
+static void apply(sim_t *s, sim_job_t *sj, const hm_decision_t *d)
+{
+	hm_decision_t n;
+
+	n = sane(sj, d);
+	if (s->o.update_lead_s <= 0 || !sj->decided) {
+		sj->decided = true;
+		if (!dec_equal(&sj->dec, d))
+			take(sj, &n);
+		return;
+	}
+	sim_dec_promote(s, sj);
+	if (sj->has_deferred && same_schedule(&sj->deferred, &n))
+		return;
+	if (same_schedule(sj->has_next ? &sj->next : &sj->dec, &n)) {
+		sj->has_deferred = false;
+		return;
+	}
+	if (sj->has_next) {
+		sj->deferred = n;
+		sj->has_deferred = true;
+		return;
+	}
+	sj->next = n;
+	sj->has_next = true;
+	sj->next_at_s = s->now + s->o.update_lead_s;
 }
 
 hm_rc_t sim_policy_call(sim_t *s, hm_sched_event_t ev, int event_job, hm_err_t *err)
@@ -114,7 +180,7 @@ hm_rc_t sim_policy_call(sim_t *s, hm_sched_event_t ev, int event_job, hm_err_t *
 		return rc;
 	}
 	for (int i = 0; i < n; i++)
-		apply(&s->jobs[s->sched_map[i]], &s->sched[i].dec);
+		apply(s, &s->jobs[s->sched_map[i]], &s->sched[i].dec);
 	return HM_OK;
 }
 
