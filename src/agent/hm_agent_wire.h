@@ -34,6 +34,7 @@
 #define HM_AW_POLICY_MAX 32  /* policy name or "off": 1..31 of [a-z0-9_-] */
 #define HM_AW_TEXT_MAX   256 /* reasons, errors, versions */
 #define HM_AW_CODE_MAX   16
+#define HM_AW_ROLE_MAX   8   /* "leader" or "member" */
 #define HM_AW_MAX_JOBS   64  /* jobs of one node in one message */
 #define HM_AW_MAX_NODES  256 /* nodes in one message (a rack leader's relay, issue 12) */
 #define HM_AW_JOB_ID_MAX 2147483647L
@@ -104,6 +105,14 @@ typedef struct {
 	hm_aw_job_assign_t jobs[HM_AW_MAX_JOBS];
 } hm_aw_node_assign_t;
 
+/* The recipient's rack in agent_assign: its leader and the recipient's role. */
+typedef struct {
+	char rack[HM_AW_NODE_MAX];   /* the node's rack (leaf switch name), 1..63 printable */
+	char leader[HM_AW_NODE_MAX]; /* node name of the rack's leader; "" = none (JSON null) */
+	char role[HM_AW_ROLE_MAX];   /* "leader" (the recipient leads) or "member" */
+	long term;                   /* the rack's leader term: +1 at every new leader */
+} hm_aw_rack_t;
+
 /* One decoded or to-be-encoded message. Arrays are owned by the message. */
 typedef struct {
 	hm_aw_op_t op;
@@ -125,6 +134,8 @@ typedef struct {
 	/* assign */
 	int nassign;
 	hm_aw_node_assign_t *assign;
+	bool has_rack; /* the rack members are there (absent from coordinators before 0.2) */
+	hm_aw_rack_t rack;
 } hm_aw_msg_t;
 
 /* A node's hardware as members "gpus", "nics", "gpu_nic" of o (the hello's

@@ -125,6 +125,7 @@ void hm_coord_destroy(hm_coord_t *c)
 	}
 	free(c->jobs);
 	free(c->nodes);
+	hm_coord_racks_free(c);
 	policy_close(c->pol, c->pol_state);
 	hm_topo_free(c->topo);
 	pthread_cond_destroy(&c->cv_job);

@@ -98,6 +98,12 @@ typedef struct {
 	int njobs;   /* jobs with at least one node in this rack */
 	int ncross;  /* of those, jobs that span several racks */
 	double load; /* max over the rack's links of summed alone-traffic utilisation */
+	char leader[HM_NAME_MAX]; /* node of the leading agent, "" = none */
+	char state[8];            /* "up" (led), "lost" (no leader now, one before), "none" */
+	unsigned long term;       /* leaders elected in this rack since the coordinator started */
+	double leader_since_s;    /* when the current leader was elected, -1 = none */
+	long last_epoch;          /* engine epoch after the last round that solved it, -1 none */
+	double solve_ms;          /* that round's time on this rack's solve, -1 = not measured */
 } hm_coord_rack_view_t;
 
 /*

@@ -66,6 +66,14 @@ typedef struct {
 	unsigned long gen; /* c->gen when something of its jobs' assignments last changed */
 } hm_cnode_t;
 
+/* A rack's leader election (hm_coord_leaders.c). */
+typedef struct {
+	int leader;         /* host index of the leading agent, -1 none */
+	bool had_leader;    /* a leader was elected once ("lost" rather than "none") */
+	unsigned long term; /* leaders elected in this rack since the coordinator started */
+	double since_s;     /* when the current leader (or the lack of one) began */
+} hm_crack_t;
+
 struct hm_coord {
 	pthread_mutex_t mu;
 	pthread_cond_t cv_job;  /* a decision was made: wake register waiters */
@@ -90,6 +98,11 @@ struct hm_coord {
 	unsigned long gen; /* change counter of assignments and node job lists */
 	void (*notify)(void *arg); /* called (mutex held) when assignments changed */
 	void *notify_arg;
+
+	hm_crack_t *racks; /* [topo->nracks] */
+	/* Hosts of each rack in name order (hm_hostname_cmp): rack r's are
+	   rack_hosts[rack_first[r] .. rack_first[r + 1] - 1]. */
+	int *rack_hosts, *rack_first;
 };
 
 /* Bump the change counter for every node of j (caller holds mu). */
@@ -100,6 +113,15 @@ void hm_coord_fold_measures(hm_cjob_t *j);
 void hm_coord_node_reports_reset(hm_cjob_t *j);
 /* Node table for the current topology, keeping what is known by name. */
 hm_rc_t hm_coord_nodes_rebuild(hm_coord_t *c, const hm_topo_t *old_topo);
+
+/* Rack table for the current topology, keeping leaders by rack and node name
+   (called by hm_coord_nodes_rebuild, the nodes already rebuilt). */
+hm_rc_t hm_coord_racks_rebuild(hm_coord_t *c, const hm_topo_t *old_topo, hm_crack_t *old_racks);
+void hm_coord_racks_free(hm_coord_t *c);
+/* Re-elect host h's rack after an agent event (caller holds mu); notifies on a change. */
+void hm_coord_elect_host(hm_coord_t *c, int h, double now_s);
+/* Fill the leader members of rack r's view (caller holds mu). */
+void hm_coord_rack_leader_view(const hm_coord_t *c, int r, hm_coord_rack_view_t *v);
 
 /* Find a job (caller holds mu); NULL when absent. */
 hm_cjob_t *hm_coord_find(hm_coord_t *c, uint32_t job_id);

@@ -63,6 +63,17 @@ static const hm_field_t rack_view_fields[] = {
     HM_FIELD(hm_coord_rack_view_t, njobs, "jobs", HM_F_INT),
     HM_FIELD(hm_coord_rack_view_t, ncross, "cross_rack_jobs", HM_F_INT),
     HM_FIELD(hm_coord_rack_view_t, load, "load", HM_F_DBL),
+    /* Its leader (null: none), state, the last round that solved it, its solve time. */
+    {"leader", HM_F_STR, offsetof(hm_coord_rack_view_t, leader), HM_NAME_MAX, 0, 0, HM_F_NULL, NULL,
+     NULL, 0, 0},
+    HM_FIELD(hm_coord_rack_view_t, state, "state", HM_F_STR),
+    HM_FIELD(hm_coord_rack_view_t, term, "term", HM_F_ULONG),
+    {"leader_since_s", HM_F_DBL, offsetof(hm_coord_rack_view_t, leader_since_s), sizeof(double), 0,
+     0, HM_F_NULL, NULL, NULL, 0, 0},
+    {"last_epoch", HM_F_LONG, offsetof(hm_coord_rack_view_t, last_epoch), sizeof(long), 0, 0,
+     HM_F_NULL, NULL, NULL, 0, 0},
+    {"solve_ms", HM_F_DBL, offsetof(hm_coord_rack_view_t, solve_ms), sizeof(double), 0, 0,
+     HM_F_NULL, NULL, NULL, 0, 0},
 };
 
 json_object *hm_json_job_view(const hm_coord_job_view_t *v)
@@ -95,5 +106,8 @@ json_object *hm_json_rack_view(const hm_coord_rack_view_t *r)
 void hm_json_rack_view_parse(json_object *o, hm_coord_rack_view_t *r)
 {
 	memset(r, 0, sizeof(*r));
+	/* A coordinator without leaders sends none of these: not measured, not 0. */
+	r->leader_since_s = r->solve_ms = -1;
+	r->last_epoch = -1;
 	hm_fields_read(o, rack_view_fields, HM_NFIELDS(rack_view_fields), r);
 }

@@ -112,10 +112,13 @@ static bool apply_topo(hm_coord_t *c, int h, const hm_hwnode_t *hw, char *note, 
 hm_rc_t hm_coord_nodes_rebuild(hm_coord_t *c, const hm_topo_t *old_topo)
 {
 	hm_cnode_t *nn = calloc((size_t)(c->topo->nhosts > 0 ? c->topo->nhosts : 1), sizeof(*nn));
+	hm_crack_t *old_racks;
+	hm_rc_t rc;
 
 	if (!nn) {
 		free(c->nodes);
 		c->nodes = NULL; /* no node may index a table of another topology */
+		hm_coord_racks_free(c);
 		return HM_ERR_NOMEM;
 	}
 	for (int h = 0; old_topo && c->nodes && h < old_topo->nhosts; h++) {
@@ -133,7 +136,11 @@ hm_rc_t hm_coord_nodes_rebuild(hm_coord_t *c, const hm_topo_t *old_topo)
 		if (nn[h].has_topo)
 			(void)apply_topo(c, h, &nn[h].topo, note, sizeof(note));
 	}
-	return HM_OK;
+	old_racks = c->racks;
+	c->racks = NULL; /* rebuilt from the old one, then freed */
+	rc = hm_coord_racks_rebuild(c, old_topo, old_racks);
+	free(old_racks);
+	return rc;
 }
 
 hm_rc_t hm_coord_node_hello(hm_coord_t *c, const char *node, const hm_hwnode_t *topo, double now_s,
@@ -168,6 +175,7 @@ hm_rc_t hm_coord_node_hello(hm_coord_t *c, const char *node, const hm_hwnode_t *
 		}
 	}
 	hm_log(HM_LOG_VERBOSE, "node %s: agent up", node);
+	hm_coord_elect_host(c, h, now_s);
 out:
 	pthread_mutex_unlock(&c->mu);
 	return rc;
@@ -224,6 +232,7 @@ hm_rc_t hm_coord_node_beat(hm_coord_t *c, const hm_aw_node_state_t *st, double n
 		if (js->has_meas)
 			accumulate(j, &js->meas);
 	}
+	hm_coord_elect_host(c, h, now_s);
 out:
 	pthread_mutex_unlock(&c->mu);
 	return rc;
@@ -232,12 +241,14 @@ out:
 void hm_coord_node_lost(hm_coord_t *c, const char *node, double now_s)
 {
 	hm_cnode_t *n;
+	int h;
 
 	pthread_mutex_lock(&c->mu);
-	if ((n = node_of(c, node, NULL)) && n->up) {
+	if ((n = node_of(c, node, &h)) && n->up) {
 		n->up = false;
 		hm_log(HM_LOG_INFO, "node %s: agent lost (last heard %.1f s ago)", node,
 		       now_s - n->last_s);
+		hm_coord_elect_host(c, h, now_s);
 	}
 	pthread_mutex_unlock(&c->mu);
 }

@@ -63,6 +63,24 @@ unsigned long hm_coord_node_gen(hm_coord_t *c, const char *node);
  * server can push): must not call back into the engine. NULL removes it. */
 void hm_coord_set_notify(hm_coord_t *c, void (*fn)(void *arg), void *arg);
 
+/*
+ * Rack leaders (docs/architecture.md, "Rack leaders"): per rack, the agent of
+ * the lowest-named node (hm_hostname_cmp) among the healthy ones leads; an agent
+ * is healthy while its connection is open and it was heard within
+ * AgentValidity. A leader keeps the lead while healthy (a returning
+ * lower-named node does not take it back); when it is not, the next healthy
+ * agent in name order leads at the next agent event of that rack (hello, beat,
+ * lost) or hm_coord_leaders_check. Every change bumps the change counter of
+ * the rack's nodes, so their agents are told at once (a push).
+ */
+
+/* The node's rack, its leader and the node's role: the rack members of
+   agent_assign. false (out zeroed) when the node is unknown or in no rack. */
+bool hm_coord_node_rack(hm_coord_t *c, const char *node, hm_aw_rack_t *out);
+
+/* Re-elect every rack at now_s (leaders silent past AgentValidity give way). */
+void hm_coord_leaders_check(hm_coord_t *c, double now_s);
+
 /* Node agents table, sorted by name: malloc'd array of *n (caller frees). */
 hm_rc_t hm_coord_nodes(hm_coord_t *c, hm_coord_node_view_t **out, int *n);
 

@@ -47,6 +47,8 @@ void hm_coord_sync(hm_coord_t *c, const hm_coord_sync_job_t *jobs, int n, double
 		if (hm_coord_job_upsert(c, &jobs[i].info, &err) != HM_OK)
 			hm_log(HM_LOG_INFO, "job %u: %s", jobs[i].info.job_id, err.msg);
 	}
+	/* Racks whose leader went silent, and no other agent of theirs beat since. */
+	hm_coord_leaders_check(c, now_s);
 	memset(&err, 0, sizeof(err));
 	if (hm_coord_decide(c, now_s, &r.changed, &err) != HM_OK)
 		hm_log(HM_LOG_ERROR, "decide: %s", err.msg);

@@ -54,6 +54,15 @@ static void put_int(const hm_field_t *f, char *p, int64_t i)
 	}
 }
 
+/* A null (or, strict, absent) HM_F_NULL member: -1, or "" for a string. */
+static void put_null(const hm_field_t *f, char *p)
+{
+	if (f->type == HM_F_STR)
+		p[0] = '\0';
+	else
+		put_int(f, p, -1);
+}
+
 /* Whether f is written for rec (its condition, if any). */
 static bool written(const hm_field_t *f, const void *rec)
 {
@@ -67,6 +76,8 @@ static json_object *value_of(const hm_field_t *f, const char *p)
 {
 	switch (f->type) {
 	case HM_F_STR:
+		if ((f->flags & HM_F_NULL) && !p[0])
+			return NULL;
 		return json_object_new_string(p);
 	case HM_F_STRP:
 		return json_object_new_string(*(char *const *)p ? *(char *const *)p : "");
@@ -223,14 +234,16 @@ hm_rc_t hm_fields_decode(json_object *o, const hm_field_t *fs, size_t n, void *r
 		if (present && (f->flags & HM_F_IF))
 			*(bool *)((char *)rec + f->cond) = true;
 		if (present && !v && (f->flags & HM_F_NULL)) {
-			put_int(f, p, -1);
+			put_null(f, p);
 			continue;
 		}
 		if (!present) {
 			if (f->flags & HM_F_REQ)
 				return hm_err_set(err, HM_ERR_PROTO, "%s.%s: missing", path,
 						  f->key);
-			if (f->flags & (HM_F_NEG | HM_F_NULL)) /* numeric fields only */
+			if (f->flags & HM_F_NULL)
+				put_null(f, p);
+			else if (f->flags & HM_F_NEG) /* numeric fields only */
 				put_int(f, p, -1);
 			continue;
 		}
@@ -267,7 +280,7 @@ hm_rc_t hm_fields_read(json_object *o, const hm_field_t *fs, size_t n, void *rec
 		if (f->flags & HM_F_IF)
 			*(bool *)((char *)rec + f->cond) = true;
 		if (!v && (f->flags & HM_F_NULL)) {
-			put_int(f, p, -1); /* "not reported", as the encoder meant it */
+			put_null(f, p); /* "not reported", as the encoder meant it */
 			continue;
 		}
 		switch (f->type) {

@@ -9,7 +9,7 @@
  *   hm_fields_read    lenient, as a client of the coordinator's replies and of
  *                     its own state file: an absent member leaves the field as
  *                     it is (callers zero the record first), null in an
- *                     HM_F_NULL member reads as -1, a mistyped one reads as
+ *                     HM_F_NULL member reads as -1 (a string as ""), a mistyped one reads as
  *                     json-c converts it (a non-string as ""), strings are cut
  *                     to fit their buffer.
  * Both ignore unknown members. Neither does I/O; thread-safe.
@@ -42,7 +42,8 @@ typedef enum {
 enum {
 	HM_F_REQ = 1,     /* strict decoding: the member must be present */
 	HM_F_NEG = 2,     /* numeric: omitted when < 0; absent decodes to -1 */
-	HM_F_NULL = 4,    /* numeric: null when < 0; null or absent decodes to -1 */
+	HM_F_NULL = 4,    /* numeric: null when < 0; null or absent decodes to -1;
+			     HM_F_STR: null when "", null or absent decodes to "" */
 	HM_F_IF = 8,      /* written when the bool at cond is true; present sets it true */
 	HM_F_UNLESS = 16, /* written when the bool at cond is false */
 };

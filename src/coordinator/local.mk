@@ -59,6 +59,7 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_coord.h \
 	src/coordinator/hm_coord_comment.c \
 	src/coordinator/hm_coord_int.h \
+	src/coordinator/hm_coord_leaders.c \
 	src/coordinator/hm_coord_live.c \
 	src/coordinator/hm_coord_nodes.c \
 	src/coordinator/hm_coord_nodes.h \
@@ -96,6 +97,7 @@ UNIT_TESTS += \
 	tests/unit/test_coord \
 	tests/unit/test_coord_sync \
 	tests/unit/test_coord_nodes \
+	tests/unit/test_coord_leaders \
 	tests/unit/test_coord_live \
 	tests/unit/test_server \
 	tests/unit/test_server_agent
@@ -107,6 +109,7 @@ tests_unit_test_coord_SOURCES = tests/unit/test_coord.c tests/unit/coord_fixture
 tests_unit_test_server_agent_SOURCES = tests/unit/test_server_agent.c tests/unit/coord_fixture.h \
 	tests/unit/munge_fixture.h
 tests_unit_test_coord_nodes_SOURCES = tests/unit/test_coord_nodes.c tests/unit/coord_fixture.h
+tests_unit_test_coord_leaders_SOURCES = tests/unit/test_coord_leaders.c tests/unit/coord_fixture.h
 tests_unit_test_coord_sync_SOURCES = tests/unit/test_coord_sync.c tests/unit/coord_fixture.h
 tests_unit_test_coord_live_SOURCES = tests/unit/test_coord_live.c tests/unit/coord_fixture.h
 tests_unit_test_server_SOURCES = tests/unit/test_server.c tests/unit/coord_fixture.h \

@@ -160,12 +160,37 @@ static void test_compress(void **state)
 	assert_null(hm_hostlist_compress(NULL, 0));
 }
 
+/* Node names in hostlist order: numbers by value, a total order consistent with equality. */
+static void test_name_order(void **state)
+{
+	const char *sorted[] = {"a",  "n",   "n00",  "n0",   "n01x", "n1",   "n1x",     "n2",
+				"n9", "n10", "n10a", "n10b", "n11",  "n100", "rack2n1", "x"};
+	size_t n = sizeof(sorted) / sizeof(sorted[0]);
+
+	(void)state;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			int c = hm_hostname_cmp(sorted[i], sorted[j]);
+
+			if (i < j)
+				assert_true(c < 0);
+			else if (i > j)
+				assert_true(c > 0);
+			else
+				assert_int_equal(c, 0);
+		}
+	/* Leading zeros: equal value, the longer spelling first. */
+	assert_true(hm_hostname_cmp("n007", "n7") < 0);
+	assert_true(hm_hostname_cmp("n7", "n007") > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_simple), cmocka_unit_test(test_cartesian),
-	    cmocka_unit_test(test_large),  cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_random), cmocka_unit_test(test_compress),
+	    cmocka_unit_test(test_simple),     cmocka_unit_test(test_cartesian),
+	    cmocka_unit_test(test_large),      cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_random),     cmocka_unit_test(test_compress),
+	    cmocka_unit_test(test_name_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

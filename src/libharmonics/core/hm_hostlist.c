@@ -466,3 +466,39 @@ char *hm_hostlist_compress(char *const *names, int n)
 	}
 	return b.s;
 }
+
+int hm_hostname_cmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			const char *x = a, *y = b;
+			size_t lx, ly, za, zb;
+
+			while (*x == '0')
+				x++;
+			while (*y == '0')
+				y++;
+			za = (size_t)(x - a);
+			zb = (size_t)(y - b);
+			for (lx = 0; isdigit((unsigned char)x[lx]); lx++)
+				;
+			for (ly = 0; isdigit((unsigned char)y[ly]); ly++)
+				;
+			if (lx != ly)
+				return lx < ly ? -1 : 1;
+			for (size_t i = 0; i < lx; i++)
+				if (x[i] != y[i])
+					return (unsigned char)x[i] < (unsigned char)y[i] ? -1 : 1;
+			if (za != zb) /* same value: the longer spelling (more zeros) first */
+				return za > zb ? -1 : 1;
+			a = x + lx;
+			b = y + ly;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return *a ? 1 : *b ? -1 : 0;
+}

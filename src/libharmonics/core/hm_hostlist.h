@@ -27,4 +27,11 @@ void hm_hostlist_free(char **names, int n); /* NULL is fine */
  */
 char *hm_hostlist_compress(char *const *names, int n);
 
+/*
+ * Order of node names as hostlists list them: runs of digits compare by value
+ * (n2 < n10; n01 before n1 when equal in value, by length), everything else
+ * byte by byte. <0, 0, >0 like strcmp; 0 only for equal strings.
+ */
+int hm_hostname_cmp(const char *a, const char *b);
+
 #endif
