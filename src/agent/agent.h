@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "hm_agent.h"
+#include "hm_agent_wire.h"
 #include "hm_conf.h"
 #include "hm_error.h"
 
@@ -49,6 +50,20 @@ void agent_log_once(const agent_log_t *lg, agent_once_t *once, int level, const 
     __attribute__((format(printf, 4, 5)));
 /* Forget the remembered failure; returns whether there was one (to log "recovered"). */
 bool agent_log_clear(agent_once_t *once);
+
+/* ---- the node's role in its rack (agent_assign's rack members) ------------------- */
+
+typedef struct {
+	bool known; /* a coordinator told it */
+	hm_aw_rack_t last;
+} agent_role_t;
+
+/*
+ * Take the rack members of an agent_assign (nothing when it has none: a
+ * coordinator without leaders). A change of rack, leader or role is logged
+ * once at info; returns whether there was one. No scheduling depends on it yet.
+ */
+bool agent_role_note(agent_role_t *r, const hm_aw_msg_t *m, const agent_log_t *lg);
 
 /* ---- slurmd's command line and the node name ----------------------------------- */
 

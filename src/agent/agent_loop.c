@@ -41,6 +41,7 @@ struct agent {
 	bool has_topo;
 	int node_fd;
 	agent_once_t node_once, beat_once, state_once;
+	agent_role_t role;                   /* the node's role in its rack, as last told */
 	int heartbeat_ms, valid_ms, lead_ms; /* the coordinator's, from the welcome */
 	int64_t next_beat_ms, next_cleanup_ms;
 	bool listed_here; /* an agent_assign arrived on this connection */
@@ -80,7 +81,8 @@ static void renew(agent_t *a)
 {
 	a->jobs.valid_until_us = hm_clock_us(CLOCK_REALTIME) + (int64_t)a->valid_ms * 1000;
 	if (node_dir(a))
-		agent_jobs_write_all(&a->jobs, a->node_fd, hm_clock_us(CLOCK_REALTIME), &a->cfg.log);
+		agent_jobs_write_all(&a->jobs, a->node_fd, hm_clock_us(CLOCK_REALTIME),
+				     &a->cfg.log);
 }
 
 static void send_msg(agent_t *a, hm_aw_msg_t *m, int64_t now_ms)
@@ -104,7 +106,8 @@ static bool node_state(agent_t *a, hm_aw_msg_t *m)
 	snprintf(m->nodes[0].node, sizeof(m->nodes[0].node), "%s", a->cfg.node);
 	if (node_dir(a))
 		agent_jobs_scan(&a->jobs, a->node_fd, &a->cfg.log);
-	agent_jobs_state(&a->jobs, hm_clock_us(CLOCK_REALTIME), &m->nodes[0], &a->cfg.log, &a->state_once);
+	agent_jobs_state(&a->jobs, hm_clock_us(CLOCK_REALTIME), &m->nodes[0], &a->cfg.log,
+			 &a->state_once);
 	return true;
 }
 
@@ -185,6 +188,7 @@ static bool on_assign(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
 	for (int i = 0; i < m->nassign && !mine; i++)
 		if (strcmp(m->assign[i].node, a->cfg.node) == 0)
 			mine = &m->assign[i];
+	(void)agent_role_note(&a->role, m, &a->cfg.log);
 	if (mine) {
 		agent_jobs_apply(&a->jobs, mine, now_ms, &a->cfg.log);
 		a->listed_here = true;
@@ -255,7 +259,8 @@ static int run_timers(agent_t *a, int64_t now_ms)
 			a->next_beat_ms = now_ms + a->heartbeat_ms;
 		}
 		if (a->listed_here && now_ms >= a->next_cleanup_ms && node_dir(a)) {
-			agent_jobs_cleanup(&a->jobs, a->node_fd, now_ms, hm_clock_us(CLOCK_REALTIME), &a->cfg.log);
+			agent_jobs_cleanup(&a->jobs, a->node_fd, now_ms,
+					   hm_clock_us(CLOCK_REALTIME), &a->cfg.log);
 			a->next_cleanup_ms = now_ms + CLEANUP_EVERY_MS;
 		}
 		if (a->next_beat_ms < next)

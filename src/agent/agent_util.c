@@ -132,3 +132,27 @@ hm_rc_t agent_cfg_init(agent_cfg_t *cfg, const char *node, const char *conf_path
 	snprintf(cfg->topo_xml, sizeof(cfg->topo_xml), "%s", topo_xml ? topo_xml : "");
 	return HM_OK;
 }
+
+bool agent_role_note(agent_role_t *r, const hm_aw_msg_t *m, const agent_log_t *lg)
+{
+	const hm_aw_rack_t *n = &m->rack;
+
+	if (!m->has_rack)
+		return false;
+	if (r->known && strcmp(r->last.rack, n->rack) == 0 &&
+	    strcmp(r->last.leader, n->leader) == 0 && strcmp(r->last.role, n->role) == 0) {
+		r->last.term = n->term;
+		return false;
+	}
+	if (strcmp(n->role, "leader") == 0)
+		agent_log(lg, HM_AGENT_LOG_INFO, "rack %s: this node leads (term %ld)", n->rack,
+			  n->term);
+	else if (n->leader[0])
+		agent_log(lg, HM_AGENT_LOG_INFO, "rack %s: member, %s leads (term %ld)", n->rack,
+			  n->leader, n->term);
+	else
+		agent_log(lg, HM_AGENT_LOG_INFO, "rack %s: member, no leader", n->rack);
+	r->known = true;
+	r->last = *n;
+	return true;
+}

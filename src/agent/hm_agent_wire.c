@@ -102,6 +102,18 @@ static const hm_field_t hello_fields[] = {
     HM_FIELD_CHECKED(hm_aw_msg_t, agent_version, "agent_version", HM_F_STR, 1, 0, HM_F_REQ, NULL),
 };
 
+/* agent_assign's rack members; "rack" present means the coordinator elects leaders. */
+static const hm_field_t rack_fields[] = {
+    {"rack", HM_F_STR, offsetof(hm_aw_msg_t, rack.rack), HM_AW_NODE_MAX, 1, 0, HM_F_IF, NULL, NULL,
+     0, offsetof(hm_aw_msg_t, has_rack)},
+    {"leader", HM_F_STR, offsetof(hm_aw_msg_t, rack.leader), HM_AW_NODE_MAX, 1, 0, HM_F_NULL,
+     NAME_CHARS, NULL, 0, 0},
+    {"role", HM_F_STR, offsetof(hm_aw_msg_t, rack.role), HM_AW_ROLE_MAX, 1, 0, 0, POLICY_CHARS,
+     NULL, 0, 0},
+    {"term", HM_F_LONG, offsetof(hm_aw_msg_t, rack.term), sizeof(long), 0, HM_AW_EPOCH_MAX, 0, NULL,
+     NULL, 0, 0},
+};
+
 static const hm_field_t node_fields[] = {
     {"node", HM_F_STR, 0, HM_AW_NODE_MAX, 1, 0, HM_F_REQ, NAME_CHARS, NULL, 0, 0},
 };
@@ -386,6 +398,8 @@ static void encode_body(const hm_aw_msg_t *m, json_object *o)
 			json_object_array_add(a, n);
 		}
 		ADD(o, "nodes", a);
+		if (m->has_rack)
+			hm_fields_encode(o, rack_fields, HM_NFIELDS(rack_fields), m);
 		break;
 	default:
 		break;
@@ -471,6 +485,26 @@ static hm_rc_t decode_nodes_assign(json_object *o, hm_aw_msg_t *m, hm_err_t *err
 	return rc;
 }
 
+/* The rack members of agent_assign: all or none (a coordinator without leaders). */
+static hm_rc_t decode_rack(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
+{
+	hm_rc_t rc =
+	    hm_fields_decode(o, rack_fields, HM_NFIELDS(rack_fields), m, "agent_assign", err);
+
+	if (rc != HM_OK || !m->has_rack) {
+		memset(&m->rack, 0, sizeof(m->rack));
+		return rc;
+	}
+	if (strcmp(m->rack.role, "leader") != 0 && strcmp(m->rack.role, "member") != 0)
+		return hm_err_set(err, HM_ERR_PROTO,
+				  "agent_assign.role: '%s' is not accepted (leader, member)",
+				  m->rack.role);
+	if (strcmp(m->rack.role, "leader") == 0 && !m->rack.leader[0])
+		return hm_err_set(err, HM_ERR_PROTO,
+				  "agent_assign.role: leader, but agent_assign.leader is null");
+	return HM_OK;
+}
+
 static hm_rc_t decode_body(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 {
 	json_object *v = NULL;
@@ -501,7 +535,9 @@ static hm_rc_t decode_body(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 	case HM_AW_BEAT:
 		return decode_nodes_state(o, m, err);
 	case HM_AW_ASSIGN:
-		return decode_nodes_assign(o, m, err);
+		if ((rc = decode_nodes_assign(o, m, err)) != HM_OK)
+			return rc;
+		return decode_rack(o, m, err);
 	default:
 		return hm_err_set(err, HM_ERR_PROTO, "internal: op %d", (int)m->op);
 	}

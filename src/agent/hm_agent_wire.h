@@ -134,7 +134,8 @@ typedef struct {
 	/* assign */
 	int nassign;
 	hm_aw_node_assign_t *assign;
-	bool has_rack; /* the rack members are there (absent from coordinators before 0.2) */
+	bool has_rack; /* assign: the rack members are there (a coordinator without leaders sends
+			  none) */
 	hm_aw_rack_t rack;
 } hm_aw_msg_t;
 

@@ -315,6 +315,8 @@ static void emit_assign(hm_server_t *s, hm_srv_task_t *t, int64_t re)
 		hm_log(HM_LOG_ERROR, "agent %s: %s", t->ses.node, e.msg);
 	else if (rc != HM_OK)
 		m.nassign = 0; /* the node left the topology: renew nothing, list nothing */
+	/* After the assignments: a leader change after the counter was read pushes again. */
+	m.has_rack = hm_coord_node_rack(hm_srv_coord(s), t->ses.node, &m.rack);
 	m.seq = ++t->ses.out_seq;
 	t->ses.pushed_gen = gen;
 	emit_msg(t, &m, t->ses.agent_uid);

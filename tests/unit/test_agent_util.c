@@ -334,13 +334,119 @@ static void test_wire_refusals(void **state)
 	}
 }
 
+/* agent_assign's rack members: decoded, encoded only when there, all-or-none checks. */
+static void test_wire_rack(void **state)
+{
+	hm_aw_msg_t in, *out;
+	char *json = NULL;
+	hm_err_t err = {0};
+	static const struct {
+		const char *members, *why;
+	} bad[] = {
+	    {"\"rack\":\"rack1\",\"leader\":\"n1\",\"role\":\"boss\",\"term\":1",
+	     "role: 'boss' is not accepted (leader, member)"},
+	    {"\"rack\":\"rack1\",\"leader\":null,\"role\":\"leader\",\"term\":1", "leader is null"},
+	    {"\"rack\":\"rack1\",\"leader\":\"n1\",\"term\":1", "role: '' is not accepted"},
+	    {"\"rack\":\"\",\"leader\":\"n1\",\"role\":\"member\",\"term\":1", "rack: ''"},
+	    {"\"rack\":\"rack1\",\"leader\":\"n/1\",\"role\":\"member\",\"term\":1",
+	     "leader: 'n/1'"},
+	    {"\"rack\":\"rack1\",\"leader\":\"n1\",\"role\":\"member\",\"term\":-1",
+	     "term: -1 is not in"},
+	};
+
+	(void)state;
+	out = decode_ok("{\"v\":1,\"op\":\"agent_assign\",\"seq\":2,\"re\":1,\"nodes\":[],"
+			"\"rack\":\"rack1\",\"leader\":null,\"role\":\"member\",\"term\":0}");
+	assert_true(out->has_rack);
+	assert_string_equal(out->rack.rack, "rack1");
+	assert_string_equal(out->rack.leader, "");
+	assert_string_equal(out->rack.role, "member");
+	free_msg(out);
+	/* A coordinator without leaders: no rack members, nothing known. */
+	out = decode_ok("{\"v\":1,\"op\":\"agent_assign\",\"seq\":2,\"re\":1,\"nodes\":[],"
+			"\"role\":\"leader\"}");
+	assert_false(out->has_rack);
+	assert_string_equal(out->rack.role, "");
+	free_msg(out);
+	memset(&in, 0, sizeof(in));
+	in.op = HM_AW_ASSIGN;
+	in.seq = 4;
+	in.has_rack = true;
+	in.rack = (hm_aw_rack_t){.rack = "rack2", .leader = "n5", .role = "leader", .term = 3};
+	assert_int_equal(hm_aw_encode(&in, &json, &err), HM_OK);
+	out = decode_ok(json);
+	assert_true(out->has_rack);
+	assert_memory_equal(&out->rack, &in.rack, sizeof(in.rack));
+	free_msg(out);
+	free(json);
+	in.has_rack = false;
+	assert_int_equal(hm_aw_encode(&in, &json, &err), HM_OK);
+	assert_null(strstr(json, "rack"));
+	assert_null(strstr(json, "role"));
+	free(json);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[512];
+		hm_aw_msg_t m;
+
+		snprintf(text, sizeof(text),
+			 "{\"v\":1,\"op\":\"agent_assign\",\"seq\":2,\"re\":1,\"nodes\":[],%s}",
+			 bad[i].members);
+		memset(&err, 0, sizeof(err));
+		if (hm_aw_decode(text, strlen(text), &m, &err) == HM_OK)
+			fail_msg("accepted #%zu: %s", i, text);
+		if (err.rc != HM_ERR_PROTO || !strstr(err.msg, bad[i].why))
+			fail_msg("#%zu: '%s' lacks '%s'", i, err.msg, bad[i].why);
+		hm_aw_msg_free(&m);
+	}
+}
+
+static int role_lines;
+static char role_last[256];
+
+static void role_log(int level, const char *msg)
+{
+	assert_int_equal(level, HM_AGENT_LOG_INFO);
+	role_lines++;
+	snprintf(role_last, sizeof(role_last), "%s", msg);
+}
+
+/* Role changes are logged once each; repeats and term-only changes are not. */
+static void test_role_note(void **state)
+{
+	agent_log_t lg = {.fn = role_log, .level = HM_AGENT_LOG_DEBUG, .prefix = ""};
+	agent_role_t r = {0};
+	hm_aw_msg_t m;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	role_lines = 0;
+	assert_false(agent_role_note(&r, &m, &lg)); /* no rack members: nothing */
+	assert_false(r.known);
+	m.has_rack = true;
+	m.rack = (hm_aw_rack_t){.rack = "rack1", .leader = "n2", .role = "member", .term = 1};
+	assert_true(agent_role_note(&r, &m, &lg));
+	assert_non_null(strstr(role_last, "rack rack1: member, n2 leads (term 1)"));
+	assert_false(agent_role_note(&r, &m, &lg));
+	m.rack.term = 2; /* the same leader again (it came back after none): no line */
+	assert_false(agent_role_note(&r, &m, &lg));
+	assert_int_equal(r.last.term, 2);
+	m.rack = (hm_aw_rack_t){.rack = "rack1", .leader = "n1", .role = "leader", .term = 3};
+	assert_true(agent_role_note(&r, &m, &lg));
+	assert_non_null(strstr(role_last, "rack rack1: this node leads (term 3)"));
+	m.rack = (hm_aw_rack_t){.rack = "rack1", .role = "member", .term = 3};
+	assert_true(agent_role_note(&r, &m, &lg));
+	assert_non_null(strstr(role_last, "rack rack1: member, no leader"));
+	assert_int_equal(role_lines, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_slurmd_args),   cmocka_unit_test(test_slurmd_args_cut),
 	    cmocka_unit_test(test_node_names),    cmocka_unit_test(test_backoff),
 	    cmocka_unit_test(test_wire_examples), cmocka_unit_test(test_wire_roundtrip),
-	    cmocka_unit_test(test_wire_refusals),
+	    cmocka_unit_test(test_wire_refusals), cmocka_unit_test(test_wire_rack),
+	    cmocka_unit_test(test_role_note),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -265,6 +265,66 @@ static void test_session(void **state)
 	fail_msg("node n1 not marked lost after its connection closed");
 }
 
+/* Hello on node, then its welcome; returns the assign that follows. */
+static int agent_up(const char *node, hm_aw_msg_t *assign)
+{
+	hm_aw_msg_t m, r;
+	uint32_t sender;
+	int fd = dial();
+
+	hello(&m, node, 1);
+	send_msg(fd, &m);
+	hm_aw_msg_free(&m);
+	assert_int_equal(recv_msg(fd, 3000, &r, &sender), HM_OK);
+	assert_int_equal(r.op, HM_AW_WELCOME);
+	hm_aw_msg_free(&r);
+	assert_int_equal(recv_msg(fd, 3000, assign, &sender), HM_OK);
+	assert_int_equal(assign->op, HM_AW_ASSIGN);
+	assert_true(assign->has_rack);
+	return fd;
+}
+
+static void assert_rack(const hm_aw_msg_t *m, const char *leader, const char *role, long term)
+{
+	assert_string_equal(m->rack.rack, "rack2");
+	assert_string_equal(m->rack.leader, leader);
+	assert_string_equal(m->rack.role, role);
+	assert_int_equal(m->rack.term, term);
+}
+
+/* Rack members in every assign; the leader's connection closes: the next agent
+   is pushed its new role; the old leader returns as a member, nobody is pushed. */
+static void test_leader_push(void **state)
+{
+	hm_aw_msg_t r;
+	uint32_t sender;
+	int fd6, fd5;
+
+	NEED_SERVER();
+	fd6 = agent_up("n6", &r);
+	assert_rack(&r, "n6", "leader", 1);
+	hm_aw_msg_free(&r);
+	fd5 = agent_up("n5", &r);
+	assert_rack(&r, "n6", "member", 1); /* n5 is lower, n6 keeps the lead */
+	hm_aw_msg_free(&r);
+	close(fd6);
+	assert_int_equal(recv_msg(fd5, 3000, &r, &sender), HM_OK);
+	assert_int_equal(r.op, HM_AW_ASSIGN);
+	assert_int_equal(r.re, 0);
+	assert_rack(&r, "n5", "leader", 2);
+	hm_aw_msg_free(&r);
+	fd6 = agent_up("n6", &r);
+	assert_rack(&r, "n5", "member", 2);
+	hm_aw_msg_free(&r);
+	assert_int_equal(recv_msg(fd5, 300, &r, &sender), HM_ERR_TIMEOUT);
+	hm_aw_msg_free(&r);
+	close(fd5);
+	assert_int_equal(recv_msg(fd6, 3000, &r, &sender), HM_OK);
+	assert_rack(&r, "n6", "leader", 3);
+	hm_aw_msg_free(&r);
+	close(fd6);
+}
+
 static void test_unknown_node(void **state)
 {
 	hm_aw_msg_t m, r;
@@ -360,9 +420,8 @@ static void test_nobody_waits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_session),
-	    cmocka_unit_test(test_unknown_node),
-	    cmocka_unit_test(test_foreign_agent),
+	    cmocka_unit_test(test_session),      cmocka_unit_test(test_leader_push),
+	    cmocka_unit_test(test_unknown_node), cmocka_unit_test(test_foreign_agent),
 	    cmocka_unit_test(test_nobody_waits),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
