@@ -22,7 +22,7 @@ static void usage(FILE *f)
 		"Show what the Harmonics coordinator (sched/harmonics in slurmctld) decided.\n\n"
 		"  status        coordinator, policy, epoch, counters\n"
 		"  jobs          running jobs with their slot, priority class and epoch\n"
-		"  racks         racks with their jobs and link load\n"
+		"  racks         racks: leader, jobs and link load\n"
 		"  nodes         node agents: state, steps, GPUs and NICs they reported\n"
 		"  job JOBID     one job in detail (owner, root or SlurmUser only)\n"
 		"  topology FILE a Slurm topology.conf (topology/tree) on stdout, from a host\n"

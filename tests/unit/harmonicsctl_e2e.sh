@@ -65,7 +65,15 @@ for k in node state steps gpus nics; do
 done
 
 "$ctl" --port "$port" racks >"$tmp/o" 2>&1 || fail "racks"
-grep -Eq '^0 +rack1 +4 +32 +2 +1 ' "$tmp/o" || fail "racks row: $(cat "$tmp/o")"
+# No node agent here: no leader ("-"), state none, term 0.
+grep -Eq '^RACK +SWITCH +LEADER +STATE +TERM +HOSTS' "$tmp/o" || fail "racks header: $(cat "$tmp/o")"
+grep -Eq '^0 +rack1 +- +none +0 +4 +32 +2 +1 ' "$tmp/o" || fail "racks row: $(cat "$tmp/o")"
+"$ctl" --port "$port" --json racks >"$tmp/o" 2>&1 || fail "racks --json"
+for k in rack name leader state term last_epoch jobs cross_rack_jobs solve_ms; do
+	grep -q "\"$k\"" "$tmp/o" || fail "racks --json lacks $k: $(cat "$tmp/o")"
+done
+grep -Eq '"leader": ?null' "$tmp/o" || fail "racks --json: leader not null without agents: $(cat "$tmp/o")"
+grep -Eq '"solve_ms": ?null' "$tmp/o" || fail "racks --json: solve_ms not null: $(cat "$tmp/o")"
 
 "$ctl" --port "$port" job 13 >"$tmp/o" 2>&1 || fail "job 13"
 grep -q "shift 100 ms in a 400 ms period" "$tmp/o" || fail "job 13 slot: $(cat "$tmp/o")"
