@@ -60,6 +60,7 @@ typedef struct {
 	bool seen;      /* an agent said hello once */
 	bool up;        /* its connection is open */
 	double last_s;  /* last hello or beat */
+	double up_s;    /* its connection's hello */
 	int steps, ranks;
 	bool has_topo;
 	hm_hwnode_t topo;

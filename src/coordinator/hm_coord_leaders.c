@@ -101,13 +101,26 @@ static bool elect(hm_coord_t *c, int r, double now_s)
 {
 	hm_crack_t *k = &c->racks[r];
 	int old = k->leader, best = -1;
+	bool settled = false;
 	char why[96] = "";
 
 	if (old >= 0 && healthy(c, old, now_s))
 		return false;
-	for (int i = c->rack_first[r]; i < c->rack_first[r + 1] && best < 0; i++)
-		if (healthy(c, c->rack_hosts[i], now_s))
-			best = c->rack_hosts[i];
+	for (int i = c->rack_first[r]; i < c->rack_first[r + 1]; i++) {
+		int h = c->rack_hosts[i];
+
+		if (!healthy(c, h, now_s))
+			continue;
+		if (best < 0)
+			best = h;
+		settled |= now_s - c->nodes[h].up_s >= c->conf.heartbeat_ms / 1000.0;
+	}
+	/* A rack without a leader waits until one of its agents has been up for a
+	   HeartbeatInterval, so that agents starting together (the rack's slurmd,
+	   or every agent after a coordinator restart) elect the lowest-named one,
+	   not the first to connect. A leader that goes is replaced at once. */
+	if (old < 0 && best >= 0 && !settled)
+		return false;
 	if (best == old)
 		return false;
 	if (old >= 0)

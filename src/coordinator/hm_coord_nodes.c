@@ -157,7 +157,7 @@ hm_rc_t hm_coord_node_hello(hm_coord_t *c, const char *node, const hm_hwnode_t *
 		goto out;
 	}
 	n->seen = n->up = true;
-	n->last_s = now_s;
+	n->last_s = n->up_s = now_s;
 	n->has_topo = topo != NULL;
 	if (topo) {
 		n->topo = *topo;

@@ -556,7 +556,9 @@ static void *io_main(void *arg)
 				c->closing = true; /* its task returns to a closed connection */
 			else if (!c->busy && c->push_wanted) {
 				c->push_wanted = false;
-				submit(s, c, HM_TASK_PUSH, NULL);
+				/* Not when the frame it was busy with was answered with it. */
+				if (hm_coord_node_gen(s->coord, c->ses.node) != c->ses.pushed_gen)
+					submit(s, c, HM_TASK_PUSH, NULL);
 			}
 		}
 		if (notified) {

@@ -292,8 +292,22 @@ static void assert_rack(const hm_aw_msg_t *m, const char *leader, const char *ro
 	assert_int_equal(m->rack.term, term);
 }
 
-/* Rack members in every assign; the leader's connection closes: the next agent
-   is pushed its new role; the old leader returns as a member, nobody is pushed. */
+static void beat_on(int fd, const char *node, int64_t seq)
+{
+	hm_aw_msg_t m;
+
+	memset(&m, 0, sizeof(m));
+	m.op = HM_AW_BEAT;
+	m.seq = seq;
+	assert_int_equal(hm_aw_alloc_nodes(&m, 1, NULL), HM_OK);
+	snprintf(m.nodes[0].node, sizeof(m.nodes[0].node), "%s", node);
+	send_msg(fd, &m);
+	hm_aw_msg_free(&m);
+}
+
+/* Rack members in every assign: no leader while the rack settles, then the
+   lowest-named agent leads and is pushed its role; its connection closes: the
+   next agent is pushed; the old leader returns as a member, nobody is pushed. */
 static void test_leader_push(void **state)
 {
 	hm_aw_msg_t r;
@@ -302,27 +316,37 @@ static void test_leader_push(void **state)
 
 	NEED_SERVER();
 	fd6 = agent_up("n6", &r);
-	assert_rack(&r, "n6", "leader", 1);
+	assert_rack(&r, "", "member", 0);
 	hm_aw_msg_free(&r);
 	fd5 = agent_up("n5", &r);
-	assert_rack(&r, "n6", "member", 1); /* n5 is lower, n6 keeps the lead */
+	assert_rack(&r, "", "member", 0);
 	hm_aw_msg_free(&r);
-	close(fd6);
+	usleep(1100 * 1000); /* one HeartbeatInterval: n6's beat elects */
+	beat_on(fd6, "n6", 2);
+	assert_int_equal(recv_msg(fd6, 3000, &r, &sender), HM_OK);
+	assert_int_equal(r.re, 2);
+	assert_rack(&r, "n5", "member", 1);
+	hm_aw_msg_free(&r);
 	assert_int_equal(recv_msg(fd5, 3000, &r, &sender), HM_OK);
-	assert_int_equal(r.op, HM_AW_ASSIGN);
 	assert_int_equal(r.re, 0);
-	assert_rack(&r, "n5", "leader", 2);
-	hm_aw_msg_free(&r);
-	fd6 = agent_up("n6", &r);
-	assert_rack(&r, "n5", "member", 2);
-	hm_aw_msg_free(&r);
-	assert_int_equal(recv_msg(fd5, 300, &r, &sender), HM_ERR_TIMEOUT);
+	assert_rack(&r, "n5", "leader", 1);
 	hm_aw_msg_free(&r);
 	close(fd5);
 	assert_int_equal(recv_msg(fd6, 3000, &r, &sender), HM_OK);
-	assert_rack(&r, "n6", "leader", 3);
+	assert_int_equal(r.op, HM_AW_ASSIGN);
+	assert_int_equal(r.re, 0);
+	assert_rack(&r, "n6", "leader", 2);
+	hm_aw_msg_free(&r);
+	fd5 = agent_up("n5", &r);
+	assert_rack(&r, "n6", "member", 2);
+	hm_aw_msg_free(&r);
+	assert_int_equal(recv_msg(fd6, 300, &r, &sender), HM_ERR_TIMEOUT);
 	hm_aw_msg_free(&r);
 	close(fd6);
+	assert_int_equal(recv_msg(fd5, 3000, &r, &sender), HM_OK);
+	assert_rack(&r, "n5", "leader", 3);
+	hm_aw_msg_free(&r);
+	close(fd5);
 }
 
 static void test_unknown_node(void **state)
