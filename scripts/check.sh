@@ -7,8 +7,9 @@
 #   fuzz      every parser under libFuzzer with ASan/UBSan for a bounded time (scripts/fuzz.sh)
 #   pace      pacing runtime tiers that need root (tests/pace/run.sh, tests/emulation/run.sh)
 #   slurm     a real one-machine Slurm cluster (tests/slurm/run.sh), the live loop
-#             on it: node agents, running steps, outages (tests/slurm/live.sh), and
-#             contention-aware placement on 4 racks x 3 nodes (tests/slurm/place.sh)
+#             on it: node agents, running steps, outages (tests/slurm/live.sh),
+#             contention-aware placement on 4 racks x 3 nodes (tests/slurm/place.sh),
+#             and rack leaders: election, takeover, no flap (tests/slurm/leaders.sh)
 #   testbed   priority classes on shaped links, and a short emulated testbed through
 #             Slurm against the simulator (tests/testbed/run.sh; scripts/testbed.sh)
 # Usage: scripts/check.sh [TIER ...]   (default: all tiers)
@@ -110,7 +111,7 @@ for t in "${tiers[@]}"; do
 	distcheck) run_tier distcheck tier_distcheck ;;
 	fuzz) run_tier fuzz scripts/fuzz.sh "${HM_FUZZ_SECONDS:-60}" ;;
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
-	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh ;;
+	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh ;;
 	testbed) run_tier testbed tier_scripts tests/testbed/run.sh ;;
 	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;
 	esac

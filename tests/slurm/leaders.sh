@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Rack leaders (issue 12, first part): real slurmd and node agents on the
+# one-machine cluster (tests/slurm/cluster.sh: 8 slurmd, rack1 = n[1-4],
+# rack2 = n[5-8]).
+#
+#   All agents start together: each rack elects its lowest-named node (n1, n5),
+#   visible in harmonicsctl racks (text and JSON) and in the agents' own logs.
+#   The slurmd of rack1's leader stopped: the next node of rack1 in name order
+#   leads (every agent of the rack is told), rack2 is untouched; the stopped
+#   slurmd restarted: its agent comes back as a member, the leader stays (no
+#   flap) over several heartbeats. rack2's leader frozen (SIGSTOP: connection
+#   open, silent): n6 leads after AgentValidity, within AgentValidity +
+#   HeartbeatInterval; thawed, n5 is a member and n6 keeps the lead.
+#
+# Prints the takeover times: the signal to the leader's slurmd -> the
+# coordinator's election and -> the new leader's agent logging its role.
+# Usage: tests/slurm/leaders.sh [BUILD_DIR]   (default: ./build)
+# Exit: 0 all passed, 1 a check failed, 77 skipped (not root). HM_KEEP=1 keeps
+# the cluster's directory (kept on failure).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+build=$(cd "${1:-$top/build}" 2>/dev/null && pwd) || { echo "leaders: no build dir ${1:-$top/build}" >&2; exit 1; }
+
+if ((EUID != 0)); then
+	echo "leaders: SKIP: needs root (Slurm daemons, munge)" >&2
+	exit 77
+fi
+command -v jq >/dev/null || { echo "leaders: jq not installed (scripts/deps.sh)" >&2; exit 1; }
+
+# shellcheck source=tests/slurm/cluster.sh
+. "$here/cluster.sh"
+
+t_start=$(date +%s.%N)
+npass=0 nfail=0
+failed=()
+trap 'hm_cluster_down' EXIT
+trap 'exit 130' INT TERM
+
+pass() { npass=$((npass + 1)); echo "PASS: $1"; }
+fail() {
+	nfail=$((nfail + 1)); failed+=("$1")
+	echo "FAIL: $1${2:+: $2}"
+}
+check() { # NAME COMMAND...
+	local name=$1
+	shift
+	if "$@"; then pass "$name"; else fail "$name"; fi
+}
+say() { echo "    $*"; }
+
+# Beats every 250 ms, agents valid 1 s: a silent leader would give way within
+# AgentValidity + HeartbeatInterval = 1.25 s; a closed connection at once.
+HEARTBEAT_MS=250 AGENT_VALID_MS=1000
+export HM_CONF_EXTRA="HeartbeatInterval=${HEARTBEAT_MS}ms
+AgentValidity=${AGENT_VALID_MS}ms"
+
+echo "=== bring-up (no accounting database: not needed here)"
+if ! hm_cluster_up "$build" --no-db; then
+	fail "cluster up"
+	HM_KEEP=1
+	exit 1
+fi
+pass "cluster up: 8 slurmd with their node agents, coordinator on :$HM_PORT (${HM_UP_S}s)"
+[[ -n $HM_CTL ]] || { fail "harmonicsctl built"; HM_KEEP=1; exit 1; }
+log=$HM_DIR/log
+
+racks_json() { "$HM_CTL" --json --timeout 2s racks 2>/dev/null; }
+rack_q() { racks_json | jq -r --arg r "$1" ".racks[] | select(.name == \$r) | $2"; }
+node_is() { [[ $("$HM_CTL" --json --timeout 2s nodes 2>/dev/null | jq -r --arg n "$1" '.nodes[] | select(.node == $n) | .state') == "$2" ]]; }
+led_by() { [[ $(rack_q "$1" .leader) == "$2" ]]; }
+both_led() { [[ $(racks_json | jq -r '[.racks[] | select(.state == "up" and .leader != null)] | length') == 2 ]]; }
+# Milliseconds since the Unix epoch of the first line of file $1 matching $2
+# (Slurm's log time stamps: [YYYY-MM-DDTHH:MM:SS.mmm], local time).
+log_ms() {
+	local ts
+	ts=$(grep -m1 -- "$2" "$1" 2>/dev/null | sed -n 's/^\[\([0-9T:.-]*\)\].*/\1/p')
+	[[ -n $ts ]] && date -d "${ts/T/ } " +%s%3N
+}
+count() { grep -c -- "$2" "$1" 2>/dev/null; }
+
+echo "=== leaders elected and visible"
+check "both racks have a leader within 10 s" hm_wait_for 10 both_led
+echo "    \$ harmonicsctl racks"
+"$HM_CTL" --timeout 2s racks | sed 's/^/      /'
+check "rack1 is led by n1, its lowest-named node" test "$(rack_q rack1 .leader)" = n1
+check "rack2 is led by n5, its lowest-named node" test "$(rack_q rack2 .leader)" = n5
+check "racks --json: rack, leader, state, last_epoch, jobs, cross_rack_jobs, solve_ms" \
+	bash -c "'$HM_CTL' --json racks | jq -e '.racks | length == 2 and all(has(\"rack\") and has(\"leader\") and has(\"state\") and has(\"last_epoch\") and has(\"jobs\") and has(\"cross_rack_jobs\") and has(\"solve_ms\"))' >/dev/null"
+check "the text form shows the leaders" bash -c "'$HM_CTL' racks | grep -Eq '^0 +rack1 +n1 +up ' && '$HM_CTL' racks | grep -Eq '^1 +rack2 +n5 +up '"
+check "n1's agent logged once that it leads rack1" test "$(count "$log/slurmd-n1.log" 'rack rack1: this node leads')" = 1
+check "n5's agent logged once that it leads rack2" test "$(count "$log/slurmd-n5.log" 'rack rack2: this node leads')" = 1
+check "n2..n4 logged n1 as their leader, n6..n8 n5, once each" bash -c "
+	for n in 2 3 4; do [[ \$(grep -c 'rack rack1: member, n1 leads' $log/slurmd-n\$n.log) == 1 ]] || exit 1; done
+	for n in 6 7 8; do [[ \$(grep -c 'rack rack2: member, n5 leads' $log/slurmd-n\$n.log) == 1 ]] || exit 1; done"
+
+echo "=== rack1's leader (n1) stops: the next node of rack1 in name order leads"
+term1=$(rack_q rack1 .term)
+echo "    \$ kill -TERM <slurmd -N n1>   (tests/slurm/cluster.sh hm_stop_pid)"
+t_stop_ms=$(date +%s%3N)
+hm_stop_pid slurmd-n1
+t_gone_ms=$(date +%s%3N)
+check "rack1 led by n2 (n3, n4 are up too) within 5 s" hm_wait_for 5 led_by rack1 n2
+check "rack1's term grew by one ($term1 -> $(rack_q rack1 .term))" test "$(rack_q rack1 .term)" = $((term1 + 1))
+check "rack2 untouched: n5, term 1" test "$(rack_q rack2 .leader) $(rack_q rack2 .term)" = "n5 1"
+check "n2's agent logs that it leads (term $((term1 + 1)))" hm_wait_for 5 grep -q "rack rack1: this node leads (term $((term1 + 1)))" "$log/slurmd-n2.log"
+check "n3 and n4 are told n2 leads" hm_wait_for 5 bash -c "grep -q 'rack rack1: member, n2 leads' $log/slurmd-n3.log && grep -q 'rack rack1: member, n2 leads' $log/slurmd-n4.log"
+t_elect_ms=$(log_ms "$log/slurmctld.log" "rack rack1: leader n2")
+t_told_ms=$(log_ms "$log/slurmd-n2.log" "rack rack1: this node leads")
+say "slurmd n1 gone $((t_gone_ms - t_stop_ms)) ms after SIGTERM; takeover: the coordinator elected n2" \
+	"+$((${t_elect_ms:-0} - t_stop_ms)) ms, n2's agent logged its role +$((${t_told_ms:-0} - t_stop_ms)) ms after the SIGTERM"
+check "the takeover (n2's agent told) within AgentValidity + HeartbeatInterval of slurmd n1's exit" \
+	test -n "$t_told_ms" -a "$((${t_told_ms:-0} - t_gone_ms))" -le $((AGENT_VALID_MS + HEARTBEAT_MS))
+check "the coordinator shows n1 lost" hm_wait_for 5 node_is n1 lost
+
+echo "=== n1's slurmd restarted: its agent is a member, n2 keeps the lead (no flap)"
+echo "    \$ slurmd -D -N n1 -f \$SLURM_CONF"
+hm_spawn slurmd-n1 slurmd -D -N n1 -f "$SLURM_CONF"
+check "n1's agent up again" hm_wait_for 15 node_is n1 up
+check "n1's agent is told n2 leads" hm_wait_for 5 grep -q 'rack rack1: member, n2 leads' "$log/slurmd-n1.log"
+lines_n2=$(count "$log/slurmd-n2.log" 'rack rack1: ')
+sleep $((8 * HEARTBEAT_MS / 1000)).$((8 * HEARTBEAT_MS % 1000))
+check "after 8 heartbeats rack1 is still led by n2, same term ($((term1 + 1)))" \
+	test "$(rack_q rack1 .leader) $(rack_q rack1 .term)" = "n2 $((term1 + 1))"
+check "n2 logged no further role change" test "$(count "$log/slurmd-n2.log" 'rack rack1: ')" = "$lines_n2"
+check "the coordinator elected rack1's leader twice in all" test "$(count "$log/slurmctld.log" 'rack rack1: leader ')" = 2
+
+echo "=== rack2's leader (n5) freezes (SIGSTOP: connection open, silent): n6 leads after AgentValidity"
+pid5=${HM_PIDS[slurmd-n5]}
+echo "    \$ kill -STOP <slurmd -N n5>"
+t_freeze_ms=$(date +%s%3N)
+kill -STOP "$pid5"
+check "rack2 led by n6 within 5 s" hm_wait_for 5 led_by rack2 n6
+check "n6's agent logs that it leads (term 2)" hm_wait_for 5 grep -q 'rack rack2: this node leads (term 2)' "$log/slurmd-n6.log"
+t_elect_ms=$(log_ms "$log/slurmctld.log" "rack rack2: leader n6")
+t_told_ms=$(log_ms "$log/slurmd-n6.log" "rack rack2: this node leads")
+say "takeover after a freeze: the coordinator elected n6 +$((${t_elect_ms:-0} - t_freeze_ms)) ms," \
+	"n6's agent logged its role +$((${t_told_ms:-0} - t_freeze_ms)) ms after the SIGSTOP" \
+	"(AgentValidity $AGENT_VALID_MS ms, HeartbeatInterval $HEARTBEAT_MS ms)"
+check "the coordinator says why: $(grep -m1 'rack rack2: leader n6' "$log/slurmctld.log" | sed 's/.*(//')" \
+	grep -q 'rack rack2: leader n6, term 2 (was n5: its agent silent past AgentValidity)' "$log/slurmctld.log"
+check "not before AgentValidity - HeartbeatInterval after the freeze (its last beat)" \
+	test -n "$t_elect_ms" -a "$((${t_elect_ms:-0} - t_freeze_ms))" -ge $((AGENT_VALID_MS - HEARTBEAT_MS))
+# The bound is AgentValidity + HeartbeatInterval; one more heartbeat of slack
+# for the shared 2-core machine (the beat that elects may be processed late).
+check "n6's agent told within AgentValidity + 2 x HeartbeatInterval" \
+	test -n "$t_told_ms" -a "$((${t_told_ms:-0} - t_freeze_ms))" -le $((AGENT_VALID_MS + 2 * HEARTBEAT_MS))
+echo "    \$ kill -CONT <slurmd -N n5>"
+kill -CONT "$pid5"
+check "n5's agent, thawed, is told n6 leads" hm_wait_for 10 grep -q 'rack rack2: member, n6 leads' "$log/slurmd-n5.log"
+sleep $((8 * HEARTBEAT_MS / 1000)).$((8 * HEARTBEAT_MS % 1000))
+check "after 8 more heartbeats rack2 is still led by n6, term 2; rack1 by n2, term $((term1 + 1))" \
+	test "$(rack_q rack2 .leader) $(rack_q rack2 .term) $(rack_q rack1 .leader) $(rack_q rack1 .term)" = "n6 2 n2 $((term1 + 1))"
+echo "    \$ harmonicsctl racks"
+"$HM_CTL" --timeout 2s racks | sed 's/^/      /'
+
+echo "=== leaders tier: $npass passed, $nfail failed in $(hm_since "$t_start")s"
+((nfail == 0)) || { printf '  failed: %s\n' "${failed[@]}"; HM_KEEP=1; grep 'rack ' "$log/slurmctld.log" | tail -n 20; exit 1; }
+exit 0
