@@ -64,16 +64,12 @@ static const hm_field_t rack_view_fields[] = {
     HM_FIELD(hm_coord_rack_view_t, ncross, "cross_rack_jobs", HM_F_INT),
     HM_FIELD(hm_coord_rack_view_t, load, "load", HM_F_DBL),
     /* Its leader (null: none), state, the last round that solved it, its solve time. */
-    {"leader", HM_F_STR, offsetof(hm_coord_rack_view_t, leader), HM_NAME_MAX, 0, 0, HM_F_NULL, NULL,
-     NULL, 0, 0},
+    HM_FIELD_FL(hm_coord_rack_view_t, leader, "leader", HM_F_STR, HM_F_NULL),
     HM_FIELD(hm_coord_rack_view_t, state, "state", HM_F_STR),
     HM_FIELD(hm_coord_rack_view_t, term, "term", HM_F_ULONG),
-    {"leader_since_s", HM_F_DBL, offsetof(hm_coord_rack_view_t, leader_since_s), sizeof(double), 0,
-     0, HM_F_NULL, NULL, NULL, 0, 0},
-    {"last_epoch", HM_F_LONG, offsetof(hm_coord_rack_view_t, last_epoch), sizeof(long), 0, 0,
-     HM_F_NULL, NULL, NULL, 0, 0},
-    {"solve_ms", HM_F_DBL, offsetof(hm_coord_rack_view_t, solve_ms), sizeof(double), 0, 0,
-     HM_F_NULL, NULL, NULL, 0, 0},
+    HM_FIELD_FL(hm_coord_rack_view_t, leader_since_s, "leader_since_s", HM_F_DBL, HM_F_NULL),
+    HM_FIELD_FL(hm_coord_rack_view_t, last_epoch, "last_epoch", HM_F_LONG, HM_F_NULL),
+    HM_FIELD_FL(hm_coord_rack_view_t, solve_ms, "solve_ms", HM_F_DBL, HM_F_NULL),
 };
 
 json_object *hm_json_job_view(const hm_coord_job_view_t *v)
