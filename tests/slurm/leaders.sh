@@ -19,36 +19,11 @@
 # the cluster's directory (kept on failure).
 set -uo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-build=$(cd "${1:-$top/build}" 2>/dev/null && pwd) || { echo "leaders: no build dir ${1:-$top/build}" >&2; exit 1; }
-
-if ((EUID != 0)); then
-	echo "leaders: SKIP: needs root (Slurm daemons, munge)" >&2
-	exit 77
-fi
+# shellcheck source=tests/slurm/checks.sh
+. "$(dirname "$0")/checks.sh"
+hm_tier_begin leaders "the leaders tier needs root (Slurm daemons, munge)" "$@"
 command -v jq >/dev/null || { echo "leaders: jq not installed (scripts/deps.sh)" >&2; exit 1; }
 
-# shellcheck source=tests/slurm/cluster.sh
-. "$here/cluster.sh"
-
-t_start=$(date +%s.%N)
-npass=0 nfail=0
-failed=()
-trap 'hm_cluster_down' EXIT
-trap 'exit 130' INT TERM
-
-pass() { npass=$((npass + 1)); echo "PASS: $1"; }
-fail() {
-	nfail=$((nfail + 1)); failed+=("$1")
-	echo "FAIL: $1${2:+: $2}"
-}
-check() { # NAME COMMAND...
-	local name=$1
-	shift
-	if "$@"; then pass "$name"; else fail "$name"; fi
-}
-say() { echo "    $*"; }
 
 # Beats every 250 ms, agents valid 1 s: a silent leader would give way within
 # AgentValidity + HeartbeatInterval = 1.25 s; a closed connection at once.
@@ -155,6 +130,4 @@ check "after 8 more heartbeats rack2 is still led by n6, term 2; rack1 by n2, te
 echo "    \$ harmonicsctl racks"
 "$HM_CTL" --timeout 2s racks | sed 's/^/      /'
 
-echo "=== leaders tier: $npass passed, $nfail failed in $(hm_since "$t_start")s"
-((nfail == 0)) || { printf '  failed: %s\n' "${failed[@]}"; HM_KEEP=1; grep 'rack ' "$log/slurmctld.log" | tail -n 20; exit 1; }
-exit 0
+hm_tier_end grep 'rack ' "$log/slurmctld.log"

@@ -18,38 +18,13 @@
 # the cluster's directory (kept on failure).
 set -uo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-build=$(cd "${1:-$top/build}" 2>/dev/null && pwd) || { echo "live: no build dir ${1:-$top/build}" >&2; exit 1; }
-
-if ((EUID != 0)); then
-	echo "live: SKIP: the live tier needs root (Slurm daemons, munge, other users)" >&2
-	exit 77
-fi
+# shellcheck source=tests/slurm/checks.sh
+. "$(dirname "$0")/checks.sh"
+hm_tier_begin live "the live tier needs root (Slurm daemons, munge, other users)" "$@"
 for t in jq runuser; do
 	command -v "$t" >/dev/null || { echo "live: $t not installed (scripts/deps.sh)" >&2; exit 1; }
 done
 
-# shellcheck source=tests/slurm/cluster.sh
-. "$here/cluster.sh"
-
-t_start=$(date +%s.%N)
-npass=0 nfail=0
-failed=()
-trap 'hm_cluster_down' EXIT
-trap 'exit 130' INT TERM
-
-pass() { npass=$((npass + 1)); echo "PASS: $1"; }
-fail() {
-	nfail=$((nfail + 1)); failed+=("$1")
-	echo "FAIL: $1${2:+: $2}"
-}
-check() { # NAME COMMAND...
-	local name=$1
-	shift
-	if "$@"; then pass "$name"; else fail "$name"; fi
-}
-say() { echo "    $*"; }
 now_us() { date +%s%6N; }
 ms() { awk -v d="$1" 'BEGIN { printf "%.0f", d / 1000 }'; } # us -> ms
 
@@ -351,6 +326,4 @@ fail_open "B, slurmctld stopped" "$out/b.json" "$t_stop2" "$t_rs2" "$vu2b"
 echo "    AdminComment at the end (scontrol show job):"
 for j in "$ja" "$jb" "$jc"; do say "  job $j: $(admin_comment "$j")"; done
 
-echo "=== live tier: $npass passed, $nfail failed in $(hm_since "$t_start")s"
-((nfail == 0)) || { printf '  failed: %s\n' "${failed[@]}"; HM_KEEP=1; tail -n 30 "$HM_DIR/log/slurmctld.log"; exit 1; }
-exit 0
+hm_tier_end

@@ -7,36 +7,11 @@
 # HM_KEEP=1 keeps the private cluster directory for inspection.
 set -uo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-build=$(cd "${1:-$top/build}" 2>/dev/null && pwd) || { echo "slurm: no build dir ${1:-$top/build}" >&2; exit 1; }
+# shellcheck source=tests/slurm/checks.sh
+. "$(dirname "$0")/checks.sh"
+hm_tier_begin slurm "the Slurm tier needs root (daemons, munge, private MariaDB)" "$@"
 
-if ((EUID != 0)); then
-	echo "slurm: SKIP: the Slurm tier needs root (daemons, munge, private MariaDB)" >&2
-	exit 77
-fi
-
-# shellcheck source=tests/slurm/cluster.sh
-. "$here/cluster.sh"
-
-t_start=$(date +%s.%N)
-npass=0 nfail=0
-failed=()
-trap 'hm_cluster_down' EXIT
-trap 'exit 130' INT TERM
-
-elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
-pass() { npass=$((npass + 1)); echo "PASS: $1"; }
-fail() {
-	nfail=$((nfail + 1)); failed+=("$1")
-	echo "FAIL: $1${2:+: $2}"
-}
-# check NAME COMMAND...: pass when the command succeeds.
-check() {
-	local name=$1
-	shift
-	if "$@"; then pass "$name"; else fail "$name"; fi
-}
+elapsed() { hm_since "$1"; }
 
 # Wait for a job state (scontrol), up to $3 seconds.
 job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
@@ -346,6 +321,4 @@ else
 	scancel "$jctl"
 fi
 
-echo "=== slurm tier: $npass passed, $nfail failed in $(elapsed "$t_start")s"
-((nfail == 0)) || { printf '  failed: %s\n' "${failed[@]}"; HM_KEEP=1; tail -n 30 "$HM_DIR/log/slurmctld.log"; exit 1; }
-exit 0
+hm_tier_end

@@ -1,0 +1,52 @@
+# shellcheck shell=bash
+# What every Slurm-tier script shares (run.sh, live.sh, leaders.sh): its
+# arguments, the root check, PASS/FAIL lines and the summary. Sourced first:
+#   . "$(dirname "$0")/checks.sh"
+#   hm_tier_begin NAME "why it needs root" "$@"   # sets build; exits 77 unless root
+#   ... check "what" COMMAND ...; pass/fail/say ...
+#   hm_tier_end [COMMAND ...]                     # exits 0, or 1 after a failure
+# It sources cluster.sh and sets here and top; hm_tier_begin sets the EXIT trap
+# that tears the cluster down.
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/slurm/cluster.sh
+. "$here/cluster.sh"
+
+hm_tier_begin() { # NAME WHY_ROOT [BUILD_DIR]
+	hm_tier=$1
+	build=$(cd "${3:-$top/build}" 2>/dev/null && pwd) || { echo "$1: no build dir ${3:-$top/build}" >&2; exit 1; }
+	if ((EUID != 0)); then
+		echo "$1: SKIP: $2" >&2
+		exit 77
+	fi
+	hm_t_start=$(date +%s.%N)
+	npass=0 nfail=0
+	failed=()
+	trap 'hm_cluster_down' EXIT
+	trap 'exit 130' INT TERM
+}
+
+pass() { npass=$((npass + 1)); echo "PASS: $1"; }
+fail() {
+	nfail=$((nfail + 1)); failed+=("$1")
+	echo "FAIL: $1${2:+: $2}"
+}
+# check NAME COMMAND...: pass when the command succeeds.
+check() {
+	local name=$1
+	shift
+	if "$@"; then pass "$name"; else fail "$name"; fi
+}
+say() { echo "    $*"; }
+
+# The summary line. After a failure: the names, the cluster's directory kept,
+# and COMMAND's output (default: the last 30 lines of slurmctld's log).
+hm_tier_end() {
+	echo "=== $hm_tier tier: $npass passed, $nfail failed in $(hm_since "$hm_t_start")s"
+	((nfail == 0)) && exit 0
+	printf '  failed: %s\n' "${failed[@]}"
+	HM_KEEP=1
+	if (($#)); then "$@"; else tail -n 30 "$HM_DIR/log/slurmctld.log"; fi
+	exit 1
+}
