@@ -30,6 +30,7 @@ seed hello '0{"v":1,"op":"agent_hello","seq":1,"node":"n1","agent_version":"0.1.
 seed welcome '0{"v":1,"op":"agent_welcome","seq":1,"re":1,"ok":true,"heartbeat_ms":1000,"valid_ms":3000,"lead_ms":1000}'
 seed beat '0{"v":1,"op":"agent_beat","seq":7,"nodes":[{"node":"n1","jobs":[{"job_id":42,"steps":1,"ranks":2,"applied_epoch":7,"meas":{"samples":20,"iter_us":250000.5,"iter_sd_us":1200.0,"compute_us":150000,"slot_misses":1}}]}]}'
 seed assign '0{"v":1,"op":"agent_assign","seq":2,"re":1,"nodes":[{"node":"n1","jobs":[{"job_id":42,"uid":1000,"scheduled":true,"policy":"harmonics","epoch":7,"period_us":250000,"shift_us":125000,"origin_us":1700000000000000,"guard_us":10000,"prio":1,"next":{"effective_us":1700000001000000,"epoch":8,"policy":"harmonics","period_us":250000,"shift_us":0,"origin_us":1700000000000000,"guard_us":10000,"prio":2}},{"job_id":43,"uid":1001,"scheduled":false,"reason":"off"}]}]}'
+seed rack '0{"v":1,"op":"agent_assign","seq":3,"re":0,"nodes":[],"rack":"rack1","leader":"n2","role":"member","term":2}'
 printf '1slurmd\0-D\0-N\0n1\0--conf\0/etc/slurm.conf\0' >"$out/corpus/cmdline"
 cd "$out"
 echo "--- fuzz_agent_wire, $secs s"
