@@ -113,12 +113,13 @@ static bool elect(hm_coord_t *c, int r, double now_s)
 			continue;
 		if (best < 0)
 			best = h;
-		settled |= now_s - c->nodes[h].up_s >= c->conf.heartbeat_ms / 1000.0;
+		settled |= now_s - c->nodes[h].up_s >= c->conf.agent_valid_ms / 1000.0;
 	}
-	/* A rack without a leader waits until one of its agents has been up for a
-	   HeartbeatInterval, so that agents starting together (the rack's slurmd,
-	   or every agent after a coordinator restart) elect the lowest-named one,
-	   not the first to connect. A leader that goes is replaced at once. */
+	/* A rack without a leader waits until one of its agents has been up for
+	   AgentValidity, so that agents starting together (the rack's slurmd, or
+	   every agent reconnecting after a coordinator restart, spread by their
+	   back-off's jitter) elect the lowest-named one, not the first to connect.
+	   A leader that goes is replaced at once. */
 	if (old < 0 && best >= 0 && !settled)
 		return false;
 	if (best == old)

@@ -70,8 +70,10 @@ void hm_coord_set_notify(hm_coord_t *c, void (*fn)(void *arg), void *arg);
  * AgentValidity. A leader keeps the lead while healthy (a returning
  * lower-named node does not take it back); when it is not, the next healthy
  * agent in name order leads at the next agent event of that rack (hello, beat,
- * lost) or hm_coord_leaders_check. Every change bumps the change counter of
- * the rack's nodes, so their agents are told at once (a push).
+ * lost) or hm_coord_leaders_check. A rack without a leader elects once one of
+ * its agents has been up for AgentValidity (agents starting together). Every
+ * change bumps the change counter of the rack's nodes, so their agents are
+ * told at once (a push).
  */
 
 /* The node's rack, its leader and the node's role: the rack members of

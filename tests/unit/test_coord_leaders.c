@@ -88,7 +88,7 @@ static void rack_view(hm_coord_t *c, int rack, hm_coord_rack_view_t *out)
 	free(v);
 }
 
-/* A rack without a leader waits one HeartbeatInterval after its first agent,
+/* A rack without a leader waits AgentValidity (3 s) after its first agent,
    then the lowest-named one leads (not the first to connect); a lower-named
    node arriving later does not take over; on loss, the lowest-named connected
    one leads at once. */
@@ -105,24 +105,27 @@ static void test_election_order(void **state)
 	assert_int_equal(v.last_epoch, -1);
 	hello(c, "n4", T0_S);
 	hello(c, "n3", T0_S + 0.2);
-	beat(c, "n4", T0_S + 0.9);
+	beat(c, "n4", T0_S + 2.9);
+	beat(c, "n3", T0_S + 2.9);
 	assert_leader(c, "n1", 4, "", 0); /* still settling */
 	assert_int_equal(notified, 0);
-	beat(c, "n4", T0_S + 1.0);
+	beat(c, "n4", T0_S + 3.0);
 	assert_leader(c, "n1", 4, "n3", 1);
 	assert_int_equal(notified, 1);
-	hello(c, "n2", T0_S + 1.1);
-	beat(c, "n2", T0_S + 2.2);
+	hello(c, "n2", T0_S + 3.1);
+	beat(c, "n2", T0_S + 4.2);
+	beat(c, "n3", T0_S + 4.2);
+	beat(c, "n4", T0_S + 4.2);
 	assert_leader(c, "n1", 4, "n3", 1);
 	assert_int_equal(notified, 1); /* no change, no push */
-	hm_coord_node_lost(c, "n3", T0_S + 2.3);
+	hm_coord_node_lost(c, "n3", T0_S + 4.3);
 	assert_leader(c, "n1", 4, "n2", 2); /* n2 before n4, at once */
 	assert_int_equal(notified, 2);
 	rack_view(c, 0, &v);
 	assert_string_equal(v.state, "up");
 	assert_string_equal(v.leader, "n2");
 	assert_int_equal(v.term, 2);
-	assert_true(v.leader_since_s == T0_S + 2.3);
+	assert_true(v.leader_since_s == T0_S + 4.3);
 	/* The other rack is untouched: no agent, no leader. */
 	assert_true(hm_coord_node_rack(c, "n5", &r));
 	assert_string_equal(r.rack, "rack2");
@@ -145,18 +148,20 @@ static void test_takeover_silence(void **state)
 	hello(c, "n1", T0_S);
 	hello(c, "n2", T0_S);
 	hello(c, "n5", T0_S);
-	beat(c, "n1", T0_S + 1.0);
+	beat(c, "n1", T0_S + 2.0);
+	beat(c, "n2", T0_S + 2.0);
+	beat(c, "n1", T0_S + 3.0);
 	assert_leader(c, "n1", 4, "n1", 1);
 	g1 = hm_coord_node_gen(c, "n4");
 	g5 = hm_coord_node_gen(c, "n5");
-	beat(c, "n2", T0_S + 3.9); /* n1 silent 2.9 s: still within 3 s */
+	beat(c, "n2", T0_S + 5.9); /* n1 silent 2.9 s: still within 3 s */
 	assert_leader(c, "n1", 4, "n1", 1);
-	beat(c, "n2", T0_S + 4.1);
+	beat(c, "n2", T0_S + 6.1);
 	assert_leader(c, "n1", 4, "n2", 2);
 	assert_true(hm_coord_node_gen(c, "n4") != g1);    /* every agent of rack1 is told */
 	assert_int_equal(hm_coord_node_gen(c, "n5"), g5); /* rack2's are not */
 	/* A rack with no other agent: the sweep elects, then finds its silent leader. */
-	hm_coord_leaders_check(c, T0_S + 1.0);
+	hm_coord_leaders_check(c, T0_S + 3.0);
 	assert_leader(c, "n5", 4, "n5", 1);
 	hm_coord_leaders_check(c, T0_S + 3.5);
 	assert_leader(c, "n5", 4, "", 1);
@@ -180,12 +185,14 @@ static void test_no_flap(void **state)
 	(void)state;
 	hello(c, "n1", t);
 	hello(c, "n3", t);
-	hm_coord_leaders_check(c, t + 1.0);
+	beat(c, "n1", t + 2.0);
+	beat(c, "n3", t + 2.0);
+	hm_coord_leaders_check(c, t + 3.0);
 	assert_leader(c, "n1", 4, "n1", 1);
-	hm_coord_node_lost(c, "n1", t + 1.5);
+	hm_coord_node_lost(c, "n1", t + 3.5);
 	assert_leader(c, "n1", 4, "n3", 2);
-	hello(c, "n1", t + 2.0);
-	for (t += 2.0; t < T0_S + 12; t += 0.5) { /* both beat for 10 s */
+	hello(c, "n1", t + 4.0);
+	for (t += 4.5; t < T0_S + 14; t += 0.5) { /* both beat for 10 s */
 		beat(c, "n1", t);
 		beat(c, "n3", t);
 		hm_coord_leaders_check(c, t);
@@ -211,8 +218,10 @@ static void test_reconfigure_keeps(void **state)
 	(void)state;
 	hello(c, "n2", T0_S);
 	hello(c, "n1", T0_S);
-	hm_coord_leaders_check(c, T0_S + 1.0);
-	hm_coord_node_lost(c, "n1", T0_S + 1.1);
+	beat(c, "n2", T0_S + 2.0);
+	hm_coord_leaders_check(c, T0_S + 3.0);
+	assert_leader(c, "n1", 4, "n1", 1);
+	hm_coord_node_lost(c, "n1", T0_S + 3.1);
 	assert_leader(c, "n1", 4, "n2", 2);
 	fixture_conf(&conf);
 	assert_int_equal(hm_coord_reconfigure(c, &conf, fixture_topo(), &err), HM_OK);

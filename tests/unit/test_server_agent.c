@@ -305,9 +305,10 @@ static void beat_on(int fd, const char *node, int64_t seq)
 	hm_aw_msg_free(&m);
 }
 
-/* Rack members in every assign: no leader while the rack settles, then the
-   lowest-named agent leads and is pushed its role; its connection closes: the
-   next agent is pushed; the old leader returns as a member, nobody is pushed. */
+/* Rack members in every assign: no leader while the rack settles (AgentValidity),
+   then the lowest-named agent leads and is pushed its role; its connection
+   closes: the next agent is pushed; the old leader returns as a member, nobody
+   is pushed. */
 static void test_leader_push(void **state)
 {
 	hm_aw_msg_t r;
@@ -321,10 +322,18 @@ static void test_leader_push(void **state)
 	fd5 = agent_up("n5", &r);
 	assert_rack(&r, "", "member", 0);
 	hm_aw_msg_free(&r);
-	usleep(1100 * 1000); /* one HeartbeatInterval: n6's beat elects */
+	usleep(1500 * 1000); /* both beat: healthy, the rack still settling */
+	beat_on(fd5, "n5", 2);
+	assert_int_equal(recv_msg(fd5, 3000, &r, &sender), HM_OK);
+	assert_rack(&r, "", "member", 0);
+	hm_aw_msg_free(&r);
 	beat_on(fd6, "n6", 2);
 	assert_int_equal(recv_msg(fd6, 3000, &r, &sender), HM_OK);
-	assert_int_equal(r.re, 2);
+	hm_aw_msg_free(&r);
+	usleep(1600 * 1000); /* n6 up for AgentValidity (3 s): its beat elects */
+	beat_on(fd6, "n6", 3);
+	assert_int_equal(recv_msg(fd6, 3000, &r, &sender), HM_OK);
+	assert_int_equal(r.re, 3);
 	assert_rack(&r, "n5", "member", 1);
 	hm_aw_msg_free(&r);
 	assert_int_equal(recv_msg(fd5, 3000, &r, &sender), HM_OK);
