@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# What every Slurm-tier script shares (run.sh, live.sh, leaders.sh): its
-# arguments, the root check, PASS/FAIL lines and the summary. Sourced first:
+# What every Slurm-tier script shares (run.sh, live.sh, leaders.sh, place.sh):
+# its arguments, the root check, PASS/FAIL lines, the summary and job queries. Sourced first:
 #   . "$(dirname "$0")/checks.sh"
 #   hm_tier_begin NAME "why it needs root" "$@"   # sets build; exits 77 unless root
 #   ... check "what" COMMAND ...; pass/fail/say ...
@@ -39,6 +39,18 @@ check() {
 	if "$@"; then pass "$name"; else fail "$name"; fi
 }
 say() { echo "    $*"; }
+
+# Jobs as scontrol shows them.
+job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+wait_state() { # job state secs
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		[[ $(job_state "$1") == "$2" ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+admin_comment() { scontrol show job "$1" 2>/dev/null | sed -n 's/^ *AdminComment=//p'; }
 
 # The summary line. After a failure: the names, the cluster's directory kept,
 # and COMMAND's output (default: the last 30 lines of slurmctld's log).

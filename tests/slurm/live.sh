@@ -75,7 +75,6 @@ applied_now() {
 }
 node_state() { "$HM_CTL" --json --timeout 2s nodes 2>/dev/null | jq -r --arg n "$1" '.nodes[] | select(.node == $n) | .state'; }
 report_pid() { sed -n 's/^PID=//p' "$run/$1/job.$2/report.0.$3" 2>/dev/null; }
-admin_comment() { scontrol show job "$1" 2>/dev/null | sed -n 's/^ *AdminComment=//p'; }
 # Rank 0's per-iteration records with the time each burst was planned (the
 # latest rank's ready time: what rank 0 plans the slot from).
 bursts() { jq -c '.per_iteration[] | {plan_us: (.start_us + (.ready_ms * 1000 | floor)), slot, epoch}' "$1"; }

@@ -16,45 +16,11 @@
 # Usage: tests/slurm/place.sh [BUILD_DIR]   (root; exit 0 passed, 1 failed, 77 skipped)
 set -uo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-build=$(cd "${1:-$top/build}" 2>/dev/null && pwd) || { echo "place: no build dir ${1:-$top/build}" >&2; exit 1; }
-
-if ((EUID != 0)); then
-	echo "place: SKIP: the Slurm tier needs root (daemons, munge)" >&2
-	exit 77
-fi
-
 export HM_NODES=12 HM_RACK_HOSTS=3 HM_CONF_EXTRA="UplinkSpeed=100Gbps"
-# shellcheck source=tests/slurm/cluster.sh
-. "$here/cluster.sh"
+# shellcheck source=tests/slurm/checks.sh
+. "$(dirname "$0")/checks.sh"
+hm_tier_begin placement "the Slurm tier needs root (daemons, munge)" "$@"
 
-t_start=$(date +%s.%N)
-npass=0 nfail=0
-failed=()
-trap 'hm_cluster_down' EXIT
-trap 'exit 130' INT TERM
-
-pass() { npass=$((npass + 1)); echo "PASS: $1"; }
-fail() {
-	nfail=$((nfail + 1)); failed+=("$1")
-	echo "FAIL: $1${2:+: $2}"
-}
-check() { # name command...
-	local name=$1
-	shift
-	if "$@"; then pass "$name"; else fail "$name"; fi
-}
-job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
-wait_state() { # job state secs
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		[[ $(job_state "$1") == "$2" ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-admin_comment() { scontrol show job "$1" 2>/dev/null | sed -n 's/^ *AdminComment=//p'; }
 # The job's nodes, one per line, sorted (n3, n6, ...).
 nodes_of() { scontrol show hostnames "$(squeue -h -j "$1" -o %N)" 2>/dev/null | sort -V | tr '\n' ' '; }
 gone() { # job secs: it left the node table (cancelled and cleaned up)
@@ -154,6 +120,4 @@ check "the wrapper said why (verbose): no sched_harmonics.so" \
 	grep -q "select/harmonics_cons_tres: no sched_harmonics.so with hm_sched_live_acquire_v1 loaded" "$log"
 check "no placed entry in its AdminComment" bash -c "[[ '$(admin_comment "$off")' != *placed@* ]]"
 
-echo "=== placement tier: $npass passed, $nfail failed in $(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')s"
-((nfail == 0)) || { printf '  failed: %s\n' "${failed[@]}"; HM_KEEP=1; tail -n 40 "$log"; exit 1; }
-exit 0
+hm_tier_end tail -n 40 "$log"

@@ -14,16 +14,6 @@ hm_tier_begin slurm "the Slurm tier needs root (daemons, munge, private MariaDB)
 elapsed() { hm_since "$1"; }
 
 # Wait for a job state (scontrol), up to $3 seconds.
-job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
-wait_state() { # job state secs
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		[[ $(job_state "$1") == "$2" ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-admin_comment() { scontrol show job "$1" 2>/dev/null | sed -n 's/^ *AdminComment=//p'; }
 wait_comment() { # job secs
 	local i
 	for ((i = 0; i < $2 * 10; i++)); do
