@@ -8,8 +8,7 @@
 # tables (hm_fields). The coordinator's server links it too.
 noinst_LTLIBRARIES += src/agent/libhmagentwire.la
 src_agent_libhmagentwire_la_SOURCES = \
-	src/agent/hm_agent_wire.c \
-	src/agent/hm_agent_wire.h
+	src/agent/hm_agent_wire.c src/agent/hm_agent_wire.h
 src_agent_libhmagentwire_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
 src_agent_libhmagentwire_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 
@@ -24,18 +23,14 @@ AGENT_LIBS = src/agent/libhmagent.la src/agent/libhmagentwire.la \
 noinst_LTLIBRARIES += src/agent/libhmagent.la
 src_agent_libhmagent_la_SOURCES = \
 	src/agent/agent.h \
-	src/agent/agent_conn.c \
-	src/agent/agent_conn.h \
-	src/agent/agent_files.c \
-	src/agent/agent_files.h \
-	src/agent/agent_jobs.c \
-	src/agent/agent_jobs.h \
+	src/agent/agent_conn.c src/agent/agent_conn.h \
+	src/agent/agent_files.c src/agent/agent_files.h \
+	src/agent/agent_jobs.c src/agent/agent_jobs.h \
 	src/agent/agent_loop.c \
 	src/agent/agent_node.c \
 	src/agent/agent_util.c \
 	src/agent/hm_agent.h \
-	src/pace/pace_assign.c \
-	src/pace/pace_assign.h
+	src/pace/pace_assign.c src/pace/pace_assign.h
 src_agent_libhmagent_la_CPPFLAGS = $(AGENT_CPPFLAGS)
 src_agent_libhmagent_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS)
 

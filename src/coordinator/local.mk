@@ -17,57 +17,44 @@ HMCOORD_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 
 noinst_LTLIBRARIES += src/coordinator/libhmfields.la
 src_coordinator_libhmfields_la_SOURCES = \
-	src/coordinator/hm_fields.c \
-	src/coordinator/hm_fields.h \
-	src/coordinator/hm_json.c \
-	src/coordinator/hm_json.h
+	src/coordinator/hm_fields.c src/coordinator/hm_fields.h \
+	src/coordinator/hm_json.c src/coordinator/hm_json.h
 src_coordinator_libhmfields_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 src_coordinator_libhmfields_la_CFLAGS = $(HMCOORD_CFLAGS)
 src_coordinator_libhmfields_la_LIBADD = $(JSONC_LIBS)
 
 noinst_LTLIBRARIES += src/coordinator/libhmclient.la
 src_coordinator_libhmclient_la_SOURCES = \
-	src/coordinator/hm_assign.c \
-	src/coordinator/hm_assign.h \
-	src/coordinator/hm_client.c \
-	src/coordinator/hm_client.h \
-	src/coordinator/hm_conf.c \
-	src/coordinator/hm_conf.h \
-	src/coordinator/hm_log.c \
-	src/coordinator/hm_log.h \
-	src/coordinator/hm_proto.c \
-	src/coordinator/hm_proto.h \
-	src/coordinator/hm_spec.c \
-	src/coordinator/hm_spec.h
+	src/coordinator/hm_assign.c src/coordinator/hm_assign.h \
+	src/coordinator/hm_client.c src/coordinator/hm_client.h \
+	src/coordinator/hm_conf.c src/coordinator/hm_conf.h \
+	src/coordinator/hm_log.c src/coordinator/hm_log.h \
+	src/coordinator/hm_proto.c src/coordinator/hm_proto.h \
+	src/coordinator/hm_spec.c src/coordinator/hm_spec.h
 src_coordinator_libhmclient_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 src_coordinator_libhmclient_la_CFLAGS = $(HMCOORD_CFLAGS)
 src_coordinator_libhmclient_la_LIBADD = $(JSONC_LIBS) $(MUNGE_LIBS)
 
 noinst_LTLIBRARIES += src/coordinator/libhmstatus.la
 src_coordinator_libhmstatus_la_SOURCES = \
-	src/coordinator/hm_coord_json.c \
-	src/coordinator/hm_coord_json.h \
-	src/coordinator/hm_node_json.c \
-	src/coordinator/hm_node_json.h
+	src/coordinator/hm_coord_json.c src/coordinator/hm_coord_json.h \
+	src/coordinator/hm_node_json.c src/coordinator/hm_node_json.h
 src_coordinator_libhmstatus_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 src_coordinator_libhmstatus_la_CFLAGS = $(HMCOORD_CFLAGS)
 src_coordinator_libhmstatus_la_LIBADD = $(JSONC_LIBS)
 
 noinst_LTLIBRARIES += src/coordinator/libhmcoord.la
 src_coordinator_libhmcoord_la_SOURCES = \
-	src/coordinator/hm_coord.c \
-	src/coordinator/hm_coord.h \
+	src/coordinator/hm_coord.c src/coordinator/hm_coord.h \
 	src/coordinator/hm_coord_comment.c \
 	src/coordinator/hm_coord_int.h \
 	src/coordinator/hm_coord_leaders.c \
 	src/coordinator/hm_coord_live.c \
-	src/coordinator/hm_coord_nodes.c \
-	src/coordinator/hm_coord_nodes.h \
+	src/coordinator/hm_coord_nodes.c src/coordinator/hm_coord_nodes.h \
 	src/coordinator/hm_coord_state.c \
 	src/coordinator/hm_coord_sync.c \
 	src/coordinator/hm_coord_view.c \
-	src/coordinator/hm_server.c \
-	src/coordinator/hm_server.h \
+	src/coordinator/hm_server.c src/coordinator/hm_server.h \
 	src/coordinator/hm_server_int.h \
 	src/coordinator/hm_server_ops.c
 src_coordinator_libhmcoord_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)

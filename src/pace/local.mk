@@ -10,8 +10,7 @@ src_pace_libharmonics_pace_la_SOURCES = \
 	src/pace/hm_pace.h \
 	src/pace/hm_pace_env.h \
 	src/pace/pace.c \
-	src/pace/pace_assign.c \
-	src/pace/pace_assign.h \
+	src/pace/pace_assign.c src/pace/pace_assign.h \
 	src/pace/pace_internal.h \
 	src/pace/pace_report.c \
 	src/libharmonics/core/hm_error.c \
@@ -29,8 +28,7 @@ EXTRA_DIST += src/pace/libharmonics-pace.sym
 # provides hm_error/hm_parse (not compiled in here: that would define them twice).
 noinst_LTLIBRARIES += src/pace/libharmonics-pace-report.la
 src_pace_libharmonics_pace_report_la_SOURCES = \
-	src/pace/pace_report_read.c \
-	src/pace/pace_report_read.h
+	src/pace/pace_report_read.c src/pace/pace_report_read.h
 src_pace_libharmonics_pace_report_la_LIBADD = -lm
 
 # ---- unit tests ----------------------------------------------------------------
@@ -64,10 +62,8 @@ tests_unit_test_pace_align_LDADD = $(PACE_TEST_LDADD)
 if HAVE_NCCL
 lib_LTLIBRARIES += src/pace/libharmonics-nccl.la
 src_pace_libharmonics_nccl_la_SOURCES = \
-	src/pace/nccl/nccl_class.c \
-	src/pace/nccl/nccl_class.h \
-	src/pace/nccl/nccl_hold.c \
-	src/pace/nccl/nccl_hold.h \
+	src/pace/nccl/nccl_class.c src/pace/nccl/nccl_class.h \
+	src/pace/nccl/nccl_hold.c src/pace/nccl/nccl_hold.h \
 	src/pace/nccl/nccl_interpose.c \
 	src/libharmonics/core/hm_error.c \
 	src/libharmonics/core/hm_parse.c

@@ -107,8 +107,7 @@ EXTRA_src_plugins_sched_sched_harmonics_la_DEPENDENCIES = src/plugins/sched/sche
 slurmplugin_LTLIBRARIES += src/plugins/select/select_harmonics_cons_tres.la
 src_plugins_select_select_harmonics_cons_tres_la_SOURCES = \
 	src/plugins/select/select_harmonics_cons_tres.c \
-	src/plugins/select/select_place.c \
-	src/plugins/select/select_place.h
+	src/plugins/select/select_place.c src/plugins/select/select_place.h
 src_plugins_select_select_harmonics_cons_tres_la_CPPFLAGS = $(SLURM_PLUGIN_CPPFLAGS)
 src_plugins_select_select_harmonics_cons_tres_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
 src_plugins_select_select_harmonics_cons_tres_la_LDFLAGS = $(PLUGIN_LDFLAGS) \

@@ -3,12 +3,9 @@ noinst_LTLIBRARIES += src/libharmonics/core/libhmcore.la
 src_libharmonics_core_libhmcore_la_SOURCES = \
 	src/libharmonics/core/hm_classes.h \
 	src/libharmonics/core/hm_clock.h \
-	src/libharmonics/core/hm_error.c \
-	src/libharmonics/core/hm_error.h \
-	src/libharmonics/core/hm_parse.c \
-	src/libharmonics/core/hm_parse.h \
-	src/libharmonics/core/hm_hostlist.c \
-	src/libharmonics/core/hm_hostlist.h
+	src/libharmonics/core/hm_error.c src/libharmonics/core/hm_error.h \
+	src/libharmonics/core/hm_parse.c src/libharmonics/core/hm_parse.h \
+	src/libharmonics/core/hm_hostlist.c src/libharmonics/core/hm_hostlist.h
 
 UNIT_TESTS += tests/unit/test_parse tests/unit/test_hostlist
 tests_unit_test_parse_SOURCES = tests/unit/test_parse.c

@@ -3,9 +3,8 @@
 # select/harmonics_cons_tres, the coordinator's live view and the simulator.
 noinst_LTLIBRARIES += src/libharmonics/placement/libhmplace.la
 src_libharmonics_placement_libhmplace_la_SOURCES = \
-	src/libharmonics/placement/hm_place_score.h \
+	src/libharmonics/placement/hm_place_score.c src/libharmonics/placement/hm_place_score.h \
 	src/libharmonics/placement/hm_lview.c \
-	src/libharmonics/placement/hm_place_score.c \
 	src/libharmonics/placement/hm_place_cands.c
 src_libharmonics_placement_libhmplace_la_LIBADD = -lm
 

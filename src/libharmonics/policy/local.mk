@@ -2,13 +2,10 @@
 # the contention model, and the fair, optimal, cassini and crux policies.
 noinst_LTLIBRARIES += src/libharmonics/policy/libhmpolicy.la
 src_libharmonics_policy_libhmpolicy_la_SOURCES = \
-	src/libharmonics/policy/hm_policy.c \
-	src/libharmonics/policy/hm_policy.h \
+	src/libharmonics/policy/hm_policy.c src/libharmonics/policy/hm_policy.h \
 	src/libharmonics/policy/hm_policy_names.h \
-	src/libharmonics/policy/hm_pol_common.c \
-	src/libharmonics/policy/hm_pol_common.h \
-	src/libharmonics/policy/hm_contention.c \
-	src/libharmonics/policy/hm_contention.h \
+	src/libharmonics/policy/hm_pol_common.c src/libharmonics/policy/hm_pol_common.h \
+	src/libharmonics/policy/hm_contention.c src/libharmonics/policy/hm_contention.h \
 	src/libharmonics/policy/hm_policy_fair.c \
 	src/libharmonics/policy/hm_policy_optimal.c \
 	src/libharmonics/policy/hm_cassini.h \

@@ -1,10 +1,9 @@
 # sim: max-min sharing and the flow-level simulator.
 noinst_LTLIBRARIES += src/libharmonics/sim/libhmsim.la
 src_libharmonics_sim_libhmsim_la_SOURCES = \
-	src/libharmonics/sim/hm_sim.h \
+	src/libharmonics/sim/hm_sim.c src/libharmonics/sim/hm_sim.h \
 	src/libharmonics/sim/hm_sim_int.h \
 	src/libharmonics/sim/hm_maxmin.c \
-	src/libharmonics/sim/hm_sim.c \
 	src/libharmonics/sim/hm_sim_net.c \
 	src/libharmonics/sim/hm_sim_sched.c \
 	src/libharmonics/sim/hm_sim_place.c \

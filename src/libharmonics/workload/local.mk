@@ -4,10 +4,9 @@
 # libhmworkload the rest.
 noinst_LTLIBRARIES += src/libharmonics/workload/libhmjob.la
 src_libharmonics_workload_libhmjob_la_SOURCES = \
-	src/libharmonics/workload/hm_job.h \
+	src/libharmonics/workload/hm_job.c src/libharmonics/workload/hm_job.h \
 	src/libharmonics/workload/hm_job_int.h \
-	src/libharmonics/workload/hm_catalogue.c \
-	src/libharmonics/workload/hm_job.c
+	src/libharmonics/workload/hm_catalogue.c
 noinst_LTLIBRARIES += src/libharmonics/workload/libhmworkload.la
 src_libharmonics_workload_libhmworkload_la_SOURCES = \
 	src/libharmonics/workload/hm_traffic.c \
