@@ -10,9 +10,10 @@
 #include <string.h>
 
 #include "agent.h"
+#include "hm_tool.h"
 
 /* Exit codes (--help, harmonics-agent(1)). */
-enum { EXIT_CONFIG = 1, EXIT_USAGE = 2, EXIT_STOP_TIMEOUT = 3 };
+enum { EXIT_CONFIG = 1, EXIT_USAGE = HM_TOOL_EXIT_USAGE, EXIT_STOP_TIMEOUT = 3 };
 
 static void usage(FILE *f)
 {
@@ -60,19 +61,12 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return hm_tool_help_or_usage(c, usage);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "harmonics-agent: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (optind < argc)
+		return hm_tool_stray_arg("harmonics-agent", argv[optind], usage);
 	/* Block the stop signals before the thread starts: it inherits the mask. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);

@@ -32,9 +32,10 @@
 #include "hm_parse.h"
 #include "hm_policy.h"
 #include "hm_topo.h"
+#include "hm_tool.h"
 
 /* Exit codes (--help, harmonics-bench(1)). */
-enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
+enum { EXIT_FAILED = 1, EXIT_USAGE = HM_TOOL_EXIT_USAGE };
 
 #define MAX_SIZES   16
 #define MAX_POL     8
@@ -544,19 +545,12 @@ int main(int argc, char **argv)
 		case 'P':
 			o.plot = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return hm_tool_help_or_usage(c, usage);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "harmonics-bench: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (optind < argc)
+		return hm_tool_stray_arg("harmonics-bench", argv[optind], usage);
 	if (!policy_given && parse_policies("all", &o, &err) != 0)
 		goto bad;
 	rows = calloc((size_t)(o.nsizes * o.npol + 1), sizeof(*rows));

@@ -10,9 +10,10 @@
 #include "hm_ctl.h"
 #include "hm_parse.h"
 #include "hm_topo.h"
+#include "hm_tool.h"
 
 /* Exit codes (harmonicsctl(1)). */
-enum { EXIT_REFUSED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
+enum { EXIT_REFUSED = 1, EXIT_USAGE = HM_TOOL_EXIT_USAGE, EXIT_UNREACHABLE = 3 };
 
 static void usage(FILE *f)
 {
@@ -120,12 +121,8 @@ int main(int argc, char **argv)
 		case 'C':
 			columns = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return hm_tool_help_or_usage(opt, usage);
 		}
 	}
 	if (optind >= argc) {

@@ -1,4 +1,6 @@
 # Command-line tools: thin entry files; the logic lives in the libraries.
+# hm_tool.h: the end of option parsing every tool shares (--help, bad usage).
+EXTRA_DIST += src/tools/hm_tool.h
 bin_PROGRAMS += src/tools/harmonics-sim
 src_tools_harmonics_sim_SOURCES = \
 	src/tools/harmonics-sim.c \
