@@ -106,27 +106,27 @@ static bool assign_file_changed(hm_pace_t *p)
 	       (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != p->file_mtime_ns;
 }
 
+/* "rank R: assignment of epoch E <state> <valid until> us); <then>" */
+static void log_validity(const hm_pace_t *p, int64_t now_us, const char *state, const char *then)
+{
+	fprintf(stderr, PACE_LOG_PREFIX "rank %d: assignment of epoch %ld %s %lld us); %s\n",
+		p->rank, pace_assign_at(&p->a, now_us)->epoch, state,
+		(long long)p->a.valid_until_us, then);
+}
+
 bool pace_active_locked(hm_pace_t *p, int64_t now_us)
 {
 	if (!p->valid)
 		return false;
 	if (now_us > p->a.valid_until_us) {
 		if (!p->warned_stale)
-			fprintf(stderr,
-				PACE_LOG_PREFIX "rank %d: assignment of epoch %ld is stale (valid "
-						"until %lld us); not pacing (fail-open)\n",
-				p->rank, pace_assign_at(&p->a, now_us)->epoch,
-				(long long)p->a.valid_until_us);
+			log_validity(p, now_us, "is stale (valid until", "not pacing (fail-open)");
 		p->warned_stale = true;
 		p->paused = true;
 		return false;
 	}
 	if (p->paused) {
-		fprintf(stderr,
-			PACE_LOG_PREFIX "rank %d: assignment of epoch %ld valid again (until %lld "
-					"us); pacing resumed\n",
-			p->rank, pace_assign_at(&p->a, now_us)->epoch,
-			(long long)p->a.valid_until_us);
+		log_validity(p, now_us, "valid again (until", "pacing resumed");
 		p->paused = false;
 		p->warned_stale = false;
 	}
