@@ -145,12 +145,18 @@ static const hm_field_t pace_fields[] = {
     HM_FIELD(ej_pace_out_t, ps.applied_epoch, "applied_epoch", HM_F_I64),
 };
 
-/* One run's results (--json), without the per-iteration array. */
+/* The job as its options resolved it: the head of both the results and --dry-run. */
+static const hm_field_t job_fields[] = {
+    HM_FIELD(ej_opts_t, nranks, "ranks", HM_F_INT),
+    HM_FIELD(ej_opts_t, model, "model", HM_F_STR),
+    HM_FIELD(ej_opts_t, compute_s, "compute_s", HM_F_DBL),
+    HM_FIELD(ej_opts_t, bytes, "bytes", HM_F_DBL),
+    HM_FIELD(ej_opts_t, iterations, "iterations", HM_F_INT),
+    HM_FIELD(ej_opts_t, warmup, "warmup", HM_F_INT),
+};
+
+/* One run's results (--json), after the job, without the per-iteration array. */
 typedef struct {
-	int ranks;
-	char model[64];
-	double compute_s, bytes;
-	int iterations, warmup;
 	ej_dist_t iter_ms, comm_ms, wait_ms, compute_ms, ready_ms;
 	int64_t start_us; /* CLOCK_REALTIME at the start of the first (warm-up) iteration */
 	int64_t end_us;   /* CLOCK_REALTIME at the end of the last iteration */
@@ -158,12 +164,6 @@ typedef struct {
 } ej_summary_t;
 
 static const hm_field_t summary_fields[] = {
-    HM_FIELD(ej_summary_t, ranks, "ranks", HM_F_INT),
-    HM_FIELD(ej_summary_t, model, "model", HM_F_STR),
-    HM_FIELD(ej_summary_t, compute_s, "compute_s", HM_F_DBL),
-    HM_FIELD(ej_summary_t, bytes, "bytes", HM_F_DBL),
-    HM_FIELD(ej_summary_t, iterations, "iterations", HM_F_INT),
-    HM_FIELD(ej_summary_t, warmup, "warmup", HM_F_INT),
     HM_FIELD_OBJ(ej_summary_t, iter_ms, "iter_ms", dist_fields),
     HM_FIELD_OBJ(ej_summary_t, comm_ms, "comm_ms", dist_fields),
     HM_FIELD_OBJ(ej_summary_t, wait_ms, "wait_ms", dist_fields),
@@ -174,26 +174,26 @@ static const hm_field_t summary_fields[] = {
     HM_FIELD_OBJ(ej_summary_t, pace, "pace", pace_fields),
 };
 
-/* What --print-resolved writes: the options as resolved, and the class in force. */
+/* What --dry-run writes after the job: its compute jitter and the class in force. */
 typedef struct {
-	int ranks;
-	char model[64];
-	double compute_s, compute_jitter, bytes;
-	int iterations, warmup;
+	double compute_jitter;
 	int prio, dscp; /* -1: none */
 } ej_resolved_t;
 
 static const hm_field_t resolved_fields[] = {
-    HM_FIELD(ej_resolved_t, ranks, "ranks", HM_F_INT),
-    HM_FIELD(ej_resolved_t, model, "model", HM_F_STR),
-    HM_FIELD(ej_resolved_t, compute_s, "compute_s", HM_F_DBL),
     HM_FIELD(ej_resolved_t, compute_jitter, "compute_jitter", HM_F_DBL),
-    HM_FIELD(ej_resolved_t, bytes, "bytes", HM_F_DBL),
-    HM_FIELD(ej_resolved_t, iterations, "iterations", HM_F_INT),
-    HM_FIELD(ej_resolved_t, warmup, "warmup", HM_F_INT),
     HM_FIELD_FL(ej_resolved_t, prio, "prio", HM_F_INT, HM_F_NULL),
     HM_FIELD_FL(ej_resolved_t, dscp, "dscp", HM_F_INT, HM_F_NULL),
 };
+
+/* A new object: the job's members, then rec's from table fs. */
+static json_object *job_json(const ej_opts_t *o, const hm_field_t *fs, size_t n, const void *rec)
+{
+	json_object *j = hm_fields_new(job_fields, HM_NFIELDS(job_fields), o);
+
+	hm_fields_encode(j, fs, n, rec);
+	return j;
+}
 
 static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, ej_summary_t *sm,
 			  FILE *out)
@@ -201,19 +201,13 @@ static void print_results(const ej_opts_t *o, const ej_iter_t *it, int n, ej_sum
 	const hm_pace_stats_t *ps = &sm->pace.ps;
 	const ej_dist_t *di = &sm->iter_ms, *dc = &sm->comm_ms, *dw = &sm->wait_ms;
 
-	sm->ranks = o->nranks;
-	snprintf(sm->model, sizeof(sm->model), "%s", o->model);
-	sm->compute_s = o->compute_s;
-	sm->bytes = o->bytes;
-	sm->iterations = n;
-	sm->warmup = o->warmup;
 	sm->iter_ms = dist(it, n, offsetof(ej_iter_t, iter_ms));
 	sm->comm_ms = dist(it, n, offsetof(ej_iter_t, comm_ms));
 	sm->wait_ms = dist(it, n, offsetof(ej_iter_t, wait_ms));
 	sm->compute_ms = dist(it, n, offsetof(ej_iter_t, compute_ms));
 	sm->ready_ms = dist(it, n, offsetof(ej_iter_t, ready_ms));
 	if (o->json) {
-		json_object *j = hm_fields_new(summary_fields, HM_NFIELDS(summary_fields), sm);
+		json_object *j = job_json(o, summary_fields, HM_NFIELDS(summary_fields), sm);
 
 		if (!o->quiet) {
 			json_object *arr = json_object_new_array_ext(n);
@@ -377,18 +371,11 @@ out:
 void ej_print_resolved(const ej_opts_t *o, FILE *out)
 {
 	hm_pace_t *p = hm_pace_init();
-	ej_resolved_t r = {.ranks = o->nranks,
-			   .compute_s = o->compute_s,
-			   .compute_jitter = o->jitter,
-			   .bytes = o->bytes,
-			   .iterations = o->iterations,
-			   .warmup = o->warmup,
-			   .prio = hm_pace_prio(p)};
+	ej_resolved_t r = {.compute_jitter = o->jitter, .prio = hm_pace_prio(p)};
 	json_object *j;
 
-	snprintf(r.model, sizeof(r.model), "%s", o->model);
 	r.dscp = r.prio < 0 ? -1 : hm_pace_class_dscp(r.prio);
-	j = hm_fields_new(resolved_fields, HM_NFIELDS(resolved_fields), &r);
+	j = job_json(o, resolved_fields, HM_NFIELDS(resolved_fields), &r);
 	fprintf(out, "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
 	json_object_put(j);
 	hm_pace_fini(p);
