@@ -102,8 +102,7 @@ void hm_conf_defaults(hm_conf_t *conf)
 	conf->epoch_s = 10.0;
 	conf->prio_levels = HM_DEFAULT_PRIO_LEVELS;
 	conf->reserved_levels = 1;
-	conf->decision_budget_s = 1.0;
-	conf->guard_s = 0;
+	conf->decision_budget_s = 1.0; /* guard_s: 0 */
 	conf->valid_s = 600.0;
 	conf->gpus_per_node = HM_DEFAULT_GPUS_PER_HOST;
 	conf->nic_bps = HM_DEFAULT_NIC_BPS;

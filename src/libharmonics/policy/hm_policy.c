@@ -13,13 +13,10 @@ static const hm_policy_ops_t *const registry[] = {
 
 void hm_policy_cfg_defaults(hm_policy_cfg_t *cfg)
 {
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->epoch_s = 0;
+	memset(cfg, 0, sizeof(*cfg)); /* epoch_s, shift_bins, guard_s: 0 */
 	cfg->prio_levels = HM_DEFAULT_PRIO_LEVELS;
 	cfg->reserved_levels = 1;
 	cfg->budget_s = 10.0;
-	cfg->shift_bins = 0;
-	cfg->guard_s = 0;
 	cfg->seed = 1;
 	cfg->threads = 1;
 }
