@@ -73,6 +73,9 @@ typedef struct {
 	hm_sim_job_result_t *jobs; /* owned */
 	int completed, unplaced;
 	double mean_jct_s, p99_jct_s;
+	/* Lower bound on mean_jct_s that no communication schedule beats with
+	 * this run's start times and placements (hm_bound.h); 0 when none completed. */
+	double bound_mean_jct_s;
 	double mean_iter_s, p99_iter_s, mean_comm_s;
 	double mean_slowdown;
 	double gpu_util;	 /* GPU-weighted compute time / GPU-weighted running time */

@@ -8,12 +8,15 @@ src_libharmonics_sim_libhmsim_la_SOURCES = \
 	src/libharmonics/sim/hm_sim_net.c \
 	src/libharmonics/sim/hm_sim_sched.c \
 	src/libharmonics/sim/hm_sim_place.c \
-	src/libharmonics/sim/hm_sim_out.c
+	src/libharmonics/sim/hm_sim_out.c \
+	src/libharmonics/sim/hm_bound.h \
+	src/libharmonics/sim/hm_bound.c
 src_libharmonics_sim_libhmsim_la_LIBADD = -lm
 
-UNIT_TESTS += tests/unit/test_maxmin tests/unit/test_sim
+UNIT_TESTS += tests/unit/test_maxmin tests/unit/test_sim tests/unit/test_bound
 tests_unit_test_maxmin_SOURCES = tests/unit/test_maxmin.c
 tests_unit_test_sim_SOURCES = tests/unit/test_sim.c
+tests_unit_test_bound_SOURCES = tests/unit/test_bound.c tests/unit/policies_fixture.h
 
 UNIT_TESTS += tests/unit/test_sim_place
 tests_unit_test_sim_place_SOURCES = tests/unit/test_sim_place.c
