@@ -11,6 +11,7 @@
 #   placement/ libhmplace       contention-aware placement: link-load view, candidates, score
 #   sim/       libhmsim         max-min sharing and the flow-level simulator
 #   policy/    libhmpolicy      the registry, the shared model, the five policies
+#                               (optimal and the harmonics check use sim/)
 #                               (policy/harmonics/ adds the harmonics policy)
 # The libraries never LIBADD each other (a shared object linking two that did
 # would get one's objects twice): a consumer lists what it needs, each library
@@ -22,9 +23,15 @@ HM_TOPO_HWLOC_LIBS = src/libharmonics/topo/libhmtopo_hwloc.la
 HM_WORKLOAD_LIBS = src/libharmonics/workload/libhmworkload.la \
 	src/libharmonics/workload/libhmjob.la $(HM_TOPO_LIBS)
 HM_PLACE_LIBS = src/libharmonics/placement/libhmplace.la $(HM_WORKLOAD_LIBS)
-HM_POLICY_LIBS = src/libharmonics/policy/libhmpolicy.la $(HM_WORKLOAD_LIBS)
-HM_SIM_LIBS = src/libharmonics/sim/libhmsim.la src/libharmonics/placement/libhmplace.la \
-	$(HM_POLICY_LIBS)
+# The policies and the simulator use each other: a policy that searches (optimal,
+# the harmonics check) judges candidates in the simulator's own model
+# (hm_sim_eval), and the simulator calls policies. The policy set carries the
+# simulator once (a shared object takes each convenience library whole), with
+# the placement it uses; the simulator set names it again first for programs
+# that call only the simulator.
+HM_POLICY_LIBS = src/libharmonics/policy/libhmpolicy.la src/libharmonics/sim/libhmsim.la \
+	src/libharmonics/placement/libhmplace.la $(HM_WORKLOAD_LIBS)
+HM_SIM_LIBS = src/libharmonics/sim/libhmsim.la $(HM_POLICY_LIBS)
 
 include $(srcdir)/src/libharmonics/core/local.mk
 include $(srcdir)/src/libharmonics/topo/local.mk

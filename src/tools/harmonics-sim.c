@@ -274,6 +274,7 @@ static int parse_args(int argc, char **argv, sim_args_t *a, hm_err_t *err)
 		a->sopts.sample_s = 5.0;
 	a->sopts.seed = a->seed;
 	a->pcfg.seed = a->seed;
+	a->pcfg.jitter_cv = a->sopts.jitter_cv; /* optimal judges under the simulated model */
 	return 0;
 }
 

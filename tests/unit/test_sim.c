@@ -466,10 +466,87 @@ static void test_jitter_and_horizon(void **state)
 	hm_topo_free(t);
 }
 
+/*
+ * The evaluator (hm_sim_eval_run) is the simulator: two jobs on the shared
+ * uplinks under the same fixed decisions (fair, strict classes, held slots)
+ * and the same jitter draws give job 0 the same 50 iterations, to the last
+ * bit of its end time.
+ */
+static void test_eval_matches_sim(void **state)
+{
+	(void)state;
+	hm_topo_t *t = make_topo();
+	hm_job_t j[2];
+	hm_err_t err = {0};
+	hm_cluster_state_t cs;
+	hm_placement_t pl[2];
+	hm_traffic_t tr[2];
+	hm_sim_eval_t *ev = hm_sim_eval_new(t, 4, &err);
+
+	assert_non_null(ev);
+	set_job(&j[0], 0, t, 0, 2, 50);
+	set_job(&j[1], 1, t, 1, 3, 1000);
+	assert_int_equal(hm_cluster_state_init(&cs, t), HM_OK);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(hm_place_default(&cs, &j[i], &pl[i], &err), HM_OK);
+		assert_int_equal(hm_traffic_derive(t, &j[i].profile, &pl[i], 0, &tr[i], &err),
+				 HM_OK);
+	}
+	for (int c = 0; c < 3; c++) {
+		memset(g_dec, 0, sizeof(g_dec));
+		if (c == 1)
+			g_dec[1].prio = 1;
+		if (c == 2)
+			for (int i = 0; i < 2; i++) {
+				g_dec[i].period_s = 0.41;
+				g_dec[i].shift_s = 0.3 + 0.1 * i;
+				g_dec[i].guard_s = 0.01;
+				g_dec[i].prio = i;
+			}
+		for (double jit = 0; jit <= 0.02; jit += 0.02) {
+			hm_workload_t w = {2, j};
+			hm_sim_opts_t o;
+			hm_sim_result_t r;
+			hm_sim_eval_job_t ej[2];
+			double it[2];
+
+			hm_sim_opts_defaults(&o);
+			o.jitter_cv = jit;
+			o.seed = 5;
+			assert_int_equal(hm_sim_run(t, &w, &fixed, NULL, &o, &r, &err), HM_OK);
+			for (int i = 0; i < 2; i++) {
+				memset(&ej[i], 0, sizeof(ej[i]));
+				ej[i].job = &j[i];
+				ej[i].tr = &tr[i];
+				ej[i].npaths = 1;
+				ej[i].dec = g_dec[i];
+			}
+			assert_int_equal(hm_sim_eval_run(ev, ej, 2, r.jobs[0].end_s + 1e-9, 0, jit, 5,
+							 it, &err),
+					 HM_OK);
+			assert_float_equal(it[0] * 50, r.jobs[0].end_s, 1e-9);
+			hm_sim_result_free(&r);
+		}
+	}
+	assert_true(hm_sim_eval_events(ev) > 0);
+	/* Bad windows are refused with the values. */
+	assert_int_equal(hm_sim_eval_run(ev, NULL, 0, 1, 2, 0, 1, NULL, &err), HM_ERR_INVAL);
+	assert_non_null(strstr(err.msg, "[2, 1]"));
+	for (int i = 0; i < 2; i++) {
+		hm_traffic_free(&tr[i]);
+		hm_placement_free(&pl[i]);
+	}
+	hm_cluster_state_free(&cs);
+	hm_sim_eval_free(ev);
+	free_jobs(j, 2);
+	hm_topo_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_alone),
+	    cmocka_unit_test(test_eval_matches_sim),
 	    cmocka_unit_test(test_two_jobs_fair),
 	    cmocka_unit_test(test_priority),
 	    cmocka_unit_test(test_slot_holding),

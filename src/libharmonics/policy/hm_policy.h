@@ -75,6 +75,8 @@ typedef struct {
 	double guard_s;	      /* late tolerance for slot holding, default policy-specific */
 	unsigned long seed;
 	int threads;	      /* worker threads for parallel parts, default 1 */
+	double jitter_cv;     /* compute jitter (coefficient of variation) the model may
+			       * assume; 0 = unknown (optimal then assumes 2%) */
 } hm_policy_cfg_t;
 
 /* Fill cfg with the documented defaults. */

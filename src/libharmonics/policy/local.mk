@@ -1,5 +1,5 @@
 # policy: the registry and documented defaults, the model the policies share,
-# the contention model, and the fair, optimal, cassini and crux policies.
+# and the fair, optimal, cassini and crux policies.
 noinst_LTLIBRARIES += src/libharmonics/policy/libhmpolicy.la
 src_libharmonics_policy_libhmpolicy_la_SOURCES = \
 	src/libharmonics/policy/hm_policy.c \
@@ -7,8 +7,6 @@ src_libharmonics_policy_libhmpolicy_la_SOURCES = \
 	src/libharmonics/policy/hm_policy_names.h \
 	src/libharmonics/policy/hm_pol_common.c \
 	src/libharmonics/policy/hm_pol_common.h \
-	src/libharmonics/policy/hm_contention.c \
-	src/libharmonics/policy/hm_contention.h \
 	src/libharmonics/policy/hm_policy_fair.c \
 	src/libharmonics/policy/hm_policy_optimal.c \
 	src/libharmonics/policy/hm_cassini.h \

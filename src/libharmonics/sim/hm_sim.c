@@ -232,7 +232,7 @@ static hm_rc_t iter_start(sim_t *s, int j, hm_err_t *err)
 	return next_phase(s, j, err);
 }
 
-static hm_rc_t handle(sim_t *s, const sim_ev_t *ev, hm_err_t *err)
+hm_rc_t sim_handle(sim_t *s, const sim_ev_t *ev, hm_err_t *err)
 {
 	sim_job_t *sj = ev->job >= 0 ? &s->jobs[ev->job] : NULL;
 	hm_rc_t rc;
@@ -463,7 +463,7 @@ hm_rc_t hm_sim_run(const hm_topo_t *t, const hm_workload_t *w, const hm_policy_o
 		s.now = ev.t;
 		if (!(ev.type == SEV_PHASE_END && ev.ver != s.jobs[ev.job].ph_ver))
 			s.events++;
-		rc = handle(&s, &ev, err);
+		rc = sim_handle(&s, &ev, err);
 		if (rc != HM_OK)
 			goto out;
 		if (s.o.progress && (s.events & 4095) == 0)

@@ -104,6 +104,33 @@ hm_rc_t hm_sim_run(const hm_topo_t *t, const hm_workload_t *w, const hm_policy_o
 
 void hm_sim_result_free(hm_sim_result_t *r);
 
+/*
+ * Evaluation runs for policies that search (optimal): the same iteration,
+ * slot and sharing semantics as hm_sim_run on a set of jobs already placed,
+ * each under a fixed decision, for a horizon, with seeded compute jitter.
+ * Nothing is placed, no policy is called, no job ends. Returns each job's
+ * mean iteration time over the iterations that end in [measure_from_s,
+ * horizon_s] (a job with none gets the window's length).
+ */
+typedef struct {
+	const hm_job_t *job;	  /* profile (compute, phases) */
+	const hm_traffic_t *tr;	  /* [npaths], borrowed, not copied */
+	int npaths;
+	hm_decision_t dec;	  /* origin_s on the evaluation's clock (0 = its start) */
+	double first_s;		  /* its first iteration starts then (>= 0) */
+} hm_sim_eval_job_t;
+
+typedef struct hm_sim_eval hm_sim_eval_t;
+
+/* A reusable evaluator for up to max_jobs jobs on t (NULL when out of memory). */
+hm_sim_eval_t *hm_sim_eval_new(const hm_topo_t *t, int max_jobs, hm_err_t *err);
+hm_rc_t hm_sim_eval_run(hm_sim_eval_t *e, const hm_sim_eval_job_t *jobs, int n, double horizon_s,
+			double measure_from_s, double jitter_cv, uint64_t seed, double *mean_iter_s,
+			hm_err_t *err);
+/* Events handled by the evaluator so far (its cost). */
+uint64_t hm_sim_eval_events(const hm_sim_eval_t *e);
+void hm_sim_eval_free(hm_sim_eval_t *e); /* NULL is fine */
+
 /* Per-flow max-min rates with coupled phases and strict priority (exposed for tests).
  * nph phases; phase i has weight flows[i][k] on link links[i][k] (nl[i] entries) and
  * class prio[i]; returns per-flow rate_bps[i]. */

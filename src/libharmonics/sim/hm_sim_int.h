@@ -170,6 +170,11 @@ typedef struct {
 	int cap_samples;
 	double *samp_raw, *samp_norm;
 	int nt, cap_t;
+
+	/* Evaluation runs (hm_sim_eval.c): jobs are given placed, never end, and
+	 * only iterations ending at or after measure_from_s are counted. */
+	bool eval;
+	double measure_from_s;
 } sim_t;
 
 /* hm_sim_net.c */
@@ -182,6 +187,9 @@ hm_rc_t sim_net_start(sim_t *s, int j, const hm_phase_load_t *ld, int prio, hm_e
 hm_rc_t sim_net_stop(sim_t *s, int j, hm_err_t *err);
 /* Utilisation of the busiest link and mean over loaded links, now. */
 void sim_net_util(sim_t *s, double *busiest, double *mean);
+
+/* hm_sim.c: one event through the iteration state machine. */
+hm_rc_t sim_handle(sim_t *s, const sim_ev_t *ev, hm_err_t *err);
 
 /* hm_sim_sched.c */
 hm_rc_t sim_policy_call(sim_t *s, hm_sched_event_t ev, int event_job, hm_err_t *err);

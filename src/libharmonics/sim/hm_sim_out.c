@@ -36,6 +36,13 @@ void sim_record_iter(sim_t *s, sim_job_t *sj, double iter_s)
 {
 	int slot;
 
+	if (s->eval) {
+		if (s->now >= s->measure_from_s) {
+			sj->iters++;
+			sj->sum_iter_s += iter_s;
+		}
+		return;
+	}
 	if (!sj->samp) {
 		double want =
 		    sj->target_iters < SIM_JOB_SAMPLES ? sj->target_iters : SIM_JOB_SAMPLES;

@@ -9,6 +9,7 @@ src_libharmonics_sim_libhmsim_la_SOURCES = \
 	src/libharmonics/sim/hm_sim_sched.c \
 	src/libharmonics/sim/hm_sim_place.c \
 	src/libharmonics/sim/hm_sim_out.c \
+	src/libharmonics/sim/hm_sim_eval.c \
 	src/libharmonics/sim/hm_bound.h \
 	src/libharmonics/sim/hm_bound.c
 src_libharmonics_sim_libhmsim_la_LIBADD = -lm
