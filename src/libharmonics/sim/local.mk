@@ -1,6 +1,6 @@
-# sim: max-min sharing and the flow-level simulator.
-noinst_LTLIBRARIES += src/libharmonics/sim/libhmsim.la
-src_libharmonics_sim_libhmsim_la_SOURCES = \
+# sim: max-min sharing and the flow-level simulator, part of libhmpolicy
+# (src/libharmonics/local.mk says why).
+src_libharmonics_policy_libhmpolicy_la_SOURCES += \
 	src/libharmonics/sim/hm_sim.h \
 	src/libharmonics/sim/hm_sim_int.h \
 	src/libharmonics/sim/hm_maxmin.c \
@@ -12,7 +12,6 @@ src_libharmonics_sim_libhmsim_la_SOURCES = \
 	src/libharmonics/sim/hm_sim_eval.c \
 	src/libharmonics/sim/hm_bound.h \
 	src/libharmonics/sim/hm_bound.c
-src_libharmonics_sim_libhmsim_la_LIBADD = -lm
 
 UNIT_TESTS += tests/unit/test_maxmin tests/unit/test_sim tests/unit/test_bound
 tests_unit_test_maxmin_SOURCES = tests/unit/test_maxmin.c
