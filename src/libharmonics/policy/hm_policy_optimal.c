@@ -31,6 +31,7 @@
  */
 #include "hm_clock.h"
 #include "hm_pol_common.h"
+#include "hm_pol_eval.h"
 #include "hm_policy.h"
 #include "hm_sim.h"
 
@@ -40,14 +41,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OPT_DEFAULT_CV    0.02 /* jitter assumed when cfg.jitter_cv is 0 */
-#define OPT_PERIODS       15   /* evaluation horizon: periods of the slowest job */
-#define OPT_SEEDS         2    /* jitter draws per evaluation (the same for every candidate) */
-#define OPT_MIN_HORIZON_S 2.0
-#define OPT_MAX_EVENTS    400000.0 /* horizon shortened so one run stays under this */
-#define OPT_KEEP          0.005 /* a change must gain this much (relative) over what is in force */
-#define OPT_IMPROVE       1e-4  /* local search: smallest relative gain taken */
-#define NSUB              3     /* crux, cassini, harmonics */
+#define OPT_DEFAULT_CV 0.02     /* jitter assumed when cfg.jitter_cv is 0 */
+#define OPT_PERIODS    15       /* evaluation horizon: periods of the slowest job */
+#define OPT_SEEDS      2        /* jitter draws per evaluation (the same for every candidate) */
+#define OPT_MAX_EVENTS 400000.0 /* horizon shortened so one run stays under this */
+#define OPT_KEEP       0.005    /* a change must gain this much (relative) over what is in force */
+#define OPT_IMPROVE    1e-4     /* local search: smallest relative gain taken */
+#define NSUB           3        /* crux, cassini, harmonics */
 
 typedef struct {
 	int id;
@@ -71,14 +71,11 @@ typedef struct {
 typedef struct {
 	opt_state_t *st;
 	hm_sched_ctx_t *ctx;
-	int n;                 /* members */
-	const int *member;     /* ctx indexes */
-	hm_sim_eval_job_t *ej; /* evaluation jobs (dec rewritten per candidate) */
-	double *T;             /* contention-free iteration per member */
-	double *it;            /* scratch: mean iterations of a run */
-	hm_decision_t *cur, *best;
-	double best_cost, horizon_s, cv;
-	uint64_t seed;
+	hm_pol_comp_t pc; /* the component and its evaluation runs */
+	int n;            /* members (pc.n) */
+	const int *member;
+	hm_decision_t *cur, *best; /* cur: pc.cur */
+	double best_cost;
 	int K, evals;
 	double deadline_s;
 	bool cut;
@@ -208,42 +205,10 @@ static hm_rc_t run_sub(opt_state_t *s, int k, const hm_sched_ctx_t *ctx, hm_sche
 
 /* ---- evaluation ---- */
 
-static bool same_values(const hm_decision_t *a, const hm_decision_t *b)
-{
-	return a->shift_s == b->shift_s && a->period_s == b->period_s && a->guard_s == b->guard_s &&
-	       a->origin_s == b->origin_s && a->prio == b->prio && a->path == b->path;
-}
-
-/*
- * Mean progress rate (contention-free over mean iteration time) of the
- * component under decisions d[] (origin_s on the context's clock). A one-time delay counts only
- * where the decision changes, as in the simulator.
- */
 static double evaluate(comp_t *c, const hm_decision_t *d, hm_err_t *err, hm_rc_t *rc)
 {
-	double sum = 0, now = c->ctx->now_s;
-
-	for (int i = 0; i < c->n; i++) {
-		const hm_sched_job_t *sj = &c->ctx->jobs[c->member[i]];
-		hm_sim_eval_job_t *e = &c->ej[i];
-		double next = sj->iter_start_s + (sj->meas_iter_s > 0 ? sj->meas_iter_s : c->T[i]);
-		e->dec = d[i];
-		if (same_values(&d[i], &c->cur[i]) && d[i].period_s == 0)
-			e->dec.shift_s = 0; /* in force already: no new delay */
-		if (e->dec.period_s > 0)
-			e->dec.origin_s = d[i].origin_s - now;
-		e->first_s = sj->iter_start_s >= now ? 0 : next > now ? next - now : 0;
-	}
-	for (int r = 0; r < OPT_SEEDS; r++) {
-		*rc = hm_sim_eval_run(c->st->ev, c->ej, c->n, c->horizon_s, 0, c->cv, c->seed + r,
-				      c->it, err);
-		if (*rc != HM_OK)
-			return -1;
-		for (int i = 0; i < c->n; i++)
-			sum += c->it[i] > 0 ? c->T[i] / c->it[i] : 1;
-	}
 	c->evals++;
-	return sum / (c->n * OPT_SEEDS);
+	return hm_pol_comp_rate(&c->pc, c->st->ev, d, rc, err);
 }
 
 static bool out_of_time(comp_t *c)
@@ -323,7 +288,7 @@ static void hold_cand(comp_t *c, const double *burst, double z, hm_decision_t *d
 	ord_t o[c->n];
 
 	for (int i = 0; i < c->n; i++)
-		P = fmax(P, c->T[i] * (1 + z * c->cv));
+		P = fmax(P, c->pc.T[i] * (1 + z * c->pc.cv));
 	for (int i = 0; i < c->n; i++) {
 		o[i].key = -burst[i];
 		o[i].i = i;
@@ -331,13 +296,13 @@ static void hold_cand(comp_t *c, const double *burst, double z, hm_decision_t *d
 	qsort(o, (size_t)c->n, sizeof(o[0]), ord_cmp);
 	for (int r = 0; r < c->n; r++) {
 		int i = o[r].i;
-		double m = floor(P / (c->T[i] * (1 + z * c->cv)) + 1e-9);
+		double m = floor(P / (c->pc.T[i] * (1 + z * c->pc.cv)) + 1e-9);
 		hm_decision_t *x = &d[i];
 		memset(x, 0, sizeof(*x));
 		x->period_s = P / (m >= 1 ? m : 1);
 		x->shift_s = fmod(at, x->period_s);
 		x->guard_s = c->st->cfg.guard_s > 0 ? c->st->cfg.guard_s
-						    : fmax(2 * z * c->cv * P, 0.005 * P);
+						    : fmax(2 * z * c->pc.cv * P, 0.005 * P);
 		/* The slots in force stay where they are (no wait to move them). */
 		x->origin_s =
 		    c->cur[i].period_s == x->period_s ? c->cur[i].origin_s : c->ctx->now_s;
@@ -382,7 +347,7 @@ static hm_rc_t local_search(comp_t *c, hm_err_t *err)
 			}
 		/* Another path; a held job let free. */
 		for (int i = 0; i < c->n && !improved; i++) {
-			int np = c->ej[i].npaths > 8 ? 8 : c->ej[i].npaths;
+			int np = c->pc.ej[i].npaths > 8 ? 8 : c->pc.ej[i].npaths;
 			for (int p = 0; p < np && !improved; p++) {
 				if (p == c->best[i].path)
 					continue;
@@ -409,7 +374,7 @@ static hm_rc_t local_search(comp_t *c, hm_err_t *err)
 static hm_rc_t comp_init(opt_state_t *st, hm_sched_ctx_t *ctx, const int *member, int n,
 			 double deadline_s, comp_t *c, hm_err_t *err)
 {
-	double Tmax = 0, load = 0;
+	hm_rc_t rc;
 
 	memset(c, 0, sizeof(*c));
 	c->st = st;
@@ -420,40 +385,23 @@ static hm_rc_t comp_init(opt_state_t *st, hm_sched_ctx_t *ctx, const int *member
 	c->K = st->cfg.prio_levels - st->cfg.reserved_levels;
 	if (c->K < 1)
 		c->K = 1;
-	c->cv = st->cfg.jitter_cv > 0 ? st->cfg.jitter_cv : OPT_DEFAULT_CV;
-	c->ej = calloc((size_t)n, sizeof(*c->ej));
-	c->T = calloc((size_t)n, sizeof(double));
-	c->it = calloc((size_t)n, sizeof(double));
-	c->cur = calloc((size_t)n, sizeof(*c->cur));
+	rc = hm_pol_comp_init(&c->pc, ctx, member, n,
+			      st->cfg.jitter_cv > 0 ? st->cfg.jitter_cv : OPT_DEFAULT_CV,
+			      st->cfg.seed * 0x9e3779b97f4a7c15ULL + st->decisions, OPT_SEEDS,
+			      OPT_PERIODS, OPT_MAX_EVENTS, err);
+	if (rc != HM_OK)
+		return rc;
+	c->cur = c->pc.cur;
 	c->best = calloc((size_t)n, sizeof(*c->best));
-	if (!c->ej || !c->T || !c->it || !c->cur || !c->best)
+	if (!c->best)
 		return hm_err_set(err, HM_ERR_NOMEM, "optimal: out of memory for %d jobs", n);
-	for (int i = 0; i < n; i++) {
-		const hm_sched_job_t *sj = &ctx->jobs[member[i]];
-		c->ej[i].job = sj->job;
-		c->ej[i].tr = sj->npaths > 1 && sj->path_traffic ? sj->path_traffic : sj->traffic;
-		c->ej[i].npaths = sj->npaths > 1 && sj->path_traffic ? sj->npaths : 1;
-		c->T[i] = sj->traffic ? sj->traffic->alone_iter_s : 0;
-		if (!(c->T[i] > 0))
-			c->T[i] = sj->job ? sj->job->profile.compute_s : 1;
-		c->cur[i] = sj->dec;
-		Tmax = fmax(Tmax, c->T[i]);
-		load += 4.0 / c->T[i]; /* about four events per iteration */
-	}
-	c->horizon_s = fmax(OPT_PERIODS * Tmax, OPT_MIN_HORIZON_S);
-	if (load * c->horizon_s > OPT_MAX_EVENTS)
-		c->horizon_s = fmax(OPT_MAX_EVENTS / load, 3 * Tmax);
-	c->seed = st->cfg.seed * 0x9e3779b97f4a7c15ULL + st->decisions;
 	c->best_cost = -1;
 	return HM_OK;
 }
 
 static void comp_free(comp_t *c)
 {
-	free(c->ej);
-	free(c->T);
-	free(c->it);
-	free(c->cur);
+	hm_pol_comp_free(&c->pc);
 	free(c->best);
 }
 
@@ -490,11 +438,11 @@ static hm_rc_t candidates(comp_t *c, hm_err_t *err)
 	for (int i = 0; i < c->n; i++) {
 		const hm_sched_job_t *sj = &c->ctx->jobs[c->member[i]];
 		double comp = sj->job ? sj->job->profile.compute_s : 0;
-		burst[i] = fmax(c->T[i] - comp, 0);
+		burst[i] = fmax(c->pc.T[i] - comp, 0);
 	}
 	for (int v = 0; v < 4; v++) {
 		for (int i = 0; i < c->n; i++) {
-			double k = v < 2 ? burst[i] : burst[i] * c->T[i];
+			double k = v < 2 ? burst[i] : burst[i] * c->pc.T[i];
 			key[i] = v % 2 ? -k : k;
 		}
 		order_cand(c, key, d);
@@ -506,45 +454,6 @@ static hm_rc_t candidates(comp_t *c, hm_err_t *err)
 		if ((rc = try_cand(c, d, 0, NULL, err)) != HM_OK)
 			return rc;
 	}
-	return HM_OK;
-}
-
-static int uf_find(int *p, int a)
-{
-	while (p[a] != a)
-		a = p[a] = p[p[a]];
-	return a;
-}
-
-/* Components: jobs that can share a link on any of their paths. */
-static hm_rc_t components(const hm_sched_ctx_t *ctx, int *par, hm_err_t *err)
-{
-	int nl = ctx->topo->nlinks, *first = malloc(sizeof(int) * ((size_t)nl + 1));
-
-	if (!first)
-		return hm_err_set(err, HM_ERR_NOMEM, "optimal: out of memory for %d links", nl);
-	for (int l = 0; l < nl; l++)
-		first[l] = -1;
-	for (int i = 0; i < ctx->njobs; i++)
-		par[i] = i;
-	for (int i = 0; i < ctx->njobs; i++) {
-		const hm_sched_job_t *sj = &ctx->jobs[i];
-		int np = sj->npaths > 1 && sj->path_traffic ? sj->npaths : 1;
-		for (int p = 0; p < np; p++) {
-			const hm_traffic_t *tr = hm_pol_traffic(sj, p);
-			for (int ph = 0; tr && ph < tr->nphases; ph++)
-				for (int k = 0; k < tr->phases[ph].nlinks; k++) {
-					int l = tr->phases[ph].links[k];
-					if (l < 0 || l >= nl)
-						continue;
-					if (first[l] < 0)
-						first[l] = i;
-					else
-						par[uf_find(par, i)] = uf_find(par, first[l]);
-				}
-		}
-	}
-	free(first);
 	return HM_OK;
 }
 
@@ -572,7 +481,7 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	for (int k = 0; k < NSUB && rc == HM_OK; k++)
 		rc = run_sub(st, k, ctx, copy, err);
 	if (rc == HM_OK)
-		rc = components(ctx, par, err);
+		rc = hm_pol_components(ctx, true, par, err);
 	if (rc != HM_OK)
 		goto out;
 	if (!st->ev || st->ev_cap < n || st->ev_topo != ctx->topo) {
@@ -593,7 +502,7 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 			goto out;
 		}
 		for (int i = 0; i < n; i++)
-			cnt[uf_find(par, i) + 1]++;
+			cnt[hm_pol_comp_root(par, i) + 1]++;
 		for (int r = 0; r < n; r++)
 			cnt[r + 1] += cnt[r];
 		pos = malloc(sizeof(int) * (size_t)n);
@@ -604,7 +513,7 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 		}
 		memcpy(pos, cnt, sizeof(int) * (size_t)n);
 		for (int i = 0; i < n; i++)
-			member[pos[uf_find(par, i)]++] = i;
+			member[pos[hm_pol_comp_root(par, i)]++] = i;
 		for (int r = 0; r < n && rc == HM_OK; r++) {
 			int m = cnt[r + 1] - cnt[r];
 			if (m == 0)
@@ -612,7 +521,7 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 			if (m == 1) { /* alone on its links: fair, it never waits */
 				hm_decision_t *d = &ctx->jobs[member[cnt[r]]].dec, f;
 				set_free(&f, 0, d->path);
-				if (!same_values(&f, d)) {
+				if (!hm_pol_same_decision(&f, d)) {
 					f.epoch = st->epoch + 1;
 					*d = f;
 				}
@@ -647,7 +556,7 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 		}
 		for (int i = 0; i < c->n; i++) {
 			hm_decision_t *d = &ctx->jobs[c->member[i]].dec;
-			if (same_values(&c->best[i], d))
+			if (hm_pol_same_decision(&c->best[i], d))
 				continue;
 			*d = c->best[i];
 			d->epoch = st->epoch;

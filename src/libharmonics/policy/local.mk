@@ -7,6 +7,8 @@ src_libharmonics_policy_libhmpolicy_la_SOURCES = \
 	src/libharmonics/policy/hm_policy_names.h \
 	src/libharmonics/policy/hm_pol_common.c \
 	src/libharmonics/policy/hm_pol_common.h \
+	src/libharmonics/policy/hm_pol_eval.c \
+	src/libharmonics/policy/hm_pol_eval.h \
 	src/libharmonics/policy/hm_policy_fair.c \
 	src/libharmonics/policy/hm_policy_optimal.c \
 	src/libharmonics/policy/hm_cassini.h \
