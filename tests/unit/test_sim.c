@@ -145,7 +145,7 @@ static void test_two_jobs_fair(void **state)
 }
 
 /* Test policies: fixed decisions for jobs by workload id. */
-static hm_decision_t g_dec[4];
+static hm_decision_t g_dec[16];
 
 static hm_rc_t fixed_decide(void *st, hm_sched_ctx_t *ctx, hm_err_t *err)
 {
@@ -521,9 +521,9 @@ static void test_eval_matches_sim(void **state)
 				ej[i].npaths = 1;
 				ej[i].dec = g_dec[i];
 			}
-			assert_int_equal(hm_sim_eval_run(ev, ej, 2, r.jobs[0].end_s + 1e-9, 0, jit, 5,
-							 it, &err),
-					 HM_OK);
+			assert_int_equal(
+			    hm_sim_eval_run(ev, ej, 2, r.jobs[0].end_s + 1e-9, 0, jit, 5, it, &err),
+			    HM_OK);
 			assert_float_equal(it[0] * 50, r.jobs[0].end_s, 1e-9);
 			hm_sim_result_free(&r);
 		}
@@ -542,11 +542,82 @@ static void test_eval_matches_sim(void **state)
 	hm_topo_free(t);
 }
 
+/*
+ * The incremental max-min (only the bottleneck-connected part around a change
+ * is re-solved) against a full solve after every change: scattered jobs of
+ * 2-4 hosts on a Clos with two paths per pod, three classes, 5% jitter.
+ */
+static void test_incremental_maxmin(void **state)
+{
+	(void)state;
+	hm_topo_gen_t g = {0};
+	hm_topo_t *t = NULL;
+	hm_err_t err = {0};
+	hm_job_t j[16];
+	uint64_t x = 7;
+
+	g.racks = 4;
+	g.hosts_per_rack = 4;
+	g.gpus_per_host = 2;
+	g.nic_bps = 100e9;
+	g.oversubscription = 2;
+	g.racks_per_pod = 2;
+	g.aggs_per_pod = 2;
+	g.cores = 2;
+	assert_int_equal(hm_topo_generate(&g, &t, &err), HM_OK);
+	for (int i = 0; i < 16; i++) {
+		char nodes[256] = "";
+		int nh = 2 + (int)((x = x * 6364136223846793005ULL + 1) >> 62) % 3, used[16] = {0};
+		memset(&j[i], 0, sizeof(j[i]));
+		j[i].id = i;
+		snprintf(j[i].name, sizeof(j[i].name), "r%d", i);
+		snprintf(j[i].profile.model, sizeof(j[i].profile.model), "custom");
+		j[i].profile.compute_s = 0.05 + 0.01 * (i % 7);
+		j[i].profile.nphases = 1;
+		j[i].profile.phases[0].coll = HM_COLL_ALLREDUCE_RING;
+		j[i].profile.phases[0].bytes = 2e8 + 1e8 * (i % 5);
+		j[i].iterations = 1e9;
+		j[i].gpus = nh;
+		for (int k = 0; k < nh; k++) {
+			int h;
+			do
+				h = (int)((x = x * 6364136223846793005ULL + 1) >> 33) % 16;
+			while (used[h]);
+			used[h] = 1;
+			snprintf(nodes + strlen(nodes), sizeof(nodes) - strlen(nodes), "%s%s",
+				 k ? "," : "", t->hosts[h].name);
+		}
+		j[i].nodes = strdup(nodes);
+	}
+	memset(g_dec, 0, sizeof(g_dec));
+	for (int i = 0; i < 16; i++)
+		g_dec[i].prio = i % 3;
+	{
+		hm_workload_t w = {8, j};
+		hm_sim_opts_t o;
+		hm_sim_result_t r;
+		hm_sim_opts_defaults(&o);
+		o.jitter_cv = 0.05;
+		o.horizon_s = 30;
+		o.check_maxmin = true;
+		/* Two GPUs per host: 8 jobs of 2-4 GPUs fit; classes by id. */
+		hm_rc_t rc = hm_sim_run(t, &w, &fixed, NULL, &o, &r, &err);
+		if (rc != HM_OK)
+			fprintf(stderr, "%s\n", err.msg);
+		assert_int_equal(rc, HM_OK);
+		assert_true(r.events > 1000);
+		hm_sim_result_free(&r);
+	}
+	free_jobs(j, 16);
+	hm_topo_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_alone),
 	    cmocka_unit_test(test_eval_matches_sim),
+	    cmocka_unit_test(test_incremental_maxmin),
 	    cmocka_unit_test(test_two_jobs_fair),
 	    cmocka_unit_test(test_priority),
 	    cmocka_unit_test(test_slot_holding),

@@ -49,6 +49,7 @@ typedef struct {
 	double meas_compute_s; /* mean compute time (jitter included) */
 	double meas_comm_s;    /* mean burst duration */
 	double meas_iter_sd_s; /* standard deviation of the iteration time */
+	double meas_compute_sd_s; /* standard deviation of the compute time (its jitter) */
 	hm_decision_t dec;     /* in: current decision; out: new decision */
 } hm_sched_job_t;
 

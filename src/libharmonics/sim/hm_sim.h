@@ -45,6 +45,7 @@ typedef struct {
 	double update_lead_s;
 	int max_iter_samples; /* iteration-time samples kept for CDFs (0 = 100000) */
 	hm_sim_placement_t placement; /* where arriving jobs go (0 = default) */
+	bool check_maxmin;    /* tests: every incremental re-solve against a full one */
 	/* Progress callback (fraction done in [0,1]); may be NULL. */
 	void (*progress)(double frac, void *arg);
 	void *progress_arg;

@@ -71,7 +71,8 @@ static void clear(sim_t *s, int n)
 		for (int p = 0; sj->tr && p < sj->npaths; p++)
 			for (int ph = 0; ph < sj->tr[p].nphases; ph++)
 				for (int k = 0; k < sj->tr[p].phases[ph].nlinks; k++)
-					s->lk_n[sj->tr[p].phases[ph].links[k]] = 0;
+					s->lk_n[sj->tr[p].phases[ph].links[k]] = 0,
+					s->lused[sj->tr[p].phases[ph].links[k]] = 0;
 	}
 	s->nactive = 0;
 	s->heap.n = 0;

@@ -117,8 +117,9 @@ typedef struct {
 	/* Statistics. */
 	double start_s, end_s;
 	double iters, sum_iter_s, sum_comm_s, sum_compute_s;
-	double ep_n, ep_iter_s, ep_iter2_s, ep_compute_s, ep_comm_s; /* since last epoch */
-	double meas_iter_s, meas_compute_s, meas_comm_s, meas_sd_s;
+	double ep_n, ep_iter_s, ep_iter2_s, ep_compute_s, ep_compute2_s,
+	    ep_comm_s; /* since last epoch */
+	double meas_iter_s, meas_compute_s, meas_comm_s, meas_sd_s, meas_compute_sd_s;
 	double *samp; /* reservoir of iteration times */
 	int nsamp, cap_samp;
 	char note[128];
@@ -157,6 +158,9 @@ typedef struct {
 	int **lk_jobs; /* per link: active jobs crossing it */
 	int *lk_n, *lk_cap;
 	unsigned *lvis, *jvis, gen;
+	unsigned *ltouch, lround; /* links numbered in the current solve round (== lround) */
+	double *lused;            /* bit/s the active phases put on each link */
+	int *lout;                /* shared links of the solve that are not expanded */
 	int *stack, *comp;
 	double *mm_rate;
 	double *load; /* sampling scratch */

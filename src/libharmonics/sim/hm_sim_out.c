@@ -71,6 +71,7 @@ void sim_record_iter(sim_t *s, sim_job_t *sj, double iter_s)
 	/* Compute and burst end before the iteration does; counting them here
 	 * keeps an epoch's three sums over the same iterations. */
 	sj->ep_compute_s += sj->compute_s;
+	sj->ep_compute2_s += sj->compute_s * sj->compute_s;
 	sj->ep_comm_s += sj->burst_s;
 }
 
