@@ -520,6 +520,7 @@ static void test_eval_matches_sim(void **state)
 				ej[i].tr = &tr[i];
 				ej[i].npaths = 1;
 				ej[i].dec = g_dec[i];
+				ej[i].jitter_cv = -1; /* the run's */
 			}
 			assert_int_equal(
 			    hm_sim_eval_run(ev, ej, 2, r.jobs[0].end_s + 1e-9, 0, jit, 5, it, &err),

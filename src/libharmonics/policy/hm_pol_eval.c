@@ -42,6 +42,7 @@ hm_rc_t hm_pol_comp_init(hm_pol_comp_t *c, const hm_sched_ctx_t *ctx, const int 
 		c->ej[i].job = sj->job;
 		c->ej[i].tr = multi ? sj->path_traffic : sj->traffic;
 		c->ej[i].npaths = multi ? sj->npaths : 1;
+		c->ej[i].jitter_cv = -1; /* the component's cv unless set */
 		c->T[i] = sj->traffic ? sj->traffic->alone_iter_s : 0;
 		if (!(c->T[i] > 0))
 			c->T[i] = sj->job && sj->job->profile.compute_s > 0
@@ -94,7 +95,11 @@ double hm_pol_comp_rate(hm_pol_comp_t *c, hm_sim_eval_t *ev, const hm_decision_t
 		e->first_s = sj->iter_start_s >= now ? 0 : next > now ? next - now : 0;
 	}
 	for (int r = 0; r < c->seeds; r++) {
-		*rc = hm_sim_eval_run(ev, c->ej, c->n, c->horizon_s, 0, c->cv,
+		/* Long-run judgement: phases drawn per seed, the same for every candidate. */
+		uint64_t x = c->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)r;
+		for (int i = 0; i < c->n && c->random_phase; i++)
+			c->ej[i].first_s = hm_rng_unit(&x) * c->T[i];
+		*rc = hm_sim_eval_run(ev, c->ej, c->n, c->horizon_s, c->warmup_s, c->cv,
 				      c->seed + (uint64_t)r, c->it, err);
 		if (*rc != HM_OK)
 			return -1;

@@ -29,8 +29,10 @@ typedef struct {
 	hm_decision_t *cur;    /* decisions in force */
 	double horizon_s, cv;
 	uint64_t seed;
-	int seeds; /* jitter draws per judgement (the same for every candidate) */
-	long runs; /* judgements made */
+	int seeds;         /* jitter draws per judgement (the same for every candidate) */
+	bool random_phase; /* first iterations at seeded random phases, not the current ones */
+	double warmup_s;   /* iterations ending before this are not judged (0: all) */
+	long runs;         /* judgements made */
 } hm_pol_comp_t;
 
 /*

@@ -76,6 +76,8 @@ typedef struct {
 	double guard_s;	      /* late tolerance for slot holding, default policy-specific */
 	unsigned long seed;
 	int threads;	      /* worker threads for parallel parts, default 1 */
+	bool plan_only;	      /* harmonics: apply the two tiers' plan without the check
+			       * against fair sharing (tests of the tiers) */
 	double jitter_cv;     /* compute jitter (coefficient of variation) the model may
 			       * assume; 0 = unknown (optimal then assumes 2%) */
 } hm_policy_cfg_t;

@@ -215,8 +215,10 @@ static hm_rc_t iter_start(sim_t *s, int j, hm_err_t *err)
 	double c = sj->job->profile.compute_s;
 	hm_rc_t rc;
 
-	if (s->o.jitter_cv > 0) {
-		double f = 1 + s->o.jitter_cv * normal(sj->rng);
+	double cv = s->eval && sj->cv >= 0 ? sj->cv : s->o.jitter_cv;
+
+	if (cv > 0) {
+		double f = 1 + cv * normal(sj->rng);
 		c *= f > 0.05 ? f : 0.05;
 	}
 	sj->iter_start_s = s->now;

@@ -119,6 +119,7 @@ typedef struct {
 	int npaths;
 	hm_decision_t dec;	  /* origin_s on the evaluation's clock (0 = its start) */
 	double first_s;		  /* its first iteration starts then (>= 0) */
+	double jitter_cv;	  /* its compute jitter; < 0: the run's jitter_cv */
 } hm_sim_eval_job_t;
 
 typedef struct hm_sim_eval hm_sim_eval_t;

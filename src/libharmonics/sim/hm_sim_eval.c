@@ -111,6 +111,7 @@ hm_rc_t hm_sim_eval_run(hm_sim_eval_t *e, const hm_sim_eval_job_t *jobs, int n, 
 		if (sj->dec.path < 0 || sj->dec.path >= sj->npaths)
 			sj->dec.path = 0;
 		sj->state = SJ_RUNNING;
+		sj->cv = jobs[j].jitter_cv;
 		sj->target_iters = INFINITY;
 		sj->run_pos = sj->act_pos = -1;
 		sj->cur_phase = -1;

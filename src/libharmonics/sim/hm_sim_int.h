@@ -93,6 +93,7 @@ typedef struct {
 	double alone_iter_s, target_iters;
 	hm_decision_t dec;
 	double pending_delay_s; /* one-time shift for the next iteration start */
+	double cv;		/* evaluation runs: its own jitter (< 0: the run's) */
 	uint64_t rng[2];        /* jitter stream, seeded per job */
 	int run_pos;            /* index in the running list, -1 when not running */
 	/* With an update lead: the next decision from next_at_s, one decided while

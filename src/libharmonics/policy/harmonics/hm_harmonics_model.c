@@ -431,9 +431,10 @@ static bool prio_compress(hm_hmodel_t *m, const int *jobs, int n)
 					}
 				if (qy <= q)
 					continue; /* each pair once, from its earlier member */
-				e = hm_pjob_excess(j->pj, o->pj, m->view.lload);
-				if (e <= 0)
-					continue;
+				/* Pairs on a contended link whose own demands fit still
+				 * meet other jobs there: a light edge orders them too. */
+				e = fmax(hm_pjob_excess(j->pj, o->pj, m->view.lload),
+					 HM_CLASS_MIN_EXCESS);
 				if (ne == cap) {
 					int nc = cap ? 2 * cap : 64;
 					int *na = realloc(ea, sizeof(int) * (size_t)nc);
@@ -533,8 +534,7 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 				int y = m->view.ljobs[q];
 				if (y <= x || hm_uf_find(&uf, x) == hm_uf_find(&uf, y))
 					continue;
-				if (hm_pjob_excess(j->pj, m->jobs[y].pj, m->view.lload) > 0)
-					hm_uf_union(&uf, x, y);
+				hm_uf_union(&uf, x, y);
 			}
 		}
 	}
