@@ -398,7 +398,7 @@ static double worst_util(const hm_topo_t *t, const double *load, const int *link
 	return worst;
 }
 
-hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const hm_pview_t *v0, const double *key,
+hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const double *T_s, const double *key,
 			    double keep, int *path, hm_err_t *err)
 {
 	hm_rc_t rc = HM_OK;
@@ -419,13 +419,13 @@ hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const hm_pview_t *v0, con
 	qsort(ord, (size_t)ctx->njobs, sizeof(kv_t), kv_desc);
 	for (int q = 0; q < ctx->njobs; q++) {
 		int i = ord[q].idx, np = ctx->jobs[i].npaths, best_p = 0, cur = -1, n;
-		double best = INFINITY, cur_u = INFINITY, T = v0->jobs[i].T_s;
+		double best = INFINITY, cur_u = INFINITY, T = T_s[i];
 
 		if (np < 1)
 			np = 1;
 		if (keep > 0 && path[i] >= 0 && path[i] < np)
 			cur = path[i];
-		for (int p = 0; p < np; p++) {
+		for (int p = 0; p < np && np > 1; p++) { /* one path: nothing to compare */
 			const hm_traffic_t *tr = hm_pol_traffic(&ctx->jobs[i], p);
 			int need = 0;
 			double u;
@@ -455,7 +455,24 @@ hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const hm_pview_t *v0, con
 		if (cur >= 0 && !(best < cur_u * (1 - keep)))
 			best_p = cur;
 		path[i] = best_p;
-		n = hm_pol_traffic_links(hm_pol_traffic(&ctx->jobs[i], best_p), links, bits, cap);
+		{
+			const hm_traffic_t *tr = hm_pol_traffic(&ctx->jobs[i], best_p);
+			int need = 0;
+			for (int ph = 0; tr && ph < tr->nphases; ph++)
+				need += tr->phases[ph].nlinks;
+			if (need > cap) {
+				free(links);
+				free(bits);
+				cap = need;
+				links = malloc(sizeof(int) * (size_t)cap);
+				bits = malloc(sizeof(double) * (size_t)cap);
+				if (!links || !bits) {
+					rc = hm_err_set(err, HM_ERR_NOMEM, "paths: out of memory");
+					goto out;
+				}
+			}
+			n = hm_pol_traffic_links(tr, links, bits, cap);
+		}
 		for (int k = 0; k < n; k++)
 			load[links[k]] += bits[k] / T;
 	}

@@ -136,7 +136,8 @@ double hm_crux_kmemo_k(hm_crux_kmemo_t *m, double comp_ref_s, double comm_ref_s,
 	memcpy(&b, &comm_j_s, sizeof(b));
 	h = (h ^ b) * 1099511628211ULL;
 	h = (h ^ (uint64_t)gpus_j) * 1099511628211ULL;
-	for (i = (size_t)(h ^ (h >> 29)) & (m->cap - 1); m->slot[i].gpus; i = (i + 1) & (m->cap - 1))
+	for (i = (size_t)(h ^ (h >> 29)) & (m->cap - 1); m->slot[i].gpus;
+	     i = (i + 1) & (m->cap - 1))
 		if (m->slot[i].gpus == gpus_j && m->slot[i].comp_s == comp_j_s &&
 		    m->slot[i].comm_s == comm_j_s)
 			return m->slot[i].k;
@@ -407,28 +408,31 @@ static hm_rc_t c_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	path = malloc(sizeof(int) * (size_t)(ctx->njobs + 1));
 	trs = malloc(sizeof(*trs) * (size_t)(ctx->njobs + 1));
 	I = calloc((size_t)ctx->njobs + 1, sizeof(double));
-	if (!path || !trs || !I) {
+	P = calloc((size_t)ctx->njobs + 1, sizeof(double));
+	if (!path || !trs || !I || !P) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
 		goto out;
 	}
-	for (int i = 0; i < ctx->njobs; i++)
+	for (int i = 0; i < ctx->njobs; i++) {
 		I[i] = intensity(&v0.jobs[i]);
-	rc = hm_pol_choose_paths(ctx, &v0, I, 0, path, err);
+		P[i] = v0.jobs[i].T_s; /* P is filled with priorities below */
+	}
+	rc = hm_pol_choose_paths(ctx, P, I, 0, path, err);
 	if (rc != HM_OK)
 		goto out;
+	memset(P, 0, sizeof(double) * (size_t)ctx->njobs);
 	for (int i = 0; i < ctx->njobs; i++)
 		trs[i] = hm_pol_traffic(&ctx->jobs[i], path[i]);
 	rc = hm_pview_build(ctx, trs, &v, err);
 	if (rc != HM_OK)
 		goto out;
-	P = calloc((size_t)v.njobs + 1, sizeof(double));
 	stamp = malloc(sizeof(int) * (size_t)(v.njobs + 1));
 	level = calloc((size_t)v.njobs + 1, sizeof(int));
 	comp_of = malloc(sizeof(int) * (size_t)(v.njobs + 1));
 	members = malloc(sizeof(int) * (size_t)(v.njobs + 1));
 	local = malloc(sizeof(int) * (size_t)(v.njobs + 1));
 	lprio = malloc(sizeof(double) * (size_t)(v.njobs + 1));
-	if (!P || !stamp || !level || !comp_of || !members || !local || !lprio ||
+	if (!stamp || !level || !comp_of || !members || !local || !lprio ||
 	    hm_uf_init(&uf, v.njobs) != HM_OK) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
 		goto out;

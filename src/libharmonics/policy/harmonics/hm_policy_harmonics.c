@@ -133,28 +133,35 @@ static hm_rc_t solve_racks(hm_hmodel_t *m, int threads, hm_err_t *err)
  */
 static hm_rc_t choose_paths(hm_sched_ctx_t *ctx, hm_err_t *err)
 {
-	hm_pview_t v0 = {0};
-	int *path = malloc(sizeof(int) * (size_t)(ctx->njobs + 1));
-	double *key = malloc(sizeof(double) * (size_t)(ctx->njobs + 1));
+	int n = ctx->njobs, *path = malloc(sizeof(int) * (size_t)(n + 1));
+	double *key = malloc(sizeof(double) * (size_t)(n + 1));
+	double *T = malloc(sizeof(double) * (size_t)(n + 1));
 	hm_rc_t rc = HM_OK;
 	bool multi = false;
 
-	for (int i = 0; i < ctx->njobs; i++)
+	for (int i = 0; i < n; i++)
 		multi |= ctx->jobs[i].npaths > 1;
-	if (!path || !key)
+	if (!path || !key || !T)
 		rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory");
-	if (rc == HM_OK && multi)
-		rc = hm_pview_build(ctx, NULL, &v0, err);
 	if (rc == HM_OK && multi) {
-		for (int i = 0; i < ctx->njobs; i++)
-			key[i] = v0.jobs[i].T_s > 0 ? v0.jobs[i].bits / v0.jobs[i].T_s : 0;
-		rc = hm_pol_choose_paths(ctx, &v0, key, 0, path, err);
-		for (int i = 0; i < ctx->njobs && rc == HM_OK; i++)
+		/* Contention-free iteration and bits per iteration on all its links. */
+		for (int i = 0; i < n; i++) {
+			const hm_traffic_t *tr = ctx->jobs[i].traffic;
+			double bits = 0;
+			T[i] = tr && tr->alone_iter_s > 0 ? tr->alone_iter_s : 1;
+			for (int p = 0; tr && p < tr->nphases; p++)
+				for (int k = 0; k < tr->phases[p].nlinks; k++)
+					bits +=
+					    tr->phases[p].flow_bytes * 8.0 * tr->phases[p].flows[k];
+			key[i] = bits / T[i];
+		}
+		rc = hm_pol_choose_paths(ctx, T, key, 0, path, err);
+		for (int i = 0; i < n && rc == HM_OK; i++)
 			ctx->jobs[i].dec.path = path[i];
 	}
-	hm_pview_free(&v0);
 	free(path);
 	free(key);
+	free(T);
 	return rc;
 }
 
