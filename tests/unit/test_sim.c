@@ -508,7 +508,7 @@ static void test_eval_matches_sim(void **state)
 			hm_sim_opts_t o;
 			hm_sim_result_t r;
 			hm_sim_eval_job_t ej[2];
-			double it[2];
+			hm_sim_eval_out_t out[2];
 
 			hm_sim_opts_defaults(&o);
 			o.jitter_cv = jit;
@@ -523,9 +523,19 @@ static void test_eval_matches_sim(void **state)
 				ej[i].jitter_cv = -1; /* the run's */
 			}
 			assert_int_equal(
-			    hm_sim_eval_run(ev, ej, 2, r.jobs[0].end_s + 1e-9, 0, jit, 5, it, &err),
+			    hm_sim_eval_run(ev, ej, 2, r.jobs[0].end_s + 1e-9, 0, jit, 5, out, &err),
 			    HM_OK);
-			assert_float_equal(it[0] * 50, r.jobs[0].end_s, 1e-9);
+			assert_float_equal(out[0].mean_iter_s * 50, r.jobs[0].end_s, 1e-9);
+			assert_true(out[0].iters == 50 && out[0].end_s < 0);
+			/* Told how many iterations each has left, both end as in the
+			 * simulator: job 1 alone on the links after job 0. */
+			ej[0].iters_left = 50;
+			ej[1].iters_left = 1000;
+			assert_int_equal(hm_sim_eval_run(ev, ej, 2, 1e9, 0, jit, 5, out, &err), HM_OK);
+			for (int i = 0; i < 2; i++) {
+				assert_float_equal(out[i].end_s, r.jobs[i].end_s, 1e-9);
+				assert_true(out[i].iters == (i ? 1000 : 50));
+			}
 			hm_sim_result_free(&r);
 		}
 	}

@@ -30,9 +30,10 @@ hm_rc_t hm_pol_comp_init(hm_pol_comp_t *c, const hm_sched_ctx_t *ctx, const int 
 	c->seeds = seeds > 0 ? seeds : 1;
 	c->ej = calloc((size_t)n + 1, sizeof(*c->ej));
 	c->T = calloc((size_t)n + 1, sizeof(double));
-	c->it = calloc((size_t)n + 1, sizeof(double));
+	c->left = calloc((size_t)n + 1, sizeof(double));
+	c->out = calloc((size_t)n + 1, sizeof(*c->out));
 	c->cur = calloc((size_t)n + 1, sizeof(*c->cur));
-	if (!c->ej || !c->T || !c->it || !c->cur) {
+	if (!c->ej || !c->T || !c->left || !c->out || !c->cur) {
 		hm_pol_comp_free(c);
 		return hm_err_set(err, HM_ERR_NOMEM, "evaluation: out of memory for %d jobs", n);
 	}
@@ -62,10 +63,12 @@ void hm_pol_comp_free(hm_pol_comp_t *c)
 {
 	free(c->ej);
 	free(c->T);
-	free(c->it);
+	free(c->left);
+	free(c->out);
 	free(c->cur);
 	c->ej = NULL;
-	c->T = c->it = NULL;
+	c->T = c->left = NULL;
+	c->out = NULL;
 	c->cur = NULL;
 }
 
@@ -78,10 +81,36 @@ double hm_pol_comp_events(const hm_pol_comp_t *c)
 	return rate * c->horizon_s * c->seeds;
 }
 
-double hm_pol_comp_rate(hm_pol_comp_t *c, hm_sim_eval_t *ev, const hm_decision_t *d, hm_rc_t *rc,
-			hm_err_t *err)
+bool hm_pol_comp_to_end(hm_pol_comp_t *c, double max_events)
 {
-	double sum = 0, now = c->ctx->now_s;
+	double life = 0, rate = 0, now = c->ctx->now_s;
+
+	for (int i = 0; i < c->n; i++) {
+		const hm_sched_job_t *sj = &c->ctx->jobs[c->member[i]];
+		/* The iteration under way is not in the run: it starts with the next. */
+		double left = sj->iters_left - (sj->iter_start_s < now ? 1 : 0);
+		if (!(sj->iters_left > 0))
+			return false;
+		c->left[i] = left >= 1 ? left : 1;
+		life = fmax(life, c->left[i] * c->T[i]);
+		rate += 4.0 / c->T[i];
+	}
+	/* Slowed down by the others, a job may take up to n times its life. */
+	life *= c->n;
+	if (rate * life > max_events)
+		life = max_events / rate;
+	for (int i = 0; i < c->n; i++)
+		c->ej[i].iters_left = c->left[i];
+	c->horizon_s = fmax(life, c->horizon_s);
+	c->warmup_s = 0;
+	c->to_end = true;
+	return true;
+}
+
+double hm_pol_comp_score(hm_pol_comp_t *c, hm_sim_eval_t *ev, const hm_decision_t *d, hm_rc_t *rc,
+			 hm_err_t *err)
+{
+	double sum = 0, work = 0, now = c->ctx->now_s;
 
 	for (int i = 0; i < c->n; i++) {
 		const hm_sched_job_t *sj = &c->ctx->jobs[c->member[i]];
@@ -100,13 +129,24 @@ double hm_pol_comp_rate(hm_pol_comp_t *c, hm_sim_eval_t *ev, const hm_decision_t
 		for (int i = 0; i < c->n && c->random_phase; i++)
 			c->ej[i].first_s = hm_rng_unit(&x) * c->T[i];
 		*rc = hm_sim_eval_run(ev, c->ej, c->n, c->horizon_s, c->warmup_s, c->cv,
-				      c->seed + (uint64_t)r, c->it, err);
+				      c->seed + (uint64_t)r, c->out, err);
 		if (*rc != HM_OK)
 			return -1;
-		for (int i = 0; i < c->n; i++)
-			sum += c->it[i] > 0 ? c->T[i] / c->it[i] : 1;
+		for (int i = 0; i < c->n; i++) {
+			const hm_sim_eval_out_t *o = &c->out[i];
+			if (!c->to_end) {
+				sum += o->mean_iter_s > 0 ? c->T[i] / o->mean_iter_s : 1;
+				continue;
+			}
+			work += c->left[i] * c->T[i];
+			sum += o->end_s >= 0 ? o->end_s
+					     : c->horizon_s + fmax(c->left[i] - o->iters, 0) *
+								  fmax(o->mean_iter_s, c->T[i]);
+		}
 	}
 	c->runs++;
+	if (c->to_end)
+		return sum > 0 ? work / sum : 1;
 	return sum / (c->n * c->seeds);
 }
 

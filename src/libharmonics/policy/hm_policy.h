@@ -50,6 +50,8 @@ typedef struct {
 	double meas_comm_s;    /* mean burst duration */
 	double meas_iter_sd_s; /* standard deviation of the iteration time */
 	double meas_compute_sd_s; /* standard deviation of the compute time (its jitter) */
+	double iters_left;     /* iterations still to run, the current one included, where
+				* known (the simulator, for optimal's reference); 0: unknown */
 	hm_decision_t dec;     /* in: current decision; out: new decision */
 } hm_sched_job_t;
 

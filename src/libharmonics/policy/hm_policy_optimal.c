@@ -45,6 +45,7 @@
 #define OPT_PERIODS    15       /* evaluation horizon: periods of the slowest job */
 #define OPT_SEEDS      2        /* jitter draws per evaluation (the same for every candidate) */
 #define OPT_MAX_EVENTS 400000.0 /* horizon shortened so one run stays under this */
+#define OPT_END_EVENTS 400000.0 /* the same for runs until the jobs end */
 #define OPT_KEEP       0.005    /* a change must gain this much (relative) over what is in force */
 #define OPT_IMPROVE    1e-4     /* local search: smallest relative gain taken */
 #define NSUB           3        /* crux, cassini, harmonics */
@@ -208,7 +209,7 @@ static hm_rc_t run_sub(opt_state_t *s, int k, const hm_sched_ctx_t *ctx, hm_sche
 static double evaluate(comp_t *c, const hm_decision_t *d, hm_err_t *err, hm_rc_t *rc)
 {
 	c->evals++;
-	return hm_pol_comp_rate(&c->pc, c->st->ev, d, rc, err);
+	return hm_pol_comp_score(&c->pc, c->st->ev, d, rc, err);
 }
 
 static bool out_of_time(comp_t *c)
@@ -391,6 +392,7 @@ static hm_rc_t comp_init(opt_state_t *st, hm_sched_ctx_t *ctx, const int *member
 			      OPT_PERIODS, OPT_MAX_EVENTS, err);
 	if (rc != HM_OK)
 		return rc;
+	hm_pol_comp_to_end(&c->pc, OPT_END_EVENTS);
 	c->cur = c->pc.cur;
 	c->best = calloc((size_t)n, sizeof(*c->best));
 	if (!c->best)

@@ -118,6 +118,11 @@ static hm_rc_t iter_end(sim_t *s, int j, hm_err_t *err)
 	sim_job_t *sj = &s->jobs[j];
 
 	sim_record_iter(s, sj, s->now - sj->iter_start_s);
+	if (s->eval && sj->ep_n >= sj->target_iters) { /* done: nothing to free or tell */
+		sj->state = SJ_DONE;
+		sj->end_s = s->now;
+		return HM_OK;
+	}
 	if (sj->iters >= sj->target_iters)
 		return job_end(s, j, err);
 	if (sj->pending_delay_s > 0) {

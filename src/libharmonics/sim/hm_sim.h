@@ -109,9 +109,11 @@ void hm_sim_result_free(hm_sim_result_t *r);
  * Evaluation runs for policies that search (optimal): the same iteration,
  * slot and sharing semantics as hm_sim_run on a set of jobs already placed,
  * each under a fixed decision, for a horizon, with seeded compute jitter.
- * Nothing is placed, no policy is called, no job ends. Returns each job's
- * mean iteration time over the iterations that end in [measure_from_s,
- * horizon_s] (a job with none gets the window's length).
+ * Nothing is placed and no policy is called; a job given iters_left ends
+ * after that many iterations (its flows leave the links, as in hm_sim_run).
+ * Returns per job its mean iteration time over the iterations that end in
+ * [measure_from_s, horizon_s] (a job with none gets the window's length),
+ * the iterations it ended and when it ended.
  */
 typedef struct {
 	const hm_job_t *job;	  /* profile (compute, phases) */
@@ -120,15 +122,22 @@ typedef struct {
 	hm_decision_t dec;	  /* origin_s on the evaluation's clock (0 = its start) */
 	double first_s;		  /* its first iteration starts then (>= 0) */
 	double jitter_cv;	  /* its compute jitter; < 0: the run's jitter_cv */
+	double iters_left;	  /* it ends after these iterations; <= 0: it runs on */
 } hm_sim_eval_job_t;
+
+typedef struct {
+	double mean_iter_s; /* over the iterations that end in the window */
+	double iters;	    /* iterations ended in the whole run */
+	double end_s;	    /* its last iteration's end; -1: still running at the horizon */
+} hm_sim_eval_out_t;
 
 typedef struct hm_sim_eval hm_sim_eval_t;
 
 /* A reusable evaluator for up to max_jobs jobs on t (NULL when out of memory). */
 hm_sim_eval_t *hm_sim_eval_new(const hm_topo_t *t, int max_jobs, hm_err_t *err);
 hm_rc_t hm_sim_eval_run(hm_sim_eval_t *e, const hm_sim_eval_job_t *jobs, int n, double horizon_s,
-			double measure_from_s, double jitter_cv, uint64_t seed, double *mean_iter_s,
-			hm_err_t *err);
+			double measure_from_s, double jitter_cv, uint64_t seed,
+			hm_sim_eval_out_t *out, hm_err_t *err);
 /* Events handled by the evaluator so far (its cost). */
 uint64_t hm_sim_eval_events(const hm_sim_eval_t *e);
 void hm_sim_eval_free(hm_sim_eval_t *e); /* NULL is fine */

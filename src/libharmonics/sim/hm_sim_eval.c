@@ -79,8 +79,8 @@ static void clear(sim_t *s, int n)
 }
 
 hm_rc_t hm_sim_eval_run(hm_sim_eval_t *e, const hm_sim_eval_job_t *jobs, int n, double horizon_s,
-			double measure_from_s, double jitter_cv, uint64_t seed, double *mean_iter_s,
-			hm_err_t *err)
+			double measure_from_s, double jitter_cv, uint64_t seed,
+			hm_sim_eval_out_t *out, hm_err_t *err)
 {
 	sim_t *s = &e->s;
 	sim_ev_t ev;
@@ -112,7 +112,7 @@ hm_rc_t hm_sim_eval_run(hm_sim_eval_t *e, const hm_sim_eval_job_t *jobs, int n, 
 			sj->dec.path = 0;
 		sj->state = SJ_RUNNING;
 		sj->cv = jobs[j].jitter_cv;
-		sj->target_iters = INFINITY;
+		sj->target_iters = jobs[j].iters_left > 0 ? ceil(jobs[j].iters_left - 1e-9) : INFINITY;
 		sj->run_pos = sj->act_pos = -1;
 		sj->cur_phase = -1;
 		sj->rng[0] = mix(&x);
@@ -136,12 +136,15 @@ hm_rc_t hm_sim_eval_run(hm_sim_eval_t *e, const hm_sim_eval_job_t *jobs, int n, 
 	}
 	for (int j = 0; j < n; j++) {
 		const sim_job_t *sj = &s->jobs[j];
-		mean_iter_s[j] =
-		    sj->iters > 0 ? sj->sum_iter_s / sj->iters : horizon_s - measure_from_s;
+		double m = sj->iters > 0 ? sj->sum_iter_s / sj->iters : horizon_s - measure_from_s;
 		/* An unfinished iteration longer than the mean counts as that long. */
 		double open = horizon_s - sj->iter_start_s;
-		if (sj->iters > 0 && open > mean_iter_s[j] && sj->iter_start_s >= measure_from_s)
-			mean_iter_s[j] = (sj->sum_iter_s + open) / (sj->iters + 1);
+		if (sj->state != SJ_DONE && sj->iters > 0 && open > m &&
+		    sj->iter_start_s >= measure_from_s)
+			m = (sj->sum_iter_s + open) / (sj->iters + 1);
+		out[j].mean_iter_s = m;
+		out[j].iters = sj->ep_n;
+		out[j].end_s = sj->state == SJ_DONE ? sj->end_s : -1;
 	}
 out:
 	clear(s, n);

@@ -176,8 +176,9 @@ typedef struct {
 	double *samp_raw, *samp_norm;
 	int nt, cap_t;
 
-	/* Evaluation runs (hm_sim_eval.c): jobs are given placed, never end, and
-	 * only iterations ending at or after measure_from_s are counted. */
+	/* Evaluation runs (hm_sim_eval.c): jobs are given placed, end after
+	 * target_iters iterations of the run (ep_n counts them), and only
+	 * iterations ending at or after measure_from_s are measured. */
 	bool eval;
 	double measure_from_s;
 } sim_t;

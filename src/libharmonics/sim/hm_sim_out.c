@@ -37,6 +37,7 @@ void sim_record_iter(sim_t *s, sim_job_t *sj, double iter_s)
 	int slot;
 
 	if (s->eval) {
+		sj->ep_n++; /* every iteration of the run: when it ends */
 		if (s->now >= s->measure_from_s) {
 			sj->iters++;
 			sj->sum_iter_s += iter_s;

@@ -55,6 +55,7 @@ static void fill(sim_t *s, hm_sched_job_t *o, int j)
 	o->meas_compute_sd_s = sj->meas_compute_sd_s;
 	o->meas_comm_s = sj->meas_comm_s;
 	o->meas_iter_sd_s = sj->meas_sd_s;
+	o->iters_left = isfinite(sj->target_iters) ? fmax(sj->target_iters - sj->iters, 1) : 0;
 	o->dec = *latest(sj);
 }
 

@@ -25,3 +25,8 @@ tests_unit_test_sim_place_SOURCES = tests/unit/test_sim_place.c
 noinst_PROGRAMS += tests/bench/bench_sim
 tests_bench_bench_sim_SOURCES = tests/bench/bench_sim.c
 tests_bench_bench_sim_LDADD = $(HM_SIM_LIBS)
+
+# Every policy on random small contended instances (prints numbers): make tests/bench/bench_random
+noinst_PROGRAMS += tests/bench/bench_random
+tests_bench_bench_random_SOURCES = tests/bench/bench_random.c tests/unit/random_instances.h
+tests_bench_bench_random_LDADD = $(HM_SIM_LIBS)

@@ -70,7 +70,7 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 	}
 	for (int i = 0; i < n; i++)
 		best[i] = plan[member[i]];
-	best_rate = hm_pol_comp_rate(&pc, ev, best, &rc, err);
+	best_rate = hm_pol_comp_score(&pc, ev, best, &rc, err);
 	if (rc != HM_OK)
 		goto out;
 	best_rate *= 1 + cfg->keep;
@@ -79,7 +79,7 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 		memset(&d[i], 0, sizeof(d[i]));
 		d[i].path = plan[member[i]].path;
 	}
-	v = hm_pol_comp_rate(&pc, ev, d, &rc, err);
+	v = hm_pol_comp_score(&pc, ev, d, &rc, err);
 	if (rc != HM_OK)
 		goto out;
 	if (v > best_rate) {
@@ -100,7 +100,7 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 			d[o[r].i].path = plan[member[o[r].i]].path;
 			d[o[r].i].prio = r < K ? r : K - 1;
 		}
-		v = hm_pol_comp_rate(&pc, ev, d, &rc, err);
+		v = hm_pol_comp_score(&pc, ev, d, &rc, err);
 		if (rc != HM_OK)
 			goto out;
 		if (v > best_rate) {
