@@ -87,6 +87,7 @@ static hm_rc_t opt_create(const hm_policy_cfg_t *cfg, void **state, hm_err_t *er
 	opt_state_t *s = calloc(1, sizeof(*s));
 	const hm_policy_ops_t *sub[NSUB] = {&hm_policy_crux, &hm_policy_cassini,
 					    &hm_policy_harmonics};
+	hm_policy_cfg_t sub_cfg;
 
 	if (!s)
 		return hm_err_set(err, HM_ERR_NOMEM, "optimal: out of memory");
@@ -104,10 +105,14 @@ static hm_rc_t opt_create(const hm_policy_cfg_t *cfg, void **state, hm_err_t *er
 		free(s);
 		return HM_ERR_INVAL;
 	}
+	/* The others get every class there is: with one level, none is reserved. */
+	sub_cfg = s->cfg;
+	if (sub_cfg.prio_levels >= 1 && sub_cfg.reserved_levels >= sub_cfg.prio_levels)
+		sub_cfg.reserved_levels = sub_cfg.prio_levels - 1;
 	for (int k = 0; k < NSUB; k++) {
 		hm_rc_t rc;
 		s->sub[k] = sub[k];
-		rc = sub[k]->create(&s->cfg, &s->sub_state[k], err);
+		rc = sub[k]->create(&sub_cfg, &s->sub_state[k], err);
 		if (rc != HM_OK) {
 			hm_err_prefix(err, "optimal");
 			for (int q = 0; q < k; q++)
@@ -384,7 +389,7 @@ static hm_rc_t comp_init(opt_state_t *st, hm_sched_ctx_t *ctx, const int *member
 	c->member = member;
 	c->deadline_s = deadline_s;
 	c->K = st->cfg.prio_levels - st->cfg.reserved_levels;
-	if (c->K < 1)
+	if (c->K < 1) /* one level: nothing reserved (as for the others, opt_create) */
 		c->K = 1;
 	rc = hm_pol_comp_init(&c->pc, ctx, member, n,
 			      st->cfg.jitter_cv > 0 ? st->cfg.jitter_cv : OPT_DEFAULT_CV,
