@@ -21,9 +21,12 @@ UNIT_TESTS += \
 	tests/unit/test_optimal \
 	tests/unit/test_crux \
 	tests/unit/test_cassini \
-	tests/unit/test_policies_random
+	tests/unit/test_policies_random \
+	tests/unit/test_known_answers
 tests_unit_test_optimal_SOURCES = tests/unit/test_optimal.c
 tests_unit_test_crux_SOURCES = tests/unit/test_crux.c
 tests_unit_test_cassini_SOURCES = tests/unit/test_cassini.c tests/unit/policies_fixture.h
 tests_unit_test_policies_random_SOURCES = tests/unit/test_policies_random.c \
 	tests/unit/policies_fixture.h
+tests_unit_test_known_answers_SOURCES = tests/unit/test_known_answers.c \
+	tests/unit/random_instances.h
