@@ -123,6 +123,13 @@ mixed_share_least() {
 		share harmonics "$tmp/m$m-$o.csv" | tr -d %
 	done; done | sort -n | head -1
 }
+# mixed_share_range POLICY -> least-most share of the possible gain (bound) over the testbeds
+mixed_share_range() {
+	local m o
+	for m in $mixed_seeds; do for o in 2 4; do
+		share "$1" "$tmp/m$m-$o.csv" | tr -d %
+	done; done | sort -n | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%s-%s%%", a, b }'
+}
 mixed_files=()
 for m in $mixed_seeds; do mixed_files+=("$tmp/m$m-2.csv" "$tmp/m$m-4.csv"); done
 all_files=("$tmp/up0.02.csv" "$tmp/up0.05.csv" "${mixed_files[@]}" "$tmp/clos.csv")
@@ -221,6 +228,8 @@ $(cat "$tmp/bench_sim.txt")
 | random instances: harmonics' p99 next to fair's, worst per-job slowdown | $(rnd_line "harmonics p99"); $(rnd_line "worst per-job") | (report) |
 | mixed periods: harmonics >= 5% lower mean JCT than crux on every testbed (worst harmonics / crux) | $(mixed_hc_worst) | $(yesno "$(mixed_hc_worst)" 0.95) |
 | mixed periods: harmonics takes >= half the possible gain (bound) on every testbed (least) | $(mixed_share_least)% | $(awk -v r="$(mixed_share_least)" 'BEGIN { print (r != "n/a" && r >= 50) ? "yes" : "no" }') |
+| (context) mixed periods: share of the possible gain (bound) optimal takes, the reach of the decision space the policies share | $(mixed_share_range optimal) | (context) |
+| (context) mixed periods: the same for crux | $(mixed_share_range crux) | (context) |
 | clos847: harmonics' mean JCT <= crux's | $(ratio "$(value harmonics 5 "$tmp/clos.csv")" "$(value crux 5 "$tmp/clos.csv")") | $(yesno "$(ratio "$(value harmonics 5 "$tmp/clos.csv")" "$(value crux 5 "$tmp/clos.csv")")" 1) |
 | clos847: harmonics' p99 JCT <= crux's | $(ratio "$(value harmonics 6 "$tmp/clos.csv")" "$(value crux 6 "$tmp/clos.csv")") | $(yesno "$(ratio "$(value harmonics 6 "$tmp/clos.csv")" "$(value crux 6 "$tmp/clos.csv")")" 1) |
 | clos847: harmonics takes >= 80% of the possible gain (bound) | $(share harmonics "$tmp/clos.csv") | $(awk -v r="$(share harmonics "$tmp/clos.csv" | tr -d %)" 'BEGIN { print (r != "n/a" && r >= 80) ? "yes" : "no" }') |
