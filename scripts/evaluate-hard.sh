@@ -114,20 +114,20 @@ mixed_rows() {
 mixed_hc_worst() {
 	local m o
 	for m in $mixed_seeds; do for o in 2 4; do
-		ratio "$(value harmonics 5 "$tmp/m$m-$o.csv")" "$(value crux 5 "$tmp/m$m-$o.csv")"
+		echo "$(ratio "$(value harmonics 5 "$tmp/m$m-$o.csv")" "$(value crux 5 "$tmp/m$m-$o.csv")")"
 	done; done | sort -n | tail -1
 }
 mixed_share_least() {
 	local m o
 	for m in $mixed_seeds; do for o in 2 4; do
-		share harmonics "$tmp/m$m-$o.csv" | tr -d %
+		echo "$(share harmonics "$tmp/m$m-$o.csv" | tr -d %)"
 	done; done | sort -n | head -1
 }
 # mixed_share_range POLICY -> least-most share of the possible gain (bound) over the testbeds
 mixed_share_range() {
 	local m o
 	for m in $mixed_seeds; do for o in 2 4; do
-		share "$1" "$tmp/m$m-$o.csv" | tr -d %
+		echo "$(share "$1" "$tmp/m$m-$o.csv" | tr -d %)"
 	done; done | sort -n | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%s-%s%%", a, b }'
 }
 mixed_files=()
