@@ -156,6 +156,7 @@ static void test_spread_scatters(void **state)
 	hm_sim_result_free(&b);
 	assert_int_equal(hm_sim_run(t, &w, &hm_policy_fair, NULL, &o, &b, &err), HM_OK);
 	assert_float_equal(b.jobs[0].alone_iter_s, 0.3 + 4 * 4.0 / 3 * 0.1, 1e-9); /* seeded */
+	hm_sim_result_free(&b); /* a refused run clears its result */
 	/* A bad placement value is refused. */
 	o.placement = (hm_sim_placement_t)42;
 	assert_int_equal(hm_sim_run(t, &w, &hm_policy_fair, NULL, &o, &b, &err), HM_ERR_INVAL);
