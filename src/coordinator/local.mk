@@ -64,8 +64,7 @@ src_coordinator_libhmcoord_la_LIBADD = $(JSONC_LIBS) $(PTHREAD_LIBS) -lm
 # The usual sets, each library before the ones it uses.
 HMCLIENT_LIBS = src/coordinator/libhmclient.la src/coordinator/libhmfields.la $(HM_JOB_LIBS)
 HMCOORD_LIBS = src/coordinator/libhmcoord.la src/coordinator/libhmstatus.la src/agent/libhmagentwire.la \
-	src/coordinator/libhmclient.la src/coordinator/libhmfields.la \
-	src/libharmonics/placement/libhmplace.la $(HM_POLICY_LIBS)
+	src/coordinator/libhmclient.la src/coordinator/libhmfields.la $(HM_POLICY_LIBS)
 
 # The client libraries link alone into a shared object (the SPANK plugin, the
 # node agent): every symbol resolved without the engine or the policies.

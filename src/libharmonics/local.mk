@@ -9,9 +9,13 @@
 #   workload/  libhmjob         jobs, profiles and the model catalogue
 #              libhmworkload    traffic, placement, trace CSV, generator
 #   placement/ libhmplace       contention-aware placement: link-load view, candidates, score
-#   sim/       libhmsim         max-min sharing and the flow-level simulator
 #   policy/    libhmpolicy      the registry, the shared model, the five policies
-#                               (policy/harmonics/ adds the harmonics policy)
+#                               (policy/harmonics/ adds the harmonics policy) and
+#   sim/                        max-min sharing and the flow-level simulator: one
+#                               library, as they use each other (optimal and the
+#                               harmonics check judge candidates in the simulator's
+#                               own model, hm_sim_eval; the simulator calls the
+#                               policies), and archives in a cycle do not link
 # The libraries never LIBADD each other (a shared object linking two that did
 # would get one's objects twice): a consumer lists what it needs, each library
 # before the ones it uses. The sets below are the usual lists, in that order.
@@ -22,14 +26,14 @@ HM_TOPO_HWLOC_LIBS = src/libharmonics/topo/libhmtopo_hwloc.la
 HM_WORKLOAD_LIBS = src/libharmonics/workload/libhmworkload.la \
 	src/libharmonics/workload/libhmjob.la $(HM_TOPO_LIBS)
 HM_PLACE_LIBS = src/libharmonics/placement/libhmplace.la $(HM_WORKLOAD_LIBS)
-HM_POLICY_LIBS = src/libharmonics/policy/libhmpolicy.la $(HM_WORKLOAD_LIBS)
-HM_SIM_LIBS = src/libharmonics/sim/libhmsim.la src/libharmonics/placement/libhmplace.la \
-	$(HM_POLICY_LIBS)
+HM_POLICY_LIBS = src/libharmonics/policy/libhmpolicy.la src/libharmonics/placement/libhmplace.la \
+	$(HM_WORKLOAD_LIBS)
+HM_SIM_LIBS = $(HM_POLICY_LIBS)
 
 include $(srcdir)/src/libharmonics/core/local.mk
 include $(srcdir)/src/libharmonics/topo/local.mk
 include $(srcdir)/src/libharmonics/workload/local.mk
 include $(srcdir)/src/libharmonics/placement/local.mk
-include $(srcdir)/src/libharmonics/sim/local.mk
 include $(srcdir)/src/libharmonics/policy/local.mk
 include $(srcdir)/src/libharmonics/policy/harmonics/local.mk
+include $(srcdir)/src/libharmonics/sim/local.mk

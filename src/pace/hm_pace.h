@@ -70,7 +70,8 @@ typedef struct {
 	uint64_t burst_n;      /* bursts with an end stamp */
 	uint64_t burst_sum_us; /* their lengths (release -> last comm_end) */
 	uint64_t slot_misses;  /* skipped slots + late bursts */
-	int64_t applied_epoch; /* EPOCH that governed the last burst; -1 before any */
+	int64_t applied_epoch; /* EPOCH of the last burst an assignment governed; -1 before any */
+	int64_t burst_epoch;   /* EPOCH that governed the last burst; -1 when none (stale, none) */
 } hm_pace_stats_t;
 
 /*

@@ -18,7 +18,7 @@ src_pace_libharmonics_pace_la_SOURCES = \
 src_pace_libharmonics_pace_la_CFLAGS = $(AM_CFLAGS)
 src_pace_libharmonics_pace_la_LIBADD = -lm
 # 1:0:0: slot ids became times (a meaning change) and hm_pace_stats_t grew.
-src_pace_libharmonics_pace_la_LDFLAGS = -version-info 1:0:0 \
+src_pace_libharmonics_pace_la_LDFLAGS = -version-info 2:0:0 \
 	-Wl,--version-script=$(srcdir)/src/pace/libharmonics-pace.sym
 EXTRA_src_pace_libharmonics_pace_la_DEPENDENCIES = src/pace/libharmonics-pace.sym
 EXTRA_DIST += src/pace/libharmonics-pace.sym

@@ -172,6 +172,7 @@ hm_pace_t *hm_pace_init(void)
 	p->last_slot_us = HM_PACE_NO_SLOT;
 	p->delay_done_epoch = -1;
 	p->applied_epoch = -1;
+	p->burst_epoch = -1;
 	s = getenv(HM_PACE_ENV_ASSIGN_FILE);
 	if (s && *s)
 		p->assign_file = strdup(s);
@@ -431,8 +432,11 @@ void hm_pace_comm_begin_slot(hm_pace_t *p, int64_t slot)
 		p->unpaced++;
 		p->last_slot_us = HM_PACE_NO_SLOT;
 	}
+	/* The report keeps the last applied epoch through an outage; burst_epoch says
+	 * whether this burst was governed at all. */
 	if (b.epoch >= 0)
 		p->applied_epoch = b.epoch;
+	p->burst_epoch = b.epoch;
 	if (p->iter_start_us > 0) {
 		p->offset_sum_us += (uint64_t)(release - p->iter_start_us);
 		p->offset_n++;

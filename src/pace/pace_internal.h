@@ -38,7 +38,8 @@ struct hm_pace {
 	int64_t last_grid_period_us; /* grid of the last slot; 0 = not on a grid (a delay) */
 	int64_t last_grid_phase_us;  /* (origin + shift) mod period of that grid */
 	long delay_done_epoch;       /* the epoch whose one-time delay was applied; -1 none */
-	long applied_epoch;          /* epoch that governed the last burst; -1 before */
+	long applied_epoch;          /* epoch of the last governed burst; -1 before any */
+	long burst_epoch;            /* epoch that governed the last burst; -1 none */
 
 	/* measurement */
 	int64_t iter_marks;     /* hm_pace_iter_begin calls */

@@ -38,6 +38,7 @@ void pace_stats_locked(hm_pace_t *p, hm_pace_stats_t *out)
 	out->burst_sum_us = p->burst_sum_us;
 	out->slot_misses = (uint64_t)(p->skipped + p->late);
 	out->applied_epoch = p->applied_epoch;
+	out->burst_epoch = p->burst_epoch;
 }
 
 int pace_report_locked(hm_pace_t *p, int64_t now_us)

@@ -35,7 +35,7 @@ typedef struct {
 	bool declared_only;	/* policies see no measured times */
 	unsigned long seed;
 	int fmt;
-	bool per_job, quiet;
+	bool per_job, quiet, bound;
 	const char *placements; /* --placement LIST, NULL = the default placement */
 	hm_policy_cfg_t pcfg;
 	hm_sim_opts_t sopts;
@@ -90,6 +90,9 @@ static void usage(FILE *out)
 		"Output:\n"
 		"  --json | --csv        machine-readable output instead of the table\n"
 		"  --per-job             include one row per job\n"
+		"  --bound               a lower bound on mean JCT from link capacities per\n"
+		"                        run, and each policy's share of the possible gain\n"
+		"                        over fair, (fair - policy) / (fair - bound)\n"
 		"  --plot FILE.svg|png   iteration-time CDFs and link utilisation (gnuplot)\n"
 		"  --sample S            link-utilisation sampling period for --plot (default 5s)\n"
 		"  -q, --quiet           no progress bar\n"
@@ -124,6 +127,7 @@ enum {
 	OPT_JSON,
 	OPT_CSV,
 	OPT_PER_JOB,
+	OPT_BOUND,
 	OPT_PLOT,
 	OPT_SAMPLE,
 };
@@ -151,6 +155,7 @@ static const struct option long_opts[] = {
 	{"json", no_argument, NULL, OPT_JSON},
 	{"csv", no_argument, NULL, OPT_CSV},
 	{"per-job", no_argument, NULL, OPT_PER_JOB},
+	{"bound", no_argument, NULL, OPT_BOUND},
 	{"plot", required_argument, NULL, OPT_PLOT},
 	{"sample", required_argument, NULL, OPT_SAMPLE},
 	{"quiet", no_argument, NULL, 'q'},
@@ -230,6 +235,7 @@ static int parse_args(int argc, char **argv, sim_args_t *a, hm_err_t *err)
 		case OPT_JSON: a->fmt = FMT_JSON; break;
 		case OPT_CSV: a->fmt = FMT_CSV; break;
 		case OPT_PER_JOB: a->per_job = true; break;
+		case OPT_BOUND: a->bound = true; break;
 		case OPT_PLOT: a->plot = optarg; break;
 		case OPT_SAMPLE:
 			rc = hm_parse_duration_s(optarg, 0.001, 1e6, &a->sopts.sample_s, "--sample", err);
@@ -268,6 +274,7 @@ static int parse_args(int argc, char **argv, sim_args_t *a, hm_err_t *err)
 		a->sopts.sample_s = 5.0;
 	a->sopts.seed = a->seed;
 	a->pcfg.seed = a->seed;
+	a->pcfg.jitter_cv = a->sopts.jitter_cv; /* optimal judges under the simulated model */
 	return 0;
 }
 
@@ -575,7 +582,8 @@ int main(int argc, char **argv)
 	}
 
 	sim_scenario_t sc = {.topology = topo_desc, .workload = wl_desc, .njobs = wl.njobs,
-			     .seed = a.seed, .jitter_cv = a.sopts.jitter_cv, .epoch_s = a.pcfg.epoch_s};
+			     .seed = a.seed, .jitter_cv = a.sopts.jitter_cv, .epoch_s = a.pcfg.epoch_s,
+			     .bound = a.bound};
 	switch (a.fmt) {
 	case FMT_JSON:
 		if (sim_report_json(stdout, &sc, res, nres, a.per_job) != 0) {

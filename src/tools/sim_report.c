@@ -12,6 +12,43 @@
 
 #define PLOT_UTIL_WINDOW 12
 
+double sim_report_bound(const hm_sim_result_t *res, int nres)
+{
+	double b = 0;
+
+	for (int i = 0; i < nres; i++)
+		if (res[i].completed > 0 && (b == 0 || res[i].bound_mean_jct_s < b))
+			b = res[i].bound_mean_jct_s;
+	return b;
+}
+
+/* Bound line: the bound and (fair - policy) / (fair - bound) for every policy. */
+static void table_bound(FILE *out, const hm_sim_result_t *res, int nres)
+{
+	double b = sim_report_bound(res, nres), fair = -1;
+
+	for (int i = 0; i < nres; i++)
+		if (strcmp(res[i].policy, "fair") == 0)
+			fair = res[i].mean_jct_s;
+	fprintf(out,
+		"\nbound: mean JCT >= %.2f s for every run above (link capacities, each run's start "
+		"times and placements)\n",
+		b);
+	if (fair < 0) {
+		fprintf(out, "share of the possible gain: needs a fair run (--policy fair,...)\n");
+		return;
+	}
+	if (!(fair - b > 1e-9 * fair)) {
+		fprintf(out, "share of the possible gain: none possible (fair is at the bound)\n");
+		return;
+	}
+	fprintf(out, "share of the possible gain over fair, (fair - policy) / (fair - bound):");
+	for (int i = 0; i < nres; i++)
+		fprintf(out, " %s %.0f%%", res[i].policy,
+			100.0 * (fair - res[i].mean_jct_s) / (fair - b));
+	fputc('\n', out);
+}
+
 void sim_report_table(FILE *out, const sim_scenario_t *sc, const hm_sim_result_t *res, int nres,
 		      bool per_job)
 {
@@ -30,6 +67,8 @@ void sim_report_table(FILE *out, const sim_scenario_t *sc, const hm_sim_result_t
 			r->mean_comm_s, 100.0 * r->gpu_util, r->mean_slowdown, r->sched_time_s,
 			r->max_decision_s, r->budget_exhausted ? "  (budget hit)" : "");
 	}
+	if (sc->bound)
+		table_bound(out, res, nres);
 	for (int i = 0; i < nres && per_job; i++) {
 		const hm_sim_result_t *r = &res[i];
 
@@ -108,6 +147,8 @@ int sim_report_json(FILE *out, const sim_scenario_t *sc, const hm_sim_result_t *
 		json_object_object_add(p, "unplaced", json_object_new_int(r->unplaced));
 		json_object_object_add(p, "mean_jct_s", json_object_new_double(r->mean_jct_s));
 		json_object_object_add(p, "p99_jct_s", json_object_new_double(r->p99_jct_s));
+		json_object_object_add(p, "bound_mean_jct_s",
+				       json_object_new_double(r->bound_mean_jct_s));
 		json_object_object_add(p, "mean_iter_s", json_object_new_double(r->mean_iter_s));
 		json_object_object_add(p, "p99_iter_s", json_object_new_double(r->p99_iter_s));
 		json_object_object_add(p, "mean_comm_s", json_object_new_double(r->mean_comm_s));
@@ -142,14 +183,14 @@ void sim_report_csv(FILE *out, const hm_sim_result_t *res, int nres, bool per_jo
 	if (!per_job) {
 		fprintf(out, "policy,jobs,completed,unplaced,mean_jct_s,p99_jct_s,mean_iter_s,"
 			     "p99_iter_s,mean_comm_s,mean_slowdown,gpu_util,sched_time_s,"
-			     "max_decision_s,decisions,budget_exhausted\n");
+			     "max_decision_s,decisions,budget_exhausted,bound_mean_jct_s\n");
 		for (int i = 0; i < nres; i++) {
 			const hm_sim_result_t *r = &res[i];
-			fprintf(out, "%s,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%d\n",
+			fprintf(out, "%s,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%d,%.6f\n",
 				r->policy, r->njobs, r->completed, r->unplaced, r->mean_jct_s,
 				r->p99_jct_s, r->mean_iter_s, r->p99_iter_s, r->mean_comm_s,
 				r->mean_slowdown, r->gpu_util, r->sched_time_s, r->max_decision_s,
-				r->decisions, r->budget_exhausted ? 1 : 0);
+				r->decisions, r->budget_exhausted ? 1 : 0, r->bound_mean_jct_s);
 		}
 		return;
 	}

@@ -17,6 +17,7 @@ typedef struct {
 	unsigned long seed;
 	double jitter_cv;
 	double epoch_s;
+	bool bound; /* show the bound and each policy's share of the possible gain */
 } sim_scenario_t;
 
 void sim_report_table(FILE *out, const sim_scenario_t *sc, const hm_sim_result_t *res, int nres,
@@ -25,6 +26,8 @@ void sim_report_table(FILE *out, const sim_scenario_t *sc, const hm_sim_result_t
 int sim_report_json(FILE *out, const sim_scenario_t *sc, const hm_sim_result_t *res, int nres,
 		    bool per_job);
 void sim_report_csv(FILE *out, const hm_sim_result_t *res, int nres, bool per_job);
+/* The lowest per-run bound on mean JCT over the runs (valid for each of them). */
+double sim_report_bound(const hm_sim_result_t *res, int nres);
 /* Plot iteration-time CDFs and link utilisation to path (.svg or .png) with gnuplot. */
 hm_rc_t sim_report_plot(const char *path, const hm_sim_result_t *res, int nres, hm_err_t *err);
 

@@ -82,6 +82,7 @@ static inline int fx_run(const hm_topo_t *t, hm_job_t *jobs, int n, const hm_pol
 	cfg.epoch_s = epoch_s;
 	cfg.seed = seed;
 	cfg.budget_s = 0.5;
+	cfg.jitter_cv = jitter;
 	rc = hm_sim_run(t, &w, pol, &cfg, &o, r, &err);
 	if (rc != HM_OK)
 		fprintf(stderr, "hm_sim_run(%s): %s\n", pol->name, err.msg);

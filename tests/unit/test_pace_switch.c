@@ -241,6 +241,7 @@ static void test_switch_ranks_agree(void **state)
 	assert_true(hm_pace_active(early));
 	hm_pace_stats(early, &st);
 	assert_int_equal(st.applied_epoch, -1); /* before the first burst */
+	assert_int_equal(st.burst_epoch, -1);
 	assert_int_equal(hm_pace_prio(early), 1);
 	/* Live bursts across T on the early rank. */
 	while (hm_pace_now_us() < T + 350000 && n < 64) {
@@ -411,6 +412,7 @@ static void test_stale_then_resumed(void **state)
 {
 	int64_t now = hm_pace_now_us(), origin = now - 5 * 1000000;
 	hm_pace_t *p;
+	hm_pace_stats_t st;
 	const char *err;
 
 	write_slotted(origin, now + 150000, 4);
@@ -418,6 +420,11 @@ static void test_stale_then_resumed(void **state)
 	capture_stderr(tmpdir);
 	p = hm_pace_init();
 	assert_true(hm_pace_active(p));
+	hm_pace_comm_begin_slot(p, HM_PACE_NO_SLOT); /* free under epoch 4: governed */
+	hm_pace_comm_end(p);
+	hm_pace_stats(p, &st);
+	assert_int_equal(st.burst_epoch, 4);
+	assert_int_equal(st.applied_epoch, 4);
 	usleep(200000);
 	/* The agent went silent: stale, free, one warning however often we ask. */
 	for (int i = 0; i < 3; i++) {
@@ -428,6 +435,10 @@ static void test_stale_then_resumed(void **state)
 		hm_pace_comm_begin(p);
 		hm_pace_comm_end(p);
 		assert_true(hm_pace_now_us() - t0 < 50000);
+		/* Nothing governed these bursts; the report keeps the last applied epoch. */
+		hm_pace_stats(p, &st);
+		assert_int_equal(st.burst_epoch, -1);
+		assert_int_equal(st.applied_epoch, 4);
 	}
 	/* It comes back and renews: pacing resumes, said once. */
 	write_slotted(origin, hm_pace_now_us() + 30 * 1000000, 4);
@@ -435,6 +446,10 @@ static void test_stale_then_resumed(void **state)
 	hm_pace_iter_begin(p);
 	assert_true(hm_pace_active(p));
 	assert_int_not_equal(hm_pace_plan(p, hm_pace_now_us()), HM_PACE_NO_SLOT);
+	hm_pace_comm_begin_slot(p, hm_pace_now_us()); /* a slot now: no wait */
+	hm_pace_comm_end(p);
+	hm_pace_stats(p, &st);
+	assert_int_equal(st.burst_epoch, 4);
 	hm_pace_fini(p);
 	err = captured_stderr();
 	assert_int_equal(count_substr(err, "is stale"), 1);
@@ -469,6 +484,7 @@ static void test_off_is_applied(void **state)
 	hm_pace_comm_end(p);
 	hm_pace_stats(p, &st);
 	assert_int_equal(st.applied_epoch, 4);
+	assert_int_equal(st.burst_epoch, 4); /* "off" governs the burst too */
 	assert_int_equal(st.unpaced, 2);
 	hm_pace_fini(p);
 }

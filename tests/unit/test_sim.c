@@ -145,7 +145,7 @@ static void test_two_jobs_fair(void **state)
 }
 
 /* Test policies: fixed decisions for jobs by workload id. */
-static hm_decision_t g_dec[4];
+static hm_decision_t g_dec[16];
 
 static hm_rc_t fixed_decide(void *st, hm_sched_ctx_t *ctx, hm_err_t *err)
 {
@@ -466,10 +466,169 @@ static void test_jitter_and_horizon(void **state)
 	hm_topo_free(t);
 }
 
+/*
+ * The evaluator (hm_sim_eval_run) is the simulator: two jobs on the shared
+ * uplinks under the same fixed decisions (fair, strict classes, held slots)
+ * and the same jitter draws give job 0 the same 50 iterations, to the last
+ * bit of its end time.
+ */
+static void test_eval_matches_sim(void **state)
+{
+	(void)state;
+	hm_topo_t *t = make_topo();
+	hm_job_t j[2];
+	hm_err_t err = {0};
+	hm_cluster_state_t cs;
+	hm_placement_t pl[2];
+	hm_traffic_t tr[2];
+	hm_sim_eval_t *ev = hm_sim_eval_new(t, 4, &err);
+
+	assert_non_null(ev);
+	set_job(&j[0], 0, t, 0, 2, 50);
+	set_job(&j[1], 1, t, 1, 3, 1000);
+	assert_int_equal(hm_cluster_state_init(&cs, t), HM_OK);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(hm_place_default(&cs, &j[i], &pl[i], &err), HM_OK);
+		assert_int_equal(hm_traffic_derive(t, &j[i].profile, &pl[i], 0, &tr[i], &err),
+				 HM_OK);
+	}
+	for (int c = 0; c < 3; c++) {
+		memset(g_dec, 0, sizeof(g_dec));
+		if (c == 1)
+			g_dec[1].prio = 1;
+		if (c == 2)
+			for (int i = 0; i < 2; i++) {
+				g_dec[i].period_s = 0.41;
+				g_dec[i].shift_s = 0.3 + 0.1 * i;
+				g_dec[i].guard_s = 0.01;
+				g_dec[i].prio = i;
+			}
+		for (double jit = 0; jit <= 0.02; jit += 0.02) {
+			hm_workload_t w = {2, j};
+			hm_sim_opts_t o;
+			hm_sim_result_t r;
+			hm_sim_eval_job_t ej[2];
+			hm_sim_eval_out_t out[2];
+
+			hm_sim_opts_defaults(&o);
+			o.jitter_cv = jit;
+			o.seed = 5;
+			assert_int_equal(hm_sim_run(t, &w, &fixed, NULL, &o, &r, &err), HM_OK);
+			for (int i = 0; i < 2; i++) {
+				memset(&ej[i], 0, sizeof(ej[i]));
+				ej[i].job = &j[i];
+				ej[i].tr = &tr[i];
+				ej[i].npaths = 1;
+				ej[i].dec = g_dec[i];
+				ej[i].jitter_cv = -1; /* the run's */
+			}
+			assert_int_equal(
+			    hm_sim_eval_run(ev, ej, 2, r.jobs[0].end_s + 1e-9, 0, jit, 5, out, &err),
+			    HM_OK);
+			assert_float_equal(out[0].mean_iter_s * 50, r.jobs[0].end_s, 1e-9);
+			assert_true(out[0].iters == 50 && out[0].end_s < 0);
+			/* Told how many iterations each has left, both end as in the
+			 * simulator: job 1 alone on the links after job 0. */
+			ej[0].iters_left = 50;
+			ej[1].iters_left = 1000;
+			assert_int_equal(hm_sim_eval_run(ev, ej, 2, 1e9, 0, jit, 5, out, &err), HM_OK);
+			for (int i = 0; i < 2; i++) {
+				assert_float_equal(out[i].end_s, r.jobs[i].end_s, 1e-9);
+				assert_true(out[i].iters == (i ? 1000 : 50));
+			}
+			hm_sim_result_free(&r);
+		}
+	}
+	assert_true(hm_sim_eval_events(ev) > 0);
+	/* Bad windows are refused with the values. */
+	assert_int_equal(hm_sim_eval_run(ev, NULL, 0, 1, 2, 0, 1, NULL, &err), HM_ERR_INVAL);
+	assert_non_null(strstr(err.msg, "[2, 1]"));
+	for (int i = 0; i < 2; i++) {
+		hm_traffic_free(&tr[i]);
+		hm_placement_free(&pl[i]);
+	}
+	hm_cluster_state_free(&cs);
+	hm_sim_eval_free(ev);
+	free_jobs(j, 2);
+	hm_topo_free(t);
+}
+
+/*
+ * The incremental max-min (only the bottleneck-connected part around a change
+ * is re-solved) against a full solve after every change: scattered jobs of
+ * 2-4 hosts on a Clos with two paths per pod, three classes, 5% jitter.
+ */
+static void test_incremental_maxmin(void **state)
+{
+	(void)state;
+	hm_topo_gen_t g = {0};
+	hm_topo_t *t = NULL;
+	hm_err_t err = {0};
+	hm_job_t j[16];
+	uint64_t x = 7;
+
+	g.racks = 4;
+	g.hosts_per_rack = 4;
+	g.gpus_per_host = 2;
+	g.nic_bps = 100e9;
+	g.oversubscription = 2;
+	g.racks_per_pod = 2;
+	g.aggs_per_pod = 2;
+	g.cores = 2;
+	assert_int_equal(hm_topo_generate(&g, &t, &err), HM_OK);
+	for (int i = 0; i < 16; i++) {
+		char nodes[256] = "";
+		int nh = 2 + (int)((x = x * 6364136223846793005ULL + 1) >> 62) % 3, used[16] = {0};
+		memset(&j[i], 0, sizeof(j[i]));
+		j[i].id = i;
+		snprintf(j[i].name, sizeof(j[i].name), "r%d", i);
+		snprintf(j[i].profile.model, sizeof(j[i].profile.model), "custom");
+		j[i].profile.compute_s = 0.05 + 0.01 * (i % 7);
+		j[i].profile.nphases = 1;
+		j[i].profile.phases[0].coll = HM_COLL_ALLREDUCE_RING;
+		j[i].profile.phases[0].bytes = 2e8 + 1e8 * (i % 5);
+		j[i].iterations = 1e9;
+		j[i].gpus = nh;
+		for (int k = 0; k < nh; k++) {
+			int h;
+			do
+				h = (int)((x = x * 6364136223846793005ULL + 1) >> 33) % 16;
+			while (used[h]);
+			used[h] = 1;
+			snprintf(nodes + strlen(nodes), sizeof(nodes) - strlen(nodes), "%s%s",
+				 k ? "," : "", t->hosts[h].name);
+		}
+		j[i].nodes = strdup(nodes);
+	}
+	memset(g_dec, 0, sizeof(g_dec));
+	for (int i = 0; i < 16; i++)
+		g_dec[i].prio = i % 3;
+	{
+		hm_workload_t w = {8, j};
+		hm_sim_opts_t o;
+		hm_sim_result_t r;
+		hm_sim_opts_defaults(&o);
+		o.jitter_cv = 0.05;
+		o.horizon_s = 30;
+		o.check_maxmin = true;
+		/* Two GPUs per host: 8 jobs of 2-4 GPUs fit; classes by id. */
+		hm_rc_t rc = hm_sim_run(t, &w, &fixed, NULL, &o, &r, &err);
+		if (rc != HM_OK)
+			fprintf(stderr, "%s\n", err.msg);
+		assert_int_equal(rc, HM_OK);
+		assert_true(r.events > 1000);
+		hm_sim_result_free(&r);
+	}
+	free_jobs(j, 16);
+	hm_topo_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_alone),
+	    cmocka_unit_test(test_eval_matches_sim),
+	    cmocka_unit_test(test_incremental_maxmin),
 	    cmocka_unit_test(test_two_jobs_fair),
 	    cmocka_unit_test(test_priority),
 	    cmocka_unit_test(test_slot_holding),

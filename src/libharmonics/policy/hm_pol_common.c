@@ -370,3 +370,116 @@ double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lloa
 	}
 	return best > 1 ? 1 : best;
 }
+
+typedef struct {
+	double key;
+	int idx;
+} kv_t;
+
+static int kv_desc(const void *x, const void *y)
+{
+	const kv_t *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key > b->key ? -1 : 1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* Utilisation of the most loaded link of traffic tr with load[] plus the job's. */
+static double worst_util(const hm_topo_t *t, const double *load, const int *links,
+			 const double *bits, int n, double T_s)
+{
+	double worst = 0;
+
+	for (int k = 0; k < n; k++) {
+		double c = t->links[links[k]].capacity_bps;
+		double u = c > 0 ? (load[links[k]] + bits[k] / T_s) / c : 0;
+		worst = fmax(worst, u);
+	}
+	return worst;
+}
+
+hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const double *T_s, const double *key,
+			    double keep, int *path, hm_err_t *err)
+{
+	hm_rc_t rc = HM_OK;
+	int nl = ctx->topo->nlinks, cap = 0;
+	double *load = calloc((size_t)nl + 1, sizeof(double)), *bits = NULL;
+	int *links = NULL;
+	kv_t *ord = malloc(sizeof(kv_t) * (size_t)(ctx->njobs + 1));
+
+	if (!load || !ord) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "paths: out of memory");
+		goto out;
+	}
+	for (int i = 0; i < ctx->njobs; i++) {
+		ord[i].key = key[i];
+		ord[i].idx = i;
+		path[i] = ctx->jobs[i].dec.path;
+	}
+	qsort(ord, (size_t)ctx->njobs, sizeof(kv_t), kv_desc);
+	for (int q = 0; q < ctx->njobs; q++) {
+		int i = ord[q].idx, np = ctx->jobs[i].npaths, best_p = 0, cur = -1, n;
+		double best = INFINITY, cur_u = INFINITY, T = T_s[i];
+
+		if (np < 1)
+			np = 1;
+		if (keep > 0 && path[i] >= 0 && path[i] < np)
+			cur = path[i];
+		for (int p = 0; p < np && np > 1; p++) { /* one path: nothing to compare */
+			const hm_traffic_t *tr = hm_pol_traffic(&ctx->jobs[i], p);
+			int need = 0;
+			double u;
+			if (tr)
+				for (int ph = 0; ph < tr->nphases; ph++)
+					need += tr->phases[ph].nlinks;
+			if (need > cap) {
+				free(links);
+				free(bits);
+				cap = need;
+				links = malloc(sizeof(int) * (size_t)cap);
+				bits = malloc(sizeof(double) * (size_t)cap);
+				if (!links || !bits) {
+					rc = hm_err_set(err, HM_ERR_NOMEM, "paths: out of memory");
+					goto out;
+				}
+			}
+			n = hm_pol_traffic_links(tr, links, bits, cap);
+			u = worst_util(ctx->topo, load, links, bits, n, T);
+			if (p == cur)
+				cur_u = u;
+			if (u < best - 1e-12) {
+				best = u;
+				best_p = p;
+			}
+		}
+		if (cur >= 0 && !(best < cur_u * (1 - keep)))
+			best_p = cur;
+		path[i] = best_p;
+		{
+			const hm_traffic_t *tr = hm_pol_traffic(&ctx->jobs[i], best_p);
+			int need = 0;
+			for (int ph = 0; tr && ph < tr->nphases; ph++)
+				need += tr->phases[ph].nlinks;
+			if (need > cap) {
+				free(links);
+				free(bits);
+				cap = need;
+				links = malloc(sizeof(int) * (size_t)cap);
+				bits = malloc(sizeof(double) * (size_t)cap);
+				if (!links || !bits) {
+					rc = hm_err_set(err, HM_ERR_NOMEM, "paths: out of memory");
+					goto out;
+				}
+			}
+			n = hm_pol_traffic_links(tr, links, bits, cap);
+		}
+		for (int k = 0; k < n; k++)
+			load[links[k]] += bits[k] / T;
+	}
+out:
+	free(load);
+	free(ord);
+	free(links);
+	free(bits);
+	return rc;
+}

@@ -61,6 +61,16 @@ const hm_traffic_t *hm_pol_traffic(const hm_sched_job_t *j, int path);
 /* Per-link bits of one traffic description, merged across phases into (links, bits). */
 int hm_pol_traffic_links(const hm_traffic_t *tr, int *links, double *bits, int cap);
 
+/*
+ * Path choice over equal-cost paths (Crux's): jobs in descending key[] each
+ * take the path whose most loaded link, with the job's mean load added, is
+ * least utilised (loads: bits per iteration over T_s[i], its iteration time). keep > 0 keeps
+ * a job's current path unless another is better by more than keep (relative);
+ * keep == 0 takes the first best. path[] gets one index per ctx job.
+ */
+hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const double *T_s, const double *key,
+			    double keep, int *path, hm_err_t *err);
+
 /* Union-find over n elements. */
 typedef struct {
 	int *parent;

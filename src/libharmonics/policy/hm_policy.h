@@ -49,6 +49,9 @@ typedef struct {
 	double meas_compute_s; /* mean compute time (jitter included) */
 	double meas_comm_s;    /* mean burst duration */
 	double meas_iter_sd_s; /* standard deviation of the iteration time */
+	double meas_compute_sd_s; /* standard deviation of the compute time (its jitter) */
+	double iters_left;     /* iterations still to run, the current one included, where
+				* known (the simulator, for optimal's reference); 0: unknown */
 	hm_decision_t dec;     /* in: current decision; out: new decision */
 } hm_sched_job_t;
 
@@ -75,6 +78,10 @@ typedef struct {
 	double guard_s;	      /* late tolerance for slot holding, default policy-specific */
 	unsigned long seed;
 	int threads;	      /* worker threads for parallel parts, default 1 */
+	bool plan_only;	      /* harmonics: apply the two tiers' plan without the check
+			       * against fair sharing (tests of the tiers) */
+	double jitter_cv;     /* compute jitter (coefficient of variation) the model may
+			       * assume; 0 = unknown (optimal then assumes 2%) */
 } hm_policy_cfg_t;
 
 /* Fill cfg with the documented defaults. */

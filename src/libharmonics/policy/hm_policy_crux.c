@@ -136,7 +136,8 @@ double hm_crux_kmemo_k(hm_crux_kmemo_t *m, double comp_ref_s, double comm_ref_s,
 	memcpy(&b, &comm_j_s, sizeof(b));
 	h = (h ^ b) * 1099511628211ULL;
 	h = (h ^ (uint64_t)gpus_j) * 1099511628211ULL;
-	for (i = (size_t)(h ^ (h >> 29)) & (m->cap - 1); m->slot[i].gpus; i = (i + 1) & (m->cap - 1))
+	for (i = (size_t)(h ^ (h >> 29)) & (m->cap - 1); m->slot[i].gpus;
+	     i = (i + 1) & (m->cap - 1))
 		if (m->slot[i].gpus == gpus_j && m->slot[i].comp_s == comp_j_s &&
 		    m->slot[i].comm_s == comm_j_s)
 			return m->slot[i].k;
@@ -386,91 +387,6 @@ static double intensity(const hm_pjob_t *p)
 	return p->bneck_s > 0 ? p->gpus * p->comp_s / p->bneck_s : 0;
 }
 
-static int g_cmp_dir; /* unused placeholder for qsort determinism */
-
-typedef struct {
-	double key;
-	int idx;
-} kv_t;
-
-static int kv_desc(const void *x, const void *y)
-{
-	const kv_t *a = x, *b = y;
-	if (a->key != b->key)
-		return a->key > b->key ? -1 : 1;
-	return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-/* Paths: jobs by descending intensity take their least congested ECMP path. */
-static hm_rc_t choose_paths(hm_sched_ctx_t *ctx, const hm_pview_t *v0, int *path, hm_err_t *err)
-{
-	hm_rc_t rc = HM_OK;
-	int nl = ctx->topo->nlinks, cap = 0;
-	double *load = calloc((size_t)nl + 1, sizeof(double)), *bits = NULL;
-	int *links = NULL;
-	kv_t *ord = malloc(sizeof(kv_t) * (size_t)(ctx->njobs + 1));
-
-	if (!load || !ord) {
-		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
-		goto out;
-	}
-	for (int i = 0; i < ctx->njobs; i++) {
-		ord[i].key = intensity(&v0->jobs[i]);
-		ord[i].idx = i;
-		path[i] = ctx->jobs[i].dec.path;
-	}
-	qsort(ord, (size_t)ctx->njobs, sizeof(kv_t), kv_desc);
-	for (int q = 0; q < ctx->njobs; q++) {
-		int i = ord[q].idx, np = ctx->jobs[i].npaths, best_p = 0;
-		double best = INFINITY, T = v0->jobs[i].T_s;
-
-		if (np < 1)
-			np = 1;
-		for (int p = 0; p < np; p++) {
-			const hm_traffic_t *tr = hm_pol_traffic(&ctx->jobs[i], p);
-			int need = 0, n;
-			double worst = 0;
-			if (tr)
-				for (int ph = 0; ph < tr->nphases; ph++)
-					need += tr->phases[ph].nlinks;
-			if (need > cap) {
-				free(links);
-				free(bits);
-				cap = need;
-				links = malloc(sizeof(int) * (size_t)cap);
-				bits = malloc(sizeof(double) * (size_t)cap);
-				if (!links || !bits) {
-					rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
-					goto out;
-				}
-			}
-			n = hm_pol_traffic_links(tr, links, bits, cap);
-			for (int k = 0; k < n; k++) {
-				double c = ctx->topo->links[links[k]].capacity_bps;
-				double u = c > 0 ? (load[links[k]] + bits[k] / T) / c : 0;
-				worst = fmax(worst, u);
-			}
-			if (worst < best - 1e-12) {
-				best = worst;
-				best_p = p;
-			}
-		}
-		path[i] = best_p;
-		{
-			const hm_traffic_t *tr = hm_pol_traffic(&ctx->jobs[i], best_p);
-			int n = hm_pol_traffic_links(tr, links, bits, cap);
-			for (int k = 0; k < n; k++)
-				load[links[k]] += bits[k] / T;
-		}
-	}
-out:
-	free(load);
-	free(ord);
-	free(links);
-	free(bits);
-	return rc;
-}
-
 static hm_rc_t c_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 {
 	cstate_t *s = state;
@@ -486,33 +402,37 @@ static hm_rc_t c_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	hm_crux_kmemo_t *kmemo = NULL;
 	int cut = 0, ncomp = 0;
 
-	(void)g_cmp_dir;
 	rc = hm_pview_build(ctx, NULL, &v0, err);
 	if (rc != HM_OK)
 		goto out;
 	path = malloc(sizeof(int) * (size_t)(ctx->njobs + 1));
 	trs = malloc(sizeof(*trs) * (size_t)(ctx->njobs + 1));
-	if (!path || !trs) {
+	I = calloc((size_t)ctx->njobs + 1, sizeof(double));
+	P = calloc((size_t)ctx->njobs + 1, sizeof(double));
+	if (!path || !trs || !I || !P) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
 		goto out;
 	}
-	rc = choose_paths(ctx, &v0, path, err);
+	for (int i = 0; i < ctx->njobs; i++) {
+		I[i] = intensity(&v0.jobs[i]);
+		P[i] = v0.jobs[i].T_s; /* P is filled with priorities below */
+	}
+	rc = hm_pol_choose_paths(ctx, P, I, 0, path, err);
 	if (rc != HM_OK)
 		goto out;
+	memset(P, 0, sizeof(double) * (size_t)ctx->njobs);
 	for (int i = 0; i < ctx->njobs; i++)
 		trs[i] = hm_pol_traffic(&ctx->jobs[i], path[i]);
 	rc = hm_pview_build(ctx, trs, &v, err);
 	if (rc != HM_OK)
 		goto out;
-	P = calloc((size_t)v.njobs + 1, sizeof(double));
-	I = calloc((size_t)v.njobs + 1, sizeof(double));
 	stamp = malloc(sizeof(int) * (size_t)(v.njobs + 1));
 	level = calloc((size_t)v.njobs + 1, sizeof(int));
 	comp_of = malloc(sizeof(int) * (size_t)(v.njobs + 1));
 	members = malloc(sizeof(int) * (size_t)(v.njobs + 1));
 	local = malloc(sizeof(int) * (size_t)(v.njobs + 1));
 	lprio = malloc(sizeof(double) * (size_t)(v.njobs + 1));
-	if (!P || !I || !stamp || !level || !comp_of || !members || !local || !lprio ||
+	if (!stamp || !level || !comp_of || !members || !local || !lprio ||
 	    hm_uf_init(&uf, v.njobs) != HM_OK) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
 		goto out;

@@ -1,11 +1,11 @@
 # policy: the registry and documented defaults, the model the policies share,
-# the contention model, and the fair, optimal, cassini and crux policies.
+# and the fair, optimal, cassini and crux policies.
 noinst_LTLIBRARIES += src/libharmonics/policy/libhmpolicy.la
 src_libharmonics_policy_libhmpolicy_la_SOURCES = \
 	src/libharmonics/policy/hm_policy.c src/libharmonics/policy/hm_policy.h \
 	src/libharmonics/policy/hm_policy_names.h \
 	src/libharmonics/policy/hm_pol_common.c src/libharmonics/policy/hm_pol_common.h \
-	src/libharmonics/policy/hm_contention.c src/libharmonics/policy/hm_contention.h \
+	src/libharmonics/policy/hm_pol_eval.c src/libharmonics/policy/hm_pol_eval.h \
 	src/libharmonics/policy/hm_policy_fair.c \
 	src/libharmonics/policy/hm_policy_optimal.c \
 	src/libharmonics/policy/hm_cassini.h \
@@ -18,9 +18,12 @@ UNIT_TESTS += \
 	tests/unit/test_optimal \
 	tests/unit/test_crux \
 	tests/unit/test_cassini \
-	tests/unit/test_policies_random
+	tests/unit/test_policies_random \
+	tests/unit/test_known_answers
 tests_unit_test_optimal_SOURCES = tests/unit/test_optimal.c
 tests_unit_test_crux_SOURCES = tests/unit/test_crux.c
 tests_unit_test_cassini_SOURCES = tests/unit/test_cassini.c tests/unit/policies_fixture.h
 tests_unit_test_policies_random_SOURCES = tests/unit/test_policies_random.c \
 	tests/unit/policies_fixture.h
+tests_unit_test_known_answers_SOURCES = tests/unit/test_known_answers.c \
+	tests/unit/random_instances.h

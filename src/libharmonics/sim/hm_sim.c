@@ -118,6 +118,11 @@ static hm_rc_t iter_end(sim_t *s, int j, hm_err_t *err)
 	sim_job_t *sj = &s->jobs[j];
 
 	sim_record_iter(s, sj, s->now - sj->iter_start_s);
+	if (s->eval && sj->ep_n >= sj->target_iters) { /* done: nothing to free or tell */
+		sj->state = SJ_DONE;
+		sj->end_s = s->now;
+		return HM_OK;
+	}
 	if (sj->iters >= sj->target_iters)
 		return job_end(s, j, err);
 	if (sj->pending_delay_s > 0) {
@@ -215,8 +220,10 @@ static hm_rc_t iter_start(sim_t *s, int j, hm_err_t *err)
 	double c = sj->job->profile.compute_s;
 	hm_rc_t rc;
 
-	if (s->o.jitter_cv > 0) {
-		double f = 1 + s->o.jitter_cv * normal(sj->rng);
+	double cv = s->eval && sj->cv >= 0 ? sj->cv : s->o.jitter_cv;
+
+	if (cv > 0) {
+		double f = 1 + cv * normal(sj->rng);
 		c *= f > 0.05 ? f : 0.05;
 	}
 	sj->iter_start_s = s->now;
@@ -232,7 +239,7 @@ static hm_rc_t iter_start(sim_t *s, int j, hm_err_t *err)
 	return next_phase(s, j, err);
 }
 
-static hm_rc_t handle(sim_t *s, const sim_ev_t *ev, hm_err_t *err)
+hm_rc_t sim_handle(sim_t *s, const sim_ev_t *ev, hm_err_t *err)
 {
 	sim_job_t *sj = ev->job >= 0 ? &s->jobs[ev->job] : NULL;
 	hm_rc_t rc;
@@ -463,7 +470,7 @@ hm_rc_t hm_sim_run(const hm_topo_t *t, const hm_workload_t *w, const hm_policy_o
 		s.now = ev.t;
 		if (!(ev.type == SEV_PHASE_END && ev.ver != s.jobs[ev.job].ph_ver))
 			s.events++;
-		rc = handle(&s, &ev, err);
+		rc = sim_handle(&s, &ev, err);
 		if (rc != HM_OK)
 			goto out;
 		if (s.o.progress && (s.events & 4095) == 0)

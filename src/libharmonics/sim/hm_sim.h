@@ -45,6 +45,7 @@ typedef struct {
 	double update_lead_s;
 	int max_iter_samples; /* iteration-time samples kept for CDFs (0 = 100000) */
 	hm_sim_placement_t placement; /* where arriving jobs go (0 = default) */
+	bool check_maxmin;    /* tests: every incremental re-solve against a full one */
 	/* Progress callback (fraction done in [0,1]); may be NULL. */
 	void (*progress)(double frac, void *arg);
 	void *progress_arg;
@@ -73,6 +74,9 @@ typedef struct {
 	hm_sim_job_result_t *jobs; /* owned */
 	int completed, unplaced;
 	double mean_jct_s, p99_jct_s;
+	/* Lower bound on mean_jct_s that no communication schedule beats with
+	 * this run's start times and placements (hm_bound.h); 0 when none completed. */
+	double bound_mean_jct_s;
 	double mean_iter_s, p99_iter_s, mean_comm_s;
 	double mean_slowdown;
 	double gpu_util;	 /* GPU-weighted compute time / GPU-weighted running time */
@@ -100,6 +104,43 @@ hm_rc_t hm_sim_run(const hm_topo_t *t, const hm_workload_t *w, const hm_policy_o
 		   hm_err_t *err);
 
 void hm_sim_result_free(hm_sim_result_t *r);
+
+/*
+ * Evaluation runs for policies that search (optimal): the same iteration,
+ * slot and sharing semantics as hm_sim_run on a set of jobs already placed,
+ * each under a fixed decision, for a horizon, with seeded compute jitter.
+ * Nothing is placed and no policy is called; a job given iters_left ends
+ * after that many iterations (its flows leave the links, as in hm_sim_run).
+ * Returns per job its mean iteration time over the iterations that end in
+ * [measure_from_s, horizon_s] (a job with none gets the window's length),
+ * the iterations it ended and when it ended.
+ */
+typedef struct {
+	const hm_job_t *job;	  /* profile (compute, phases) */
+	const hm_traffic_t *tr;	  /* [npaths], borrowed, not copied */
+	int npaths;
+	hm_decision_t dec;	  /* origin_s on the evaluation's clock (0 = its start) */
+	double first_s;		  /* its first iteration starts then (>= 0) */
+	double jitter_cv;	  /* its compute jitter; < 0: the run's jitter_cv */
+	double iters_left;	  /* it ends after these iterations; <= 0: it runs on */
+} hm_sim_eval_job_t;
+
+typedef struct {
+	double mean_iter_s; /* over the iterations that end in the window */
+	double iters;	    /* iterations ended in the whole run */
+	double end_s;	    /* its last iteration's end; -1: still running at the horizon */
+} hm_sim_eval_out_t;
+
+typedef struct hm_sim_eval hm_sim_eval_t;
+
+/* A reusable evaluator for up to max_jobs jobs on t (NULL when out of memory). */
+hm_sim_eval_t *hm_sim_eval_new(const hm_topo_t *t, int max_jobs, hm_err_t *err);
+hm_rc_t hm_sim_eval_run(hm_sim_eval_t *e, const hm_sim_eval_job_t *jobs, int n, double horizon_s,
+			double measure_from_s, double jitter_cv, uint64_t seed,
+			hm_sim_eval_out_t *out, hm_err_t *err);
+/* Events handled by the evaluator so far (its cost). */
+uint64_t hm_sim_eval_events(const hm_sim_eval_t *e);
+void hm_sim_eval_free(hm_sim_eval_t *e); /* NULL is fine */
 
 /* Per-flow max-min rates with coupled phases and strict priority (exposed for tests).
  * nph phases; phase i has weight flows[i][k] on link links[i][k] (nl[i] entries) and

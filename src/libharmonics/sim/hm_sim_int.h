@@ -93,6 +93,7 @@ typedef struct {
 	double alone_iter_s, target_iters;
 	hm_decision_t dec;
 	double pending_delay_s; /* one-time shift for the next iteration start */
+	double cv;		/* evaluation runs: its own jitter (< 0: the run's) */
 	uint64_t rng[2];        /* jitter stream, seeded per job */
 	int run_pos;            /* index in the running list, -1 when not running */
 	/* With an update lead: the next decision from next_at_s, one decided while
@@ -117,8 +118,9 @@ typedef struct {
 	/* Statistics. */
 	double start_s, end_s;
 	double iters, sum_iter_s, sum_comm_s, sum_compute_s;
-	double ep_n, ep_iter_s, ep_iter2_s, ep_compute_s, ep_comm_s; /* since last epoch */
-	double meas_iter_s, meas_compute_s, meas_comm_s, meas_sd_s;
+	double ep_n, ep_iter_s, ep_iter2_s, ep_compute_s, ep_compute2_s,
+	    ep_comm_s; /* since last epoch */
+	double meas_iter_s, meas_compute_s, meas_comm_s, meas_sd_s, meas_compute_sd_s;
 	double *samp; /* reservoir of iteration times */
 	int nsamp, cap_samp;
 	char note[128];
@@ -157,6 +159,9 @@ typedef struct {
 	int **lk_jobs; /* per link: active jobs crossing it */
 	int *lk_n, *lk_cap;
 	unsigned *lvis, *jvis, gen;
+	unsigned *ltouch, lround; /* links numbered in the current solve round (== lround) */
+	double *lused;            /* bit/s the active phases put on each link */
+	int *lout;                /* shared links of the solve that are not expanded */
 	int *stack, *comp;
 	double *mm_rate;
 	double *load; /* sampling scratch */
@@ -170,6 +175,12 @@ typedef struct {
 	int cap_samples;
 	double *samp_raw, *samp_norm;
 	int nt, cap_t;
+
+	/* Evaluation runs (hm_sim_eval.c): jobs are given placed, end after
+	 * target_iters iterations of the run (ep_n counts them), and only
+	 * iterations ending at or after measure_from_s are measured. */
+	bool eval;
+	double measure_from_s;
 } sim_t;
 
 /* hm_sim_net.c */
@@ -182,6 +193,9 @@ hm_rc_t sim_net_start(sim_t *s, int j, const hm_phase_load_t *ld, int prio, hm_e
 hm_rc_t sim_net_stop(sim_t *s, int j, hm_err_t *err);
 /* Utilisation of the busiest link and mean over loaded links, now. */
 void sim_net_util(sim_t *s, double *busiest, double *mean);
+
+/* hm_sim.c: one event through the iteration state machine. */
+hm_rc_t sim_handle(sim_t *s, const sim_ev_t *ev, hm_err_t *err);
 
 /* hm_sim_sched.c */
 hm_rc_t sim_policy_call(sim_t *s, hm_sched_event_t ev, int event_job, hm_err_t *err);

@@ -1,7 +1,8 @@
 /*
  * Simulator network state: the event heap, the set of active phases on each
- * link, and incremental max-min re-solves of the connected component of links
- * that a starting or ending phase touches.
+ * link and the bandwidth they use, and incremental max-min: a starting or
+ * ending phase that moves nobody else's rate costs no solve, otherwise only
+ * the bottleneck-connected part around it is re-solved.
  */
 #include "hm_sim_int.h"
 
@@ -76,6 +77,9 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	s->lk_n = calloc(nls, sizeof(*s->lk_n));
 	s->lk_cap = calloc(nls, sizeof(*s->lk_cap));
 	s->lvis = calloc(nls, sizeof(*s->lvis));
+	s->ltouch = calloc(nls, sizeof(*s->ltouch));
+	s->lout = calloc(nls, sizeof(*s->lout));
+	s->lused = calloc(nls, sizeof(*s->lused));
 	s->lloc = calloc(nls, sizeof(*s->lloc));
 	s->stack = calloc(nls, sizeof(*s->stack));
 	s->load = calloc(nls, sizeof(*s->load));
@@ -83,10 +87,11 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	s->active = calloc((size_t)nj, sizeof(*s->active));
 	s->comp = calloc((size_t)nj, sizeof(*s->comp));
 	s->mm_rate = calloc((size_t)nj, sizeof(*s->mm_rate));
-	if (!s->cap_bps || !s->lk_jobs || !s->lk_n || !s->lk_cap || !s->lvis || !s->lloc ||
-	    !s->stack || !s->load || !s->jvis || !s->active || !s->comp || !s->mm_rate)
+	if (!s->cap_bps || !s->lk_jobs || !s->lk_n || !s->lk_cap || !s->lvis || !s->ltouch ||
+	    !s->lout || !s->lused || !s->lloc || !s->stack || !s->load || !s->jvis || !s->active ||
+	    !s->comp || !s->mm_rate)
 		return hm_err_set(err, HM_ERR_NOMEM, "simulator: out of memory for %d links", nl);
-	rc = hm_mm_reserve(&s->ws, nl, nj, 1024, err);
+	rc = hm_mm_reserve(&s->ws, nl + nj, nj, 1024, err); /* a folded link per phase */
 	if (rc != HM_OK)
 		return rc;
 	for (int l = 0; l < nl; l++) {
@@ -111,6 +116,9 @@ void sim_net_free(sim_t *s)
 	free(s->lk_n);
 	free(s->lk_cap);
 	free(s->lvis);
+	free(s->ltouch);
+	free(s->lout);
+	free(s->lused);
 	free(s->lloc);
 	free(s->stack);
 	free(s->load);
@@ -121,16 +129,41 @@ void sim_net_free(sim_t *s)
 	free(s->heap.a);
 }
 
+/* A link is a bottleneck when its residual is below this share of its capacity. */
+#define SAT_SLACK 1e-7
+
+static bool saturated(const sim_t *s, int l)
+{
+	return s->lused[l] >= s->cap_bps[l] * (1 - SAT_SLACK);
+}
+
+/* Job j's phase at rate r: keep the links' used bandwidth in step. */
+static void set_rate(sim_t *s, sim_job_t *sj, double r)
+{
+	const hm_phase_load_t *ld = sj->ld;
+	double old = sj->rate_bps < HUGE_VAL ? sj->rate_bps : 0, nr = r < HUGE_VAL ? r : 0;
+
+	if (ld && nr != old)
+		for (int k = 0; k < ld->nlinks; k++)
+			s->lused[ld->links[k]] += (nr - old) * ld->flows[k];
+	sj->rate_bps = r;
+}
+
 /*
- * Collect the active phases connected to the seed links through shared links
- * (breadth over links and phases; each visited once thanks to generation marks),
- * re-solve max-min over them and reschedule the ends whose rate changed.
- * Cost: O(size of the component) plus the solve; untouched phases keep their
- * rates and their pending end events.
+ * Incremental max-min: a change re-solves only the phases it can affect.
+ * Breadth from the seed links (the starting or ending phase's) over phases
+ * and their links, but onwards only through links that are bottlenecks
+ * (saturated) now: a phase whose other links all keep slack is limited by a
+ * bottleneck of its own that the change does not reach. Links of the
+ * collected phases that are not expanded keep the bandwidth of the phases
+ * outside as a fixed load. If the solve saturates such a link, it is expanded
+ * and the solve repeated; so every phase left outside keeps a bottleneck the
+ * solve never touched, and the result is the max-min of the whole network.
+ * Cost: the bottleneck-connected part around the change, not the component.
  */
 static hm_rc_t resolve(sim_t *s, const hm_phase_load_t *seed, hm_err_t *err)
 {
-	int nstack = 0, nc = 0, nl = 0, nent = 0;
+	int nstack = 0, nc = 0, nl = 0, nent = 0, nout = 0;
 	unsigned g = ++s->gen;
 	hm_mm_ws_t *ws = &s->ws;
 	hm_rc_t rc;
@@ -140,54 +173,106 @@ static hm_rc_t resolve(sim_t *s, const hm_phase_load_t *seed, hm_err_t *err)
 		memset(s->jvis, 0, (size_t)s->nj * sizeof(*s->jvis));
 		g = ++s->gen;
 	}
-	/*
-	 * Breadth over links and phases; links get local numbers and phases their
-	 * entries as they are found (one pass builds the max-min problem).
-	 */
 	for (int k = 0; k < seed->nlinks; k++) {
 		int l = seed->links[k];
 		if (s->lvis[l] != g) {
 			s->lvis[l] = g;
-			s->lloc[l] = nl;
-			ws->res[nl++] = s->cap_bps[l];
 			s->stack[nstack++] = l;
 		}
 	}
-	while (nstack > 0) {
-		int l = s->stack[--nstack];
-		for (int i = 0; i < s->lk_n[l]; i++) {
-			int j = s->lk_jobs[l][i];
-			if (s->jvis[j] == g)
-				continue;
-			s->jvis[j] = g;
-			const sim_job_t *sj = &s->jobs[j];
+	for (;;) {
+		int nc0 = nc;
+
+		while (nstack > 0) {
+			int l = s->stack[--nstack];
+			for (int i = 0; i < s->lk_n[l]; i++) {
+				int j = s->lk_jobs[l][i];
+				if (s->jvis[j] == g)
+					continue;
+				s->jvis[j] = g;
+				s->comp[nc++] = j;
+				const hm_phase_load_t *ld = s->jobs[j].ld;
+				for (int k = 0; k < ld->nlinks; k++) {
+					int m = ld->links[k];
+					if (s->lvis[m] != g && saturated(s, m)) {
+						s->lvis[m] = g;
+						s->stack[nstack++] = m;
+					}
+				}
+			}
+		}
+		if (nc == nc0)
+			break; /* nothing (new) joined: nothing (more) to solve */
+		/* The problem of the collected phases, links numbered on first sight;
+		 * a link not expanded has its capacity less the load of phases outside. */
+		if (++s->lround == 0) {
+			memset(s->ltouch, 0, (size_t)s->topo->nlinks * sizeof(*s->ltouch));
+			s->lround = 1;
+		}
+		nl = 0;
+		nent = 0;
+		nout = 0;
+		for (int i = 0; i < nc; i++) {
+			const sim_job_t *sj = &s->jobs[s->comp[i]];
 			const hm_phase_load_t *ld = sj->ld;
-			if (nent + ld->nlinks + 1 > ws->cap_ent) {
-				rc = hm_mm_reserve(ws, s->topo->nlinks, s->nj,
-						   2 * (nent + ld->nlinks), err);
+			double r = sj->rate_bps < HUGE_VAL ? sj->rate_bps : 0;
+			if (nent + ld->nlinks + 2 > ws->cap_ent) {
+				rc = hm_mm_reserve(ws, s->topo->nlinks + s->nj, s->nj,
+						   2 * (nent + ld->nlinks + 2), err);
 				if (rc != HM_OK)
 					return rc;
 			}
-			ws->pstart[nc] = nent;
-			ws->prio[nc] = sj->prio;
-			s->comp[nc++] = j;
+			ws->pstart[i] = nent;
+			ws->prio[i] = sj->prio;
+			double own = HUGE_VAL; /* its links nobody else uses, folded into one */
 			for (int k = 0; k < ld->nlinks; k++) {
 				int m = ld->links[k];
-				if (s->lvis[m] != g) {
-					s->lvis[m] = g;
-					s->lloc[m] = nl;
-					ws->res[nl++] = s->cap_bps[m];
-					s->stack[nstack++] = m;
+				if (s->lk_n[m] == 1) {
+					if (ld->flows[k] > 0)
+						own = fmin(own, s->cap_bps[m] / ld->flows[k]);
+					continue;
 				}
+				if (s->ltouch[m] != s->lround) {
+					s->ltouch[m] = s->lround;
+					s->lloc[m] = nl;
+					s->stack[nl] =
+					    m; /* local -> global while the stack is empty */
+					ws->res[nl++] =
+					    s->cap_bps[m] - (s->lvis[m] == g ? 0 : s->lused[m]);
+					if (s->lvis[m] != g)
+						s->lout[nout++] = m;
+				}
+				if (s->lvis[m] != g) /* its own share is not external */
+					ws->res[s->lloc[m]] += r * ld->flows[k];
 				if (ld->flows[k] > 0) {
 					ws->elink[nent] = s->lloc[m];
 					ws->eflow[nent++] = ld->flows[k];
 				}
 			}
+			if (own < HUGE_VAL) {
+				s->stack[nl] = -1;
+				ws->res[nl] = own;
+				ws->elink[nent] = nl++;
+				ws->eflow[nent++] = 1;
+			}
 		}
+		ws->pstart[nc] = nent;
+		/* Rounding of the loads kept apart: a full link is full, not 1e-16 free. */
+		for (int i = 0; i < nl; i++)
+			if (s->stack[i] >= 0 && ws->res[i] < s->cap_bps[s->stack[i]] * 1e-12)
+				ws->res[i] = 0;
+		hm_mm_solve(ws, nl, nc, s->mm_rate);
+		/* A link left out that the solve saturated: expand it and solve again. */
+		for (int i = 0; i < nout; i++) {
+			int m = s->lout[i];
+			if (ws->res[s->lloc[m]] <= s->cap_bps[m] * SAT_SLACK) {
+				s->lvis[m] = g;
+				s->stack[nstack++] = m;
+			}
+		}
+		if (nstack == 0)
+			break;
 	}
-	ws->pstart[nc] = nent;
-	hm_mm_solve(ws, nl, nc, s->mm_rate);
 	for (int i = 0; i < nc; i++) {
 		sim_job_t *sj = &s->jobs[s->comp[i]];
 		double r = s->mm_rate[i];
@@ -197,7 +282,7 @@ static hm_rc_t resolve(sim_t *s, const hm_phase_load_t *seed, hm_err_t *err)
 		if (sj->rem_bits < 0)
 			sj->rem_bits = 0;
 		sj->t_last_s = s->now;
-		sj->rate_bps = r;
+		set_rate(s, sj, r);
 		sj->ph_ver++;
 		if (r > 0 && r < HUGE_VAL) {
 			rc = sim_heap_push(&s->heap, s->now + sj->rem_bits / r, SEV_PHASE_END,
@@ -228,9 +313,105 @@ static void link_del(sim_t *s, int l, int j)
 	for (int i = 0; i < s->lk_n[l]; i++) {
 		if (s->lk_jobs[l][i] == j) {
 			s->lk_jobs[l][i] = s->lk_jobs[l][--s->lk_n[l]];
+			if (s->lk_n[l] == 0)
+				s->lused[l] = 0; /* no rounding carried over */
 			return;
 		}
 	}
+}
+
+/*
+ * opts.check_maxmin (tests): the incremental rates against one max-min solve of
+ * every active phase; a difference beyond 1e-9 relative fails the run.
+ */
+static hm_rc_t check_full(sim_t *s, hm_err_t *err)
+{
+	int n = s->nactive;
+	hm_mm_phase_t *ph = calloc((size_t)n + 1, sizeof(*ph));
+	double *r = malloc(sizeof(double) * ((size_t)n + 1));
+	hm_rc_t rc = HM_OK;
+
+	if (!ph || !r) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "simulator: out of memory (max-min check)");
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		const sim_job_t *sj = &s->jobs[s->active[i]];
+		ph[i].nl = sj->ld->nlinks;
+		ph[i].links = sj->ld->links;
+		ph[i].flows = sj->ld->flows;
+		ph[i].prio = sj->prio;
+	}
+	rc = hm_maxmin(s->cap_bps, s->topo->nlinks, ph, n, r, err);
+	for (int i = 0; i < n && rc == HM_OK; i++) {
+		double a = s->jobs[s->active[i]].rate_bps;
+		if (fabs(a - r[i]) > 1e-9 * fabs(r[i]) + 1e-6)
+			rc = hm_err_set(
+			    err, HM_ERR_INVAL,
+			    "simulator: max-min check at t=%.9f s: job %d at %.9g bit/s, "
+			    "a full solve gives %.9g",
+			    s->now, s->active[i], a, r[i]);
+	}
+out:
+	free(ph);
+	free(r);
+	return rc;
+}
+
+/*
+ * A starting phase that changes nobody's rate needs no solve: at the rate the
+ * residual capacity leaves it (r = least residual / flows over its links),
+ * every link it fills must carry only phases of higher classes or of its class
+ * at no more than r (max-min: it has the largest rate on its bottleneck, and
+ * nobody slower is squeezed). Links it does not fill keep slack, so nobody
+ * else is affected. Then its rate is r and nothing else moves.
+ */
+static bool start_alone(sim_t *s, int j)
+{
+	sim_job_t *sj = &s->jobs[j];
+	const hm_phase_load_t *ld = sj->ld;
+	double r = HUGE_VAL;
+
+	for (int k = 0; k < ld->nlinks; k++) {
+		int m = ld->links[k];
+		double res = s->cap_bps[m] - s->lused[m];
+		if (ld->flows[k] > 0)
+			r = fmin(r, (res > 0 ? res : 0) / ld->flows[k]);
+	}
+	if (!(r > 0) || r == HUGE_VAL)
+		return false;
+	for (int k = 0; k < ld->nlinks; k++) {
+		int m = ld->links[k];
+		if (ld->flows[k] <= 0 ||
+		    s->lused[m] + r * ld->flows[k] < s->cap_bps[m] * (1 - SAT_SLACK))
+			continue; /* keeps slack */
+		for (int i = 0; i < s->lk_n[m]; i++) {
+			const sim_job_t *o = &s->jobs[s->lk_jobs[m][i]];
+			if (o == sj || o->prio < sj->prio)
+				continue;
+			if (o->prio > sj->prio || o->rate_bps > r * (1 + SAT_SLACK))
+				return false;
+		}
+	}
+	set_rate(s, sj, r);
+	sj->t_last_s = s->now;
+	sj->ph_ver++;
+	return sim_heap_push(&s->heap, s->now + sj->rem_bits / r, SEV_PHASE_END, j, sj->ph_ver,
+			     NULL) == HM_OK;
+}
+
+/* An ending phase that filled no link shared with another phase frees
+ * bandwidth nobody was waiting for: no solve. */
+static bool stop_alone(const sim_t *s, const sim_job_t *sj)
+{
+	const hm_phase_load_t *ld = sj->ld;
+
+	for (int k = 0; k < ld->nlinks; k++) {
+		int m = ld->links[k];
+		if (s->lk_n[m] > 1 && saturated(s, m))
+			return false;
+	}
+	return true;
 }
 
 hm_rc_t sim_net_start(sim_t *s, int j, const hm_phase_load_t *ld, int prio, hm_err_t *err)
@@ -254,7 +435,10 @@ hm_rc_t sim_net_start(sim_t *s, int j, const hm_phase_load_t *ld, int prio, hm_e
 		if (rc != HM_OK)
 			return rc;
 	}
-	return resolve(s, ld, err);
+	rc = start_alone(s, j) ? HM_OK : resolve(s, ld, err);
+	if (rc == HM_OK && s->o.check_maxmin)
+		rc = check_full(s, err);
+	return rc;
 }
 
 hm_rc_t sim_net_stop(sim_t *s, int j, hm_err_t *err)
@@ -268,11 +452,15 @@ hm_rc_t sim_net_stop(sim_t *s, int j, hm_err_t *err)
 	s->active[sj->act_pos] = last;
 	s->jobs[last].act_pos = sj->act_pos;
 	sj->act_pos = -1;
+	bool alone = stop_alone(s, sj);
+	set_rate(s, sj, 0);
 	for (int k = 0; k < ld->nlinks; k++)
 		link_del(s, ld->links[k], j);
-	sj->rate_bps = 0;
 	sj->ld = NULL;
-	return resolve(s, ld, err);
+	hm_rc_t rc = alone ? HM_OK : resolve(s, ld, err);
+	if (rc == HM_OK && s->o.check_maxmin)
+		rc = check_full(s, err);
+	return rc;
 }
 
 void sim_net_util(sim_t *s, double *busiest, double *mean)

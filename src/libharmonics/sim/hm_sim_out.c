@@ -4,6 +4,8 @@
  */
 #include "hm_sim_int.h"
 
+#include "hm_bound.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,14 @@ void sim_record_iter(sim_t *s, sim_job_t *sj, double iter_s)
 {
 	int slot;
 
+	if (s->eval) {
+		sj->ep_n++; /* every iteration of the run: when it ends */
+		if (s->now >= s->measure_from_s) {
+			sj->iters++;
+			sj->sum_iter_s += iter_s;
+		}
+		return;
+	}
 	if (!sj->samp) {
 		double want =
 		    sj->target_iters < SIM_JOB_SAMPLES ? sj->target_iters : SIM_JOB_SAMPLES;
@@ -62,6 +72,7 @@ void sim_record_iter(sim_t *s, sim_job_t *sj, double iter_s)
 	/* Compute and burst end before the iteration does; counting them here
 	 * keeps an epoch's three sums over the same iterations. */
 	sj->ep_compute_s += sj->compute_s;
+	sj->ep_compute2_s += sj->compute_s * sj->compute_s;
 	sj->ep_comm_s += sj->burst_s;
 }
 
@@ -137,6 +148,81 @@ static double p99(double *v, int n)
 	return nth_select(v, n, k);
 }
 
+/*
+ * Lower bound on this run's mean JCT (hm_bound.h) over its completed jobs:
+ * each released at its start (queueing as it happened here), needing its
+ * iterations at the contention-free time of its realised mean compute (the
+ * jitter draws are the same under every policy; iteration time is convex in
+ * compute, so that is a bound on the mean), on the link groups its paths
+ * cannot avoid.
+ */
+static hm_rc_t sim_bound(sim_t *s, hm_err_t *err)
+{
+	hm_sim_result_t *r = s->res;
+	hm_bound_job_t *bj = NULL;
+	int *group = NULL, *gpool = NULL, ngroups = 0, nb = 0, cap = 0, used = 0;
+	double *gcap = NULL, *bpool = NULL, sum = 0, arr = 0;
+	hm_rc_t rc;
+
+	r->bound_mean_jct_s = 0;
+	if (r->completed == 0)
+		return HM_OK;
+	rc = hm_bound_link_groups(s->topo, &group, &gcap, &ngroups, err);
+	if (rc != HM_OK)
+		return rc;
+	for (int j = 0; j < s->nj; j++)
+		if (s->jobs[j].state == SJ_DONE)
+			for (int p = 0; p < s->jobs[j].tr[0].nphases; p++)
+				cap += s->jobs[j].tr[0].phases[p].nlinks;
+	bj = calloc((size_t)r->completed + 1, sizeof(*bj));
+	gpool = malloc(sizeof(int) * ((size_t)cap + 1));
+	bpool = malloc(sizeof(double) * ((size_t)cap + 1));
+	if (!bj || !gpool || !bpool) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "simulator: out of memory (bound)");
+		goto out;
+	}
+	for (int j = 0; j < s->nj; j++) {
+		sim_job_t *sj = &s->jobs[j];
+		hm_profile_t prof;
+		double alone = INFINITY;
+		int n;
+
+		if (sj->state != SJ_DONE)
+			continue;
+		prof = sj->job->profile;
+		if (sj->iters > 0)
+			prof.compute_s = sj->sum_compute_s / sj->iters;
+		for (int p = 0; p < sj->npaths; p++)
+			alone = fmin(alone, hm_traffic_alone_iter_s(s->topo, &prof, &sj->tr[p]));
+		n = hm_bound_job_groups(sj->tr, sj->npaths, group, gpool + used, bpool + used,
+					cap - used);
+		if (n < 0) {
+			rc = hm_err_set(err, HM_ERR_NOMEM, "simulator: out of memory (bound)");
+			goto out;
+		}
+		for (int k = 0; k < n; k++)
+			bpool[used + k] *= sj->iters;
+		bj[nb].release_s = sj->start_s;
+		bj[nb].work_s = sj->iters * alone;
+		bj[nb].ngroups = n;
+		bj[nb].group = gpool + used;
+		bj[nb].bits = bpool + used;
+		used += n;
+		arr += sj->job->arrival_s;
+		nb++;
+	}
+	rc = hm_bound_sum_completion(gcap, ngroups, bj, nb, &sum, err);
+	if (rc == HM_OK)
+		r->bound_mean_jct_s = (sum - arr) / nb;
+out:
+	free(bj);
+	free(gpool);
+	free(bpool);
+	free(group);
+	free(gcap);
+	return rc;
+}
+
 hm_rc_t sim_results(sim_t *s, hm_err_t *err)
 {
 	hm_sim_result_t *r = s->res;
@@ -208,6 +294,9 @@ hm_rc_t sim_results(sim_t *s, hm_err_t *err)
 		r->mean_slowdown /= n_iter_jobs;
 	}
 	r->gpu_util = gw_wall > 0 ? gw_compute / gw_wall : 0;
+	rc = sim_bound(s, err);
+	if (rc != HM_OK)
+		goto out;
 	r->nsamples = s->seen_samples < s->cap_samples ? (int)s->seen_samples : s->cap_samples;
 	r->p99_iter_s = p99(s->samp_raw, r->nsamples);
 	r->iter_slowdown_samples =

@@ -22,11 +22,13 @@ static void measure(sim_job_t *sj, bool reset)
 		double var = sj->ep_iter2_s / sj->ep_n - m * m;
 		sj->meas_iter_s = m;
 		sj->meas_compute_s = sj->ep_compute_s / sj->ep_n;
+		double cvar = sj->ep_compute2_s / sj->ep_n - sj->meas_compute_s * sj->meas_compute_s;
+		sj->meas_compute_sd_s = cvar > 0 ? sqrt(cvar) : 0;
 		sj->meas_comm_s = sj->ep_comm_s / sj->ep_n;
 		sj->meas_sd_s = var > 0 ? sqrt(var) : 0;
 	}
 	if (reset)
-		sj->ep_n = sj->ep_iter_s = sj->ep_iter2_s = sj->ep_compute_s = sj->ep_comm_s = 0;
+		sj->ep_n = sj->ep_iter_s = sj->ep_iter2_s = sj->ep_compute_s = sj->ep_compute2_s = sj->ep_comm_s = 0;
 }
 
 /* What the policy decided last for a job (pending or in force), as the coordinator keeps it. */
@@ -50,8 +52,10 @@ static void fill(sim_t *s, hm_sched_job_t *o, int j)
 	o->iter_start_s = sj->iter_start_s;
 	o->meas_iter_s = sj->meas_iter_s;
 	o->meas_compute_s = sj->meas_compute_s;
+	o->meas_compute_sd_s = sj->meas_compute_sd_s;
 	o->meas_comm_s = sj->meas_comm_s;
 	o->meas_iter_sd_s = sj->meas_sd_s;
+	o->iters_left = isfinite(sj->target_iters) ? fmax(sj->target_iters - sj->iters, 1) : 0;
 	o->dec = *latest(sj);
 }
 

@@ -22,7 +22,7 @@ typedef struct {
 	    ready_ms; /* rank 0: iteration start until every rank was ready (the job's compute) */
 	int64_t start_us; /* CLOCK_REALTIME at the iteration's start */
 	int64_t slot;     /* slot id = its start time (us), HM_PACE_NO_SLOT when free */
-	int64_t epoch;    /* assignment epoch that governed the burst, -1 before any */
+	int64_t epoch;    /* assignment epoch that governed the burst, -1 when none did */
 } ej_iter_t;
 
 /* Compute time of one iteration: uniform with the asked coefficient of variation
@@ -351,7 +351,7 @@ hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 			e->start_us = t0;
 			e->slot = slot;
 			hm_pace_stats(p, &now_st);
-			e->epoch = now_st.applied_epoch;
+			e->epoch = now_st.burst_epoch;
 		}
 		sm.end_us = end;
 	}

@@ -395,6 +395,8 @@ static bool key_less(const hm_hmodel_t *m, int a, int b)
  * key. Returns false when it cannot (too big, no memory): the caller layers.
  */
 #define HM_COMPRESS_MAX 256
+/* Light edges (pairs that only meet on a contended link) join groups up to this size. */
+#define HM_LIGHT_GROUP_MAX 32
 /* Random topological orders per group: 4 (Crux samples 10; racks are small
  * and re-solved every epoch, so fewer orders lose little and halve the time). */
 #define HM_CLASS_ORDERS 4
@@ -431,9 +433,13 @@ static bool prio_compress(hm_hmodel_t *m, const int *jobs, int n)
 					}
 				if (qy <= q)
 					continue; /* each pair once, from its earlier member */
+				/* Pairs on a contended link whose own demands fit still
+				 * meet other jobs there: in a small group a light edge
+				 * orders them too. */
 				e = hm_pjob_excess(j->pj, o->pj, m->view.lload);
-				if (e <= 0)
+				if (e <= 0 && n > HM_LIGHT_GROUP_MAX)
 					continue;
+				e = fmax(e, HM_CLASS_MIN_EXCESS);
 				if (ne == cap) {
 					int nc = cap ? 2 * cap : 64;
 					int *na = realloc(ea, sizeof(int) * (size_t)nc);
@@ -515,29 +521,47 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n)
 hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 {
 	hm_uf_t uf = {0};
-	int *start = NULL, *fill = NULL, *list = NULL;
+	int *start = NULL, *fill = NULL, *list = NULL, *size = NULL;
 	hm_rc_t rc = HM_OK;
 
 	if (hm_uf_init(&uf, m->njobs) != HM_OK)
 		goto nomem;
-	for (int x = 0; x < m->njobs; x++) {
-		const hm_hjob_t *j = &m->jobs[x];
-		if (j->rack == HM_HJOB_NONET)
-			continue;
-		for (int k = 0; k < j->pj->nlinks; k++) {
-			int l = j->pj->links[k];
-			int lo, hi;
-			if (!hm_hmodel_link_scan(m, l, &lo, &hi))
+	size = malloc(sizeof(int) * (size_t)(m->njobs + 1));
+	if (!size)
+		goto nomem;
+	for (int x = 0; x < m->njobs; x++)
+		size[x] = 1;
+	/*
+	 * Groups: pairs whose demands exceed a link they share first; then pairs
+	 * that only meet on a contended link, while the group stays small enough
+	 * to be compressed exactly (light edges order it; they need not chain
+	 * a large cluster into one layered group).
+	 */
+	for (int pass = 0; pass < 2; pass++)
+		for (int x = 0; x < m->njobs; x++) {
+			const hm_hjob_t *j = &m->jobs[x];
+			if (j->rack == HM_HJOB_NONET)
 				continue;
-			for (int q = lo; q < hi; q++) {
-				int y = m->view.ljobs[q];
-				if (y <= x || hm_uf_find(&uf, x) == hm_uf_find(&uf, y))
+			for (int k = 0; k < j->pj->nlinks; k++) {
+				int l = j->pj->links[k];
+				int lo, hi;
+				if (!hm_hmodel_link_scan(m, l, &lo, &hi))
 					continue;
-				if (hm_pjob_excess(j->pj, m->jobs[y].pj, m->view.lload) > 0)
+				for (int q = lo; q < hi; q++) {
+					int y = m->view.ljobs[q], rx = hm_uf_find(&uf, x),
+					    ry = hm_uf_find(&uf, y);
+					if (y <= x || rx == ry)
+						continue;
+					if (pass == 0 && !(hm_pjob_excess(j->pj, m->jobs[y].pj,
+									  m->view.lload) > 0))
+						continue;
+					if (pass == 1 && size[rx] + size[ry] > HM_LIGHT_GROUP_MAX)
+						continue;
 					hm_uf_union(&uf, x, y);
+					size[hm_uf_find(&uf, x)] = size[rx] + size[ry];
+				}
 			}
 		}
-	}
 	start = calloc((size_t)m->njobs + 2, sizeof(int));
 	fill = calloc((size_t)m->njobs + 1, sizeof(int));
 	list = malloc(sizeof(int) * (size_t)(m->njobs + 1));
@@ -565,5 +589,6 @@ out:
 	free(start);
 	free(fill);
 	free(list);
+	free(size);
 	return rc;
 }

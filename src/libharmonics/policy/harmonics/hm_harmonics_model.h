@@ -28,6 +28,9 @@
 #define HM_PAIR_LOSS 1.0
 /* Largest modelled overlap (fraction of time) a held job may keep. */
 #define HM_HOLD_MAX_OVERLAP 0.005
+/* Edge weight (as an excess) of two jobs on a contended link whose own
+ * demands fit in it: classes still order them (docs/algorithms.md). */
+#define HM_CLASS_MIN_EXCESS 0.01
 /* Periods this close (relative) count as equal for self-staggering classes. */
 #define HM_SAME_PERIOD 0.01
 #define HM_HJOB_CROSS  (-1) /* job spanning racks: owned by the Global Coordinator */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hm_harmonics_check.h"
 #include "hm_harmonics_global.h"
 #include "hm_harmonics_local.h"
 #include "hm_policy.h"
@@ -17,6 +18,8 @@
 typedef struct {
 	hm_policy_cfg_t cfg;
 	unsigned long epoch;
+	hm_sim_eval_t *ev; /* the check's evaluator */
+	int ev_cap;
 } hstate_t;
 
 typedef struct {
@@ -47,6 +50,10 @@ static hm_rc_t h_create(const hm_policy_cfg_t *cfg, void **state, hm_err_t *err)
 
 static void h_destroy(void *state)
 {
+	hstate_t *s = state;
+
+	if (s)
+		hm_sim_eval_free(s->ev);
 	free(state);
 }
 
@@ -116,6 +123,48 @@ static hm_rc_t solve_racks(hm_hmodel_t *m, int threads, hm_err_t *err)
 	return pool.rc;
 }
 
+/*
+ * Equal-cost paths of every job (the Global Coordinator's links above the
+ * racks): jobs in decreasing mean load (bits per contention-free iteration)
+ * each take the path whose most loaded link is least utilised (Crux's rule,
+ * hm_pol_choose_paths; ordered by load, which measured better than Crux's
+ * intensity on the 847-host Clos: mean JCT 1747 against 1763 s, seed 1).
+ * Written into the jobs' decisions before the model is built on them.
+ */
+static hm_rc_t choose_paths(hm_sched_ctx_t *ctx, hm_err_t *err)
+{
+	int n = ctx->njobs, *path = malloc(sizeof(int) * (size_t)(n + 1));
+	double *key = malloc(sizeof(double) * (size_t)(n + 1));
+	double *T = malloc(sizeof(double) * (size_t)(n + 1));
+	hm_rc_t rc = HM_OK;
+	bool multi = false;
+
+	for (int i = 0; i < n; i++)
+		multi |= ctx->jobs[i].npaths > 1;
+	if (!path || !key || !T)
+		rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory");
+	if (rc == HM_OK && multi) {
+		/* Contention-free iteration and bits per iteration on all its links. */
+		for (int i = 0; i < n; i++) {
+			const hm_traffic_t *tr = ctx->jobs[i].traffic;
+			double bits = 0;
+			T[i] = tr && tr->alone_iter_s > 0 ? tr->alone_iter_s : 1;
+			for (int p = 0; tr && p < tr->nphases; p++)
+				for (int k = 0; k < tr->phases[p].nlinks; k++)
+					bits +=
+					    tr->phases[p].flow_bytes * 8.0 * tr->phases[p].flows[k];
+			key[i] = bits / T[i];
+		}
+		rc = hm_pol_choose_paths(ctx, T, key, 0, path, err);
+		for (int i = 0; i < n && rc == HM_OK; i++)
+			ctx->jobs[i].dec.path = path[i];
+	}
+	free(path);
+	free(key);
+	free(T);
+	return rc;
+}
+
 static bool same_decision(const hm_decision_t *a, const hm_decision_t *b)
 {
 	return fabs(a->period_s - b->period_s) <= 1e-12 * (1 + fabs(a->period_s)) &&
@@ -129,14 +178,28 @@ static hm_rc_t h_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	hstate_t *s = state;
 	hm_hcfg_t hc;
 	hm_hmodel_t m;
-	hm_rc_t rc;
-	int held = 0, cross = 0, changed = 0;
+	hm_hcheck_cfg_t cc = {.max_jobs = HM_CHECK_MAX_JOBS,
+			      .max_events = HM_CHECK_MAX_EVENTS,
+			      .keep = HM_CHECK_KEEP};
+	hm_rc_t rc = HM_OK;
+	int held = 0, cross = 0, changed = 0, *path0 = NULL;
+	hm_decision_t *plan = NULL;
 
+	memset(&m, 0, sizeof(m));
 	hm_hcfg_from_policy(&s->cfg, &hc);
-	rc = hm_hmodel_build(ctx, &hc, &m, err);
-	if (rc != HM_OK)
-		return rc;
-	rc = hm_global_solve(&m, err);
+	plan = malloc(sizeof(*plan) * (size_t)(ctx->njobs + 1));
+	path0 = malloc(sizeof(int) * (size_t)(ctx->njobs + 1));
+	if (!plan || !path0) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory");
+		goto out;
+	}
+	for (int i = 0; i < ctx->njobs; i++)
+		path0[i] = ctx->jobs[i].dec.path;
+	rc = choose_paths(ctx, err);
+	if (rc == HM_OK)
+		rc = hm_hmodel_build(ctx, &hc, &m, err);
+	if (rc == HM_OK)
+		rc = hm_global_solve(&m, err);
 	if (rc == HM_OK)
 		rc = solve_racks(&m, s->cfg.threads, err);
 	if (rc == HM_OK)
@@ -163,17 +226,35 @@ static hm_rc_t h_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 		}
 		d.prio = j->prio;
 		cross += j->rack == HM_HJOB_CROSS;
-		if (!same_decision(&d, &ctx->jobs[i].dec)) {
+		plan[i] = d;
+	}
+	/* The plan of every small component against fair sharing and plain orders. */
+	if (!s->cfg.plan_only)
+		rc = hm_hcheck(ctx, &m, plan, &s->ev, &s->ev_cap, &cc, err);
+	if (rc != HM_OK)
+		goto out;
+	for (int i = 0; i < ctx->njobs; i++) {
+		hm_decision_t d = plan[i];
+		ctx->jobs[i].dec.path = path0[i]; /* compared with what was in force */
+		if (!same_decision(&d, &ctx->jobs[i].dec) || d.path != path0[i]) {
 			d.epoch = s->epoch;
-			ctx->jobs[i].dec = d;
 			changed++;
+		} else {
+			d.epoch = ctx->jobs[i].dec.epoch;
 		}
+		ctx->jobs[i].dec = d;
 	}
 	snprintf(ctx->note, sizeof(ctx->note),
-		 "harmonics: %d jobs, %d cross-rack, %d holding slots, %d changed", ctx->njobs,
-		 cross, held, changed);
+		 "harmonics: %d jobs, %d cross-rack, %d holding slots, %d changed; check: %d "
+		 "components, %d replaced",
+		 ctx->njobs, cross, held, changed, cc.checked, cc.changed);
 out:
+	if (rc != HM_OK && path0) /* nothing decided: the decisions in force stand */
+		for (int i = 0; i < ctx->njobs; i++)
+			ctx->jobs[i].dec.path = path0[i];
 	hm_hmodel_free(&m);
+	free(plan);
+	free(path0);
 	return rc;
 }
 

@@ -1,0 +1,179 @@
+/* The check against fair sharing (see hm_harmonics_check.h). */
+#include "hm_harmonics_check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hm_pol_eval.h"
+
+#define CHECK_PERIODS 10 /* run length: periods of the component's slowest job */
+#define CHECK_WARMUP  3  /* periods before judging (slots settle) */
+#define CHECK_SEEDS   1
+
+typedef struct {
+	double key;
+	int i;
+} ord_t;
+
+static int ord_cmp(const void *x, const void *y)
+{
+	const ord_t *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+/* Each job's jitter to judge with: its measured compute spread (the
+ * iteration spread where compute alone is not measured; the assumed one
+ * before anything is measured), at most 10%. */
+static double job_cv(const hm_sched_job_t *sj)
+{
+	double sd = sj->meas_compute_sd_s > 0 ? sj->meas_compute_sd_s : sj->meas_iter_sd_s;
+	double cv = sj->meas_compute_s > 0 ? sd / sj->meas_compute_s : HM_POL_DEFAULT_CV;
+
+	return cv > 0.1 ? 0.1 : cv;
+}
+
+static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_decision_t *plan,
+			 const int *member, int n, hm_sim_eval_t *ev, hm_hcheck_cfg_t *cfg,
+			 hm_err_t *err)
+{
+	hm_pol_comp_t pc;
+	hm_decision_t *d = NULL, *best = NULL;
+	ord_t *o = NULL;
+	double best_rate, v;
+	int K = m->cfg.classes;
+	hm_rc_t rc;
+
+	rc = hm_pol_comp_init(&pc, ctx, member, n, HM_POL_DEFAULT_CV,
+			      0x68636b ^ (uint64_t)(ctx->now_s * 1000), CHECK_SEEDS,
+			      CHECK_PERIODS + CHECK_WARMUP, cfg->max_events, err);
+	if (rc != HM_OK)
+		return rc;
+	for (int i = 0; i < n; i++)
+		pc.ej[i].jitter_cv = job_cv(&ctx->jobs[member[i]]);
+	/* The long run: random phases, judged after the slots have settled. */
+	pc.random_phase = true;
+	pc.warmup_s = CHECK_WARMUP * pc.horizon_s / (CHECK_PERIODS + CHECK_WARMUP);
+	if (hm_pol_comp_events(&pc) * 4 > cfg->max_events - cfg->events) {
+		hm_pol_comp_free(&pc);
+		return HM_OK; /* no room left: the plan stands */
+	}
+	d = malloc(sizeof(*d) * (size_t)n);
+	best = malloc(sizeof(*best) * (size_t)n);
+	o = malloc(sizeof(*o) * (size_t)n);
+	if (!d || !best || !o) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: check: out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		best[i] = plan[member[i]];
+	best_rate = hm_pol_comp_score(&pc, ev, best, &rc, err);
+	if (rc != HM_OK)
+		goto out;
+	best_rate *= 1 + cfg->keep;
+	/* Fair sharing. */
+	for (int i = 0; i < n; i++) {
+		memset(&d[i], 0, sizeof(d[i]));
+		d[i].path = plan[member[i]].path;
+	}
+	v = hm_pol_comp_score(&pc, ev, d, &rc, err);
+	if (rc != HM_OK)
+		goto out;
+	if (v > best_rate) {
+		best_rate = v;
+		memcpy(best, d, sizeof(*d) * (size_t)n);
+	}
+	/* One class per job in Smith's order for progress (shortest burst x period
+	 * first), then in Crux's order (corrected GPU intensity, highest first). */
+	for (int v2 = 0; v2 < 2; v2++) {
+		for (int i = 0; i < n; i++) {
+			const hm_pjob_t *p = m->jobs[member[i]].pj;
+			o[i].key = v2 == 0 ? p->burst_s * p->T_s : m->jobs[member[i]].key;
+			o[i].i = i;
+		}
+		qsort(o, (size_t)n, sizeof(*o), ord_cmp);
+		for (int r = 0; r < n; r++) {
+			memset(&d[o[r].i], 0, sizeof(d[0]));
+			d[o[r].i].path = plan[member[o[r].i]].path;
+			d[o[r].i].prio = r < K ? r : K - 1;
+		}
+		v = hm_pol_comp_score(&pc, ev, d, &rc, err);
+		if (rc != HM_OK)
+			goto out;
+		if (v > best_rate) {
+			best_rate = v;
+			memcpy(best, d, sizeof(*d) * (size_t)n);
+		}
+	}
+	{
+		bool changed = false;
+		for (int i = 0; i < n; i++)
+			if (!hm_pol_same_decision(&best[i], &plan[member[i]])) {
+				plan[member[i]] = best[i];
+				changed = true;
+			}
+		cfg->changed += changed;
+	}
+	cfg->checked++;
+	cfg->events += (long)(4 * hm_pol_comp_events(&pc));
+out:
+	free(d);
+	free(best);
+	free(o);
+	hm_pol_comp_free(&pc);
+	return rc;
+}
+
+hm_rc_t hm_hcheck(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_decision_t *plan,
+		  hm_sim_eval_t **ev, int *ev_cap, hm_hcheck_cfg_t *cfg, hm_err_t *err)
+{
+	int n = ctx->njobs, *par = NULL, *cnt = NULL, *member = NULL, *pos = NULL;
+	hm_rc_t rc = HM_OK;
+
+	cfg->checked = cfg->changed = 0;
+	cfg->events = 0;
+	if (n < 2)
+		return HM_OK;
+	par = malloc(sizeof(int) * (size_t)n);
+	cnt = calloc((size_t)n + 1, sizeof(int));
+	member = malloc(sizeof(int) * (size_t)n);
+	pos = malloc(sizeof(int) * (size_t)n);
+	if (!par || !cnt || !member || !pos) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: check: out of memory");
+		goto out;
+	}
+	rc = hm_pol_components(ctx, false, par, err);
+	if (rc != HM_OK)
+		goto out;
+	for (int i = 0; i < n; i++)
+		cnt[hm_pol_comp_root(par, i) + 1]++;
+	for (int r = 0; r < n; r++)
+		cnt[r + 1] += cnt[r];
+	memcpy(pos, cnt, sizeof(int) * (size_t)n);
+	for (int i = 0; i < n; i++)
+		member[pos[hm_pol_comp_root(par, i)]++] = i;
+	for (int r = 0; r < n && rc == HM_OK; r++) {
+		int k = cnt[r + 1] - cnt[r];
+		if (k < 2 || k > cfg->max_jobs)
+			continue;
+		if (!*ev || *ev_cap < k) {
+			hm_sim_eval_free(*ev);
+			*ev_cap = cfg->max_jobs;
+			*ev = hm_sim_eval_new(ctx->topo, *ev_cap, err);
+			if (!*ev) {
+				rc = HM_ERR_NOMEM;
+				break;
+			}
+		}
+		rc = check_one(ctx, m, plan, member + cnt[r], k, *ev, cfg, err);
+	}
+out:
+	free(par);
+	free(cnt);
+	free(member);
+	free(pos);
+	return rc;
+}
