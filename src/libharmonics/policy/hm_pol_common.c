@@ -35,6 +35,15 @@ static int traffic_entries(const hm_traffic_t *tr)
 	return n;
 }
 
+int hm_pol_ord_cmp(const void *x, const void *y)
+{
+	const hm_pol_ord_t *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
 int hm_pol_traffic_links(const hm_traffic_t *tr, int *links, double *bits, int cap)
 {
 	int n = 0, total = traffic_entries(tr), out = 0;
@@ -398,6 +407,25 @@ static double worst_util(const hm_topo_t *t, const double *load, const int *link
 	return worst;
 }
 
+/* tr's per-link bits into (*links, *bits), grown to fit; the count, or -1 (out of memory). */
+static int links_of(const hm_traffic_t *tr, int **links, double **bits, int *cap, hm_err_t *err)
+{
+	int need = traffic_entries(tr);
+
+	if (need > *cap) {
+		free(*links);
+		free(*bits);
+		*cap = need;
+		*links = malloc(sizeof(int) * (size_t)need);
+		*bits = malloc(sizeof(double) * (size_t)need);
+		if (!*links || !*bits) {
+			hm_err_set(err, HM_ERR_NOMEM, "paths: out of memory");
+			return -1;
+		}
+	}
+	return hm_pol_traffic_links(tr, *links, *bits, *cap);
+}
+
 hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const double *T_s, const double *key,
 			    double keep, int *path, hm_err_t *err)
 {
@@ -427,23 +455,12 @@ hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const double *T_s, const 
 			cur = path[i];
 		for (int p = 0; p < np && np > 1; p++) { /* one path: nothing to compare */
 			const hm_traffic_t *tr = hm_pol_traffic(&ctx->jobs[i], p);
-			int need = 0;
 			double u;
-			if (tr)
-				for (int ph = 0; ph < tr->nphases; ph++)
-					need += tr->phases[ph].nlinks;
-			if (need > cap) {
-				free(links);
-				free(bits);
-				cap = need;
-				links = malloc(sizeof(int) * (size_t)cap);
-				bits = malloc(sizeof(double) * (size_t)cap);
-				if (!links || !bits) {
-					rc = hm_err_set(err, HM_ERR_NOMEM, "paths: out of memory");
-					goto out;
-				}
+
+			if ((n = links_of(tr, &links, &bits, &cap, err)) < 0) {
+				rc = HM_ERR_NOMEM;
+				goto out;
 			}
-			n = hm_pol_traffic_links(tr, links, bits, cap);
 			u = worst_util(ctx->topo, load, links, bits, n, T);
 			if (p == cur)
 				cur_u = u;
@@ -455,23 +472,10 @@ hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const double *T_s, const 
 		if (cur >= 0 && !(best < cur_u * (1 - keep)))
 			best_p = cur;
 		path[i] = best_p;
-		{
-			const hm_traffic_t *tr = hm_pol_traffic(&ctx->jobs[i], best_p);
-			int need = 0;
-			for (int ph = 0; tr && ph < tr->nphases; ph++)
-				need += tr->phases[ph].nlinks;
-			if (need > cap) {
-				free(links);
-				free(bits);
-				cap = need;
-				links = malloc(sizeof(int) * (size_t)cap);
-				bits = malloc(sizeof(double) * (size_t)cap);
-				if (!links || !bits) {
-					rc = hm_err_set(err, HM_ERR_NOMEM, "paths: out of memory");
-					goto out;
-				}
-			}
-			n = hm_pol_traffic_links(tr, links, bits, cap);
+		if ((n = links_of(hm_pol_traffic(&ctx->jobs[i], best_p), &links, &bits, &cap,
+				  err)) < 0) {
+			rc = HM_ERR_NOMEM;
+			goto out;
 		}
 		for (int k = 0; k < n; k++)
 			load[links[k]] += bits[k] / T;

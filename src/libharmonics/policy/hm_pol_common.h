@@ -55,6 +55,13 @@ hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs
 		       hm_err_t *err);
 void hm_pview_free(hm_pview_t *v);
 
+/* An index sorted by key (ties by index): qsort(o, n, sizeof(*o), hm_pol_ord_cmp). */
+typedef struct {
+	double key;
+	int i;
+} hm_pol_ord_t;
+int hm_pol_ord_cmp(const void *x, const void *y);
+
 /* Traffic of job j on path p (path_traffic when there are several). */
 const hm_traffic_t *hm_pol_traffic(const hm_sched_job_t *j, int path);
 

@@ -255,30 +255,16 @@ static void set_free(hm_decision_t *d, int prio, int path)
 	d->path = path;
 }
 
-typedef struct {
-	double key;
-	int i;
-} ord_t;
-
-static int ord_cmp(const void *x, const void *y)
-{
-	const ord_t *a = x, *b = y;
-
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return (a->i > b->i) - (a->i < b->i);
-}
-
 /* Free running, classes in ascending key order (one class per job up to K). */
 static void order_cand(comp_t *c, const double *key, hm_decision_t *d)
 {
-	ord_t o[c->n];
+	hm_pol_ord_t o[c->n];
 
 	for (int i = 0; i < c->n; i++) {
 		o[i].key = key[i];
 		o[i].i = i;
 	}
-	qsort(o, (size_t)c->n, sizeof(o[0]), ord_cmp);
+	qsort(o, (size_t)c->n, sizeof(o[0]), hm_pol_ord_cmp);
 	for (int r = 0; r < c->n; r++)
 		set_free(&d[o[r].i], r < c->K ? r : c->K - 1, c->cur[o[r].i].path);
 }
@@ -291,7 +277,7 @@ static void order_cand(comp_t *c, const double *key, hm_decision_t *d)
 static void hold_cand(comp_t *c, const double *burst, double z, hm_decision_t *d)
 {
 	double P = 0, at = 0;
-	ord_t o[c->n];
+	hm_pol_ord_t o[c->n];
 
 	for (int i = 0; i < c->n; i++)
 		P = fmax(P, c->pc.T[i] * (1 + z * c->pc.cv));
@@ -299,7 +285,7 @@ static void hold_cand(comp_t *c, const double *burst, double z, hm_decision_t *d
 		o[i].key = -burst[i];
 		o[i].i = i;
 	}
-	qsort(o, (size_t)c->n, sizeof(o[0]), ord_cmp);
+	qsort(o, (size_t)c->n, sizeof(o[0]), hm_pol_ord_cmp);
 	for (int r = 0; r < c->n; r++) {
 		int i = o[r].i;
 		double m = floor(P / (c->pc.T[i] * (1 + z * c->pc.cv)) + 1e-9);

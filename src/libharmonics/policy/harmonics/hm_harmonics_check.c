@@ -5,25 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hm_pol_common.h"
 #include "hm_pol_eval.h"
 
 #define CHECK_PERIODS 10 /* run length: periods of the component's slowest job */
 #define CHECK_WARMUP  3  /* periods before judging (slots settle) */
 #define CHECK_SEEDS   1
-
-typedef struct {
-	double key;
-	int i;
-} ord_t;
-
-static int ord_cmp(const void *x, const void *y)
-{
-	const ord_t *a = x, *b = y;
-
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return (a->i > b->i) - (a->i < b->i);
-}
 
 /* Each job's jitter to judge with: its measured compute spread (the
  * iteration spread where compute alone is not measured; the assumed one
@@ -36,14 +23,28 @@ static double job_cv(const hm_sched_job_t *sj)
 	return cv > 0.1 ? 0.1 : cv;
 }
 
+/* Score candidate d (n jobs); it becomes best when it beats *best_rate. */
+static hm_rc_t keep_better(hm_pol_comp_t *pc, hm_sim_eval_t *ev, const hm_decision_t *d, int n,
+			   hm_decision_t *best, double *best_rate, hm_err_t *err)
+{
+	hm_rc_t rc = HM_OK;
+	double v = hm_pol_comp_score(pc, ev, d, &rc, err);
+
+	if (rc == HM_OK && v > *best_rate) {
+		*best_rate = v;
+		memcpy(best, d, sizeof(*d) * (size_t)n);
+	}
+	return rc;
+}
+
 static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_decision_t *plan,
 			 const int *member, int n, hm_sim_eval_t *ev, hm_hcheck_cfg_t *cfg,
 			 hm_err_t *err)
 {
 	hm_pol_comp_t pc;
 	hm_decision_t *d = NULL, *best = NULL;
-	ord_t *o = NULL;
-	double best_rate, v;
+	hm_pol_ord_t *o = NULL;
+	double best_rate;
 	int K = m->cfg.classes;
 	hm_rc_t rc;
 
@@ -79,13 +80,8 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 		memset(&d[i], 0, sizeof(d[i]));
 		d[i].path = plan[member[i]].path;
 	}
-	v = hm_pol_comp_score(&pc, ev, d, &rc, err);
-	if (rc != HM_OK)
+	if ((rc = keep_better(&pc, ev, d, n, best, &best_rate, err)) != HM_OK)
 		goto out;
-	if (v > best_rate) {
-		best_rate = v;
-		memcpy(best, d, sizeof(*d) * (size_t)n);
-	}
 	/* One class per job in Smith's order for progress (shortest burst x period
 	 * first), then in Crux's order (corrected GPU intensity, highest first). */
 	for (int v2 = 0; v2 < 2; v2++) {
@@ -94,19 +90,14 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 			o[i].key = v2 == 0 ? p->burst_s * p->T_s : m->jobs[member[i]].key;
 			o[i].i = i;
 		}
-		qsort(o, (size_t)n, sizeof(*o), ord_cmp);
+		qsort(o, (size_t)n, sizeof(*o), hm_pol_ord_cmp);
 		for (int r = 0; r < n; r++) {
 			memset(&d[o[r].i], 0, sizeof(d[0]));
 			d[o[r].i].path = plan[member[o[r].i]].path;
 			d[o[r].i].prio = r < K ? r : K - 1;
 		}
-		v = hm_pol_comp_score(&pc, ev, d, &rc, err);
-		if (rc != HM_OK)
+		if ((rc = keep_better(&pc, ev, d, n, best, &best_rate, err)) != HM_OK)
 			goto out;
-		if (v > best_rate) {
-			best_rate = v;
-			memcpy(best, d, sizeof(*d) * (size_t)n);
-		}
 	}
 	{
 		bool changed = false;
