@@ -128,6 +128,16 @@ echo "    \$ ${cmd_a[*]}"
 pid_a=$!
 hm_wait_for 20 bash -c '[[ -n $(squeue -h -n hm-a,hm-c -t R -o %i | sed -n 2p) ]]'
 ja=$(job_id_of hm-a) jc=$(job_id_of hm-c)
+# harmonicsctl's measured period for C while it runs (the last epoch's window),
+# polled from now on: C (~7 s) may end before the checks below reach it.
+(
+	while kill -0 "$pid_c" 2>/dev/null; do
+		v=$(job_q "$jc" .measured_period_us 2>/dev/null)
+		[[ $v =~ ^[0-9.]+$ ]] && echo "$v" >"$out/c-period"
+		sleep 0.3
+	done
+) &
+pid_poll_c=$!
 e1=-1
 if [[ -n $ja ]] && hm_wait_for 15 applied_now "$ja"; then
 	e1=$(job_q "$ja" .decided_epoch)
@@ -207,15 +217,10 @@ if [[ -n $jc ]] && hm_wait_for 10 test -s "$fc"; then
 else
 	fail "nobody's job C (job '$jc') has its assignment file" "$(ls -lR "$run/n3" 2>&1 | head)"
 fi
-# harmonicsctl's measured period for C while it runs (the last epoch's window).
-mp_c=null
-while kill -0 "$pid_c" 2>/dev/null; do
-	v=$(job_q "$jc" .measured_period_us 2>/dev/null)
-	[[ $v =~ ^[0-9.]+$ ]] && mp_c=$v
-	sleep 0.3
-done
 wait "$pid_c"
 rc_c=$?
+wait "$pid_poll_c"
+mp_c=$(cat "$out/c-period" 2>/dev/null || echo null)
 check "C (nobody's) exits 0 (rc $rc_c)" test "$rc_c" -eq 0
 mean_c=$(jq '.iter_ms.mean' "$out/nobody/c.json" 2>/dev/null)
 say "C: harmonicsctl measured_period_us $mp_c, the emujob's mean iteration ${mean_c} ms"
