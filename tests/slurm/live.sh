@@ -251,6 +251,9 @@ wait_lines 10 "$out/a-0.err" 1 'is stale'
 check "A's rank 0 (n1) says it runs fail-open: $(grep -m1 'is stale' "$out/a-0.err")" grep -q 'is stale' "$out/a-0.err"
 check "the coordinator shows n1 lost" hm_wait_for 5 bash -c "[[ \$('$HM_CTL' --json nodes | jq -r '.nodes[] | select(.node == \"n1\") | .state') == lost ]]"
 check "job A survives (running)" job_running "$ja"
+# Let a few bursts run fail-open before the restart (the checks above can take
+# less than one iteration: the fail-open span would then hold no burst).
+sleep 0.5
 echo "    \$ slurmd -D -N n1 -f \$SLURM_CONF"
 t_rs1=$(now_us)
 hm_spawn slurmd-n1 slurmd -D -N n1 -f "$SLURM_CONF"
