@@ -100,3 +100,17 @@ yesno() { awk -v r="$1" -v m="$2" 'BEGIN { print (r != "n/a" && r <= m) ? "yes" 
 lower() {
 	awk -v r="$1" 'BEGIN { if (r == "n/a") print "n/a"; else if (r <= 1) printf "%.1f%% lower", 100 * (1 - r); else printf "%.1f%% higher", 100 * (r - 1) }'
 }
+
+# harmonics-bench --json in $tmp/bench.json -> $tmp/bench.csv, one row per
+# result: policy,gpus,jobs,decision_s,cpu_s,peak_rss_bytes,finished (no JSON
+# tool needed: one object per result).
+bench_csv() {
+	tr '{' '\n' <"$tmp/bench.json" | awk -F'[,:]' '/"policy"/ {
+		for (i = 1; i <= NF; i++) { gsub(/[" }\]]/, "", $i) }
+		for (i = 1; i < NF; i++) v[$i] = $(i + 1)
+		printf "%s,%s,%s,%s,%s,%s,%s\n", v["policy"], v["gpus"], v["jobs"], v["decision_s"], v["cpu_s"], v["peak_rss_bytes"], v["finished"]
+	}' >"$tmp/bench.csv"
+}
+
+# bval POLICY GPUS COLUMN: that column of $tmp/bench.csv, "nan" when absent.
+bval() { awk -F, -v p="$1" -v g="$2" -v c="$3" '$1 == p && $2 == g { print $c; f = 1 } END { if (!f) print "nan" }' "$tmp/bench.csv"; }

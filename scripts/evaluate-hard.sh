@@ -64,12 +64,7 @@ sim_cmd=("$build/tests/bench/bench_sim")
 echo "evaluate-hard: decision time at 131,072 GPUs" >&2
 bench_cmd=("$bench" --sizes 131072 --policy harmonics,cassini,crux --seeds 2 --repeats 5 --json)
 [[ ${HM_EVAL_REUSE:-0} == 1 && -s $tmp/bench.json ]] || "${bench_cmd[@]}" >"$tmp/bench.json"
-tr '{' '\n' <"$tmp/bench.json" | awk -F'[,:]' '/"policy"/ {
-	for (i = 1; i <= NF; i++) { gsub(/[" }\]]/, "", $i) }
-	for (i = 1; i < NF; i++) v[$i] = $(i + 1)
-	printf "%s,%s,%s,%s,%s,%s,%s\n", v["policy"], v["gpus"], v["jobs"], v["decision_s"], v["cpu_s"], v["peak_rss_bytes"], v["finished"]
-}' >"$tmp/bench.csv"
-bval() { awk -F, -v p="$1" -v g="$2" -v c="$3" '$1 == p && $2 == g { print $c; f = 1 } END { if (!f) print "nan" }' "$tmp/bench.csv"; }
+bench_csv
 h131=$(bval harmonics 131072 5)
 
 # Issue 14 figures from the runs above.

@@ -114,14 +114,8 @@ bench_cmd=("$bench" "${bargs[@]}" --json --plot "$img/decision-time.png")
 "${bench_cmd[@]}" >"$tmp/bench.json"
 bench_cmd_text=$(echo "${bench_cmd[*]}" | sed "s|$top/||g")
 
-# Bench JSON -> table rows (no JSON tool needed: one object per result).
-tr '{' '\n' <"$tmp/bench.json" | awk -F'[,:]' '/"policy"/ {
-	for (i = 1; i <= NF; i++) { gsub(/[" }\]]/, "", $i) }
-	for (i = 1; i < NF; i++) v[$i] = $(i + 1)
-	printf "%s,%s,%s,%s,%s,%s,%s\n", v["policy"], v["gpus"], v["jobs"], v["decision_s"], v["cpu_s"], v["peak_rss_bytes"], v["finished"]
-}' >"$tmp/bench.csv"
+bench_csv
 
-bval() { awk -F, -v p="$1" -v g="$2" -v c="$3" '$1 == p && $2 == g { print $c; f = 1 } END { if (!f) print "nan" }' "$tmp/bench.csv"; }
 
 # ---- targets ----
 # scen_rows LABEL CONTENDED(0|1) FILES... -> target rows of one scenario:
