@@ -27,6 +27,19 @@ hm_tier_begin() { # NAME WHY_ROOT [BUILD_DIR]
 	trap 'exit 130' INT TERM
 }
 
+# hm_tier_cluster_up WHAT [--no-db]: the cluster up and PASS "cluster up: WHAT,
+# coordinator on :PORT (Ns)", or FAIL and exit 1 keeping its directory.
+hm_tier_cluster_up() {
+	local what=$1
+	shift
+	if ! hm_cluster_up "$build" "$@"; then
+		fail "cluster up"
+		HM_KEEP=1
+		exit 1
+	fi
+	pass "cluster up: $what, coordinator on :$HM_PORT (${HM_UP_S}s)"
+}
+
 pass() { npass=$((npass + 1)); echo "PASS: $1"; }
 fail() {
 	nfail=$((nfail + 1)); failed+=("$1")

@@ -32,12 +32,7 @@ export HM_CONF_EXTRA="HeartbeatInterval=${HEARTBEAT_MS}ms
 AgentValidity=${AGENT_VALID_MS}ms"
 
 echo "=== bring-up (no accounting database: not needed here)"
-if ! hm_cluster_up "$build" --no-db; then
-	fail "cluster up"
-	HM_KEEP=1
-	exit 1
-fi
-pass "cluster up: 8 slurmd with their node agents, coordinator on :$HM_PORT (${HM_UP_S}s)"
+hm_tier_cluster_up "8 slurmd with their node agents" --no-db
 [[ -n $HM_CTL ]] || { fail "harmonicsctl built"; HM_KEEP=1; exit 1; }
 log=$HM_DIR/log
 

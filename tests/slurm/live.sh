@@ -57,12 +57,7 @@ PROF_B="iter=100ms,comm=10%,bytes=100MB"
 PROF_C="iter=150ms,comm=10%,bytes=1MB"
 
 echo "=== bring-up (no accounting database: not needed here)"
-if ! hm_cluster_up "$build" --no-db; then
-	fail "cluster up"
-	HM_KEEP=1
-	exit 1
-fi
-pass "cluster up: 8 slurmd with their node agents, coordinator on :$HM_PORT (${HM_UP_S}s)"
+hm_tier_cluster_up "8 slurmd with their node agents" --no-db
 [[ -n $HM_CTL ]] || { fail "harmonicsctl built"; HM_KEEP=1; exit 1; }
 out=$HM_DIR/out
 run=$HM_DIR/run/harmonics

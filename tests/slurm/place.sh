@@ -34,12 +34,7 @@ gone() { # job secs: it left the node table (cancelled and cleaned up)
 HEAVY="iter=250ms,comm=60%,bytes=2GB"
 
 echo "=== bring-up: 4 racks x 3 nodes"
-if ! hm_cluster_up "$build" --no-db; then
-	fail "cluster up"
-	HM_KEEP=1
-	exit 1
-fi
-pass "cluster up: $HM_NODES slurmd in 4 racks (${HM_UP_S}s)"
+hm_tier_cluster_up "$HM_NODES slurmd in 4 racks" --no-db
 log=$HM_DIR/log/slurmctld.log
 
 heavy=$(sbatch --parsable -w "n[1-2,4-5]" --exclusive --comm-sched=harmonics \

@@ -36,12 +36,7 @@ export -f one_rack
 PROFILE="iter=250ms,comm=40%,bytes=1.2GB"
 
 echo "=== bring-up"
-if ! hm_cluster_up "$build"; then
-	fail "cluster up"
-	HM_KEEP=1
-	exit 1
-fi
-pass "cluster up: 8 slurmd idle, slurmdbd, coordinator on :$HM_PORT (${HM_UP_S}s)"
+hm_tier_cluster_up "8 slurmd idle, slurmdbd"
 out=$HM_DIR/out
 
 echo "=== plugins load, log their versions"
