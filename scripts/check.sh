@@ -4,7 +4,10 @@
 #   cli       harmonics-sim and friends end to end (tests/cli/run.sh)
 #   sanitize  the unit tests again under ASan/UBSan (separate build dir)
 #   distcheck make distcheck (the release tarball builds and passes its tests)
-#   fuzz      every parser under libFuzzer with ASan/UBSan for a bounded time (scripts/fuzz.sh)
+#   fuzz      every parser under libFuzzer with ASan/UBSan for a bounded time: the
+#             configuration, topology, trace and wire parsers (scripts/fuzz.sh), the
+#             runtime's assign and report files (tests/pace/fuzz.sh), the node
+#             agent's messages (tests/agent/fuzz.sh)
 #   pace      pacing runtime tiers that need root (tests/pace/run.sh, tests/emulation/run.sh)
 #   slurm     a real one-machine Slurm cluster (tests/slurm/run.sh), the live loop
 #             on it: node agents, running steps, outages (tests/slurm/live.sh),
@@ -84,6 +87,19 @@ tier_distcheck() {
 	return $rc
 }
 
+tier_fuzz() { # the parser fuzzer, then the runtime's and the agent's, shorter
+	local rc=0 r s
+	for s in "scripts/fuzz.sh ${HM_FUZZ_SECONDS:-60}" "tests/pace/fuzz.sh ${HM_FUZZ_SUB_SECONDS:-10}" \
+		"tests/agent/fuzz.sh ${HM_FUZZ_SUB_SECONDS:-10}"; do
+		# shellcheck disable=SC2086
+		$s
+		r=$?
+		((r == 77)) && return 77 # no libFuzzer: the whole tier is skipped
+		((r == 0)) || rc=$r
+	done
+	return $rc
+}
+
 tier_scripts() { # run each existing script; 77 when none exists
 	local any=0 rc=0 s
 	for s in "$@"; do
@@ -109,7 +125,7 @@ for t in "${tiers[@]}"; do
 	cli) run_tier cli tier_cli ;;
 	sanitize) run_tier sanitize tier_sanitize ;;
 	distcheck) run_tier distcheck tier_distcheck ;;
-	fuzz) run_tier fuzz scripts/fuzz.sh "${HM_FUZZ_SECONDS:-60}" ;;
+	fuzz) run_tier fuzz tier_fuzz ;;
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
 	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh ;;
 	testbed) run_tier testbed tier_scripts tests/testbed/run.sh ;;

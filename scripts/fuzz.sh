@@ -9,11 +9,9 @@ secs=${1:-60}
 out=$top/build/fuzz
 mkdir -p "$out/corpus" "$out/crashes"
 
-if ! command -v clang >/dev/null || ! echo 'int LLVMFuzzerTestOneInput(const char*d,long n){return 0;}' |
-	clang -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
-	echo "fuzz: clang with libFuzzer not available; skipped"
-	exit 77
-fi
+# shellcheck source=scripts/fuzz-lib.sh
+. "$top/scripts/fuzz-lib.sh"
+fuzz_need_libfuzzer fuzz
 
 src=("$top"/src/libharmonics/*/*.c "$top"/src/libharmonics/policy/harmonics/*.c "$top"/src/coordinator/*.c
 	"$top"/src/agent/hm_agent_wire.c)

@@ -8,11 +8,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${1:-30}
 out=$(mktemp -d /tmp/fuzz_agent.XXXXXX)
 trap 'rm -rf "$out"' EXIT
-if ! command -v clang >/dev/null || ! echo 'int LLVMFuzzerTestOneInput(const char*d,long n){return 0;}' |
-	clang -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
-	echo "fuzz-agent: clang with libFuzzer not available; skipped"
-	exit 77
-fi
+# shellcheck source=scripts/fuzz-lib.sh
+. "$top/scripts/fuzz-lib.sh"
+fuzz_need_libfuzzer fuzz-agent
 [[ -f $top/build/config.h ]] || { echo "fuzz-agent: run scripts/build.sh first"; exit 1; }
 inc=(-I"$top/src/agent" -I"$top/src/coordinator" -I"$top/src/pace" -I"$top/build")
 for d in "$top"/src/libharmonics/*/; do inc+=(-I"$d"); done

@@ -9,11 +9,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${1:-30}
 out=$(mktemp -d /tmp/fuzz_pace.XXXXXX)
 trap 'rm -rf "$out"' EXIT
-if ! command -v clang >/dev/null || ! echo 'int LLVMFuzzerTestOneInput(const char*d,long n){return 0;}' |
-	clang -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
-	echo "fuzz-pace: clang with libFuzzer not available; skipped"
-	exit 77
-fi
+# shellcheck source=scripts/fuzz-lib.sh
+. "$top/scripts/fuzz-lib.sh"
+fuzz_need_libfuzzer fuzz-pace
 cc=(clang -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-I"$top/src/pace" -I"$top/src/libharmonics/core")
 common=("$top/src/libharmonics/core/hm_parse.c" "$top/src/libharmonics/core/hm_error.c" -lm)
