@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "hm_fields.h"
+#include "hm_rack_wire.h"
 
 #define ADD(o, k, v) json_object_object_add((o), (k), (v))
 #define US_MAX       3600000000.0          /* one hour, the runtime's bound of periods and shifts */
@@ -21,6 +22,7 @@
 static const char *const op_names[HM_AW__COUNT] = {
     [HM_AW_HELLO] = "agent_hello",   [HM_AW_WELCOME] = "agent_welcome", [HM_AW_BEAT] = "agent_beat",
     [HM_AW_ASSIGN] = "agent_assign", [HM_AW_ERROR] = "error",
+    [HM_AW_RACK_ROUND] = "rack_round",    [HM_AW_RACK_RESULT] = "rack_result",
 };
 
 const char *hm_aw_op_name(hm_aw_op_t op)
@@ -352,6 +354,8 @@ void hm_aw_msg_free(hm_aw_msg_t *m)
 		return;
 	m->nodes = new_entries(m->nodes, 0, sizeof(*m->nodes), &m->nnodes, &rc, NULL);
 	m->assign = new_entries(m->assign, 0, sizeof(*m->assign), &m->nassign, &rc, NULL);
+	hm_rack_req_free(&m->round);
+	hm_rack_rep_free(&m->result);
 }
 
 static void encode_body(const hm_aw_msg_t *m, json_object *o)
@@ -401,6 +405,12 @@ static void encode_body(const hm_aw_msg_t *m, json_object *o)
 		if (m->has_rack)
 			hm_fields_encode(o, rack_fields, HM_NFIELDS(rack_fields), m);
 		break;
+	case HM_AW_RACK_ROUND:
+		hm_rw_round_encode(o, &m->round);
+		break;
+	case HM_AW_RACK_RESULT:
+		hm_rw_result_encode(o, &m->result);
+		break;
 	default:
 		break;
 	}
@@ -429,7 +439,8 @@ hm_rc_t hm_aw_encode(const hm_aw_msg_t *m, char **json, hm_err_t *err)
 	ADD(o, "v", json_object_new_int(HM_AW_VERSION));
 	ADD(o, "op", json_object_new_string(op_names[m->op]));
 	ADD(o, "seq", json_object_new_int64(m->seq));
-	if (m->op == HM_AW_WELCOME || m->op == HM_AW_ASSIGN || m->op == HM_AW_ERROR)
+	if (m->op == HM_AW_WELCOME || m->op == HM_AW_ASSIGN || m->op == HM_AW_ERROR ||
+	    m->op == HM_AW_RACK_RESULT)
 		ADD(o, "re", json_object_new_int64(m->re));
 	encode_body(m, o);
 	if (!(*json = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN))))
@@ -538,6 +549,10 @@ static hm_rc_t decode_body(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 		if ((rc = decode_nodes_assign(o, m, err)) != HM_OK)
 			return rc;
 		return decode_rack(o, m, err);
+	case HM_AW_RACK_ROUND:
+		return hm_rw_round_decode(o, &m->round, err);
+	case HM_AW_RACK_RESULT:
+		return hm_rw_result_decode(o, &m->result, err);
 	default:
 		return hm_err_set(err, HM_ERR_PROTO, "internal: op %d", (int)m->op);
 	}
@@ -582,7 +597,7 @@ hm_rc_t hm_aw_decode(const char *json, size_t len, hm_aw_msg_t *m, hm_err_t *err
 	if (m->op == HM_AW__COUNT) {
 		rc = hm_err_set(err, HM_ERR_PROTO,
 				"op '%.40s' is not known (accepted: agent_hello, agent_welcome, "
-				"agent_beat, agent_assign, error)",
+				"agent_beat, agent_assign, error, rack_round, rack_result)",
 				json_object_get_string(op));
 		goto out;
 	}
@@ -595,7 +610,8 @@ hm_rc_t hm_aw_decode(const char *json, size_t len, hm_aw_msg_t *m, hm_err_t *err
 	}
 	if ((rc = hm_fields_decode(o, head + 1, 1, m, op_names[m->op], err)) != HM_OK)
 		goto out;
-	if ((m->op == HM_AW_WELCOME || m->op == HM_AW_ASSIGN || m->op == HM_AW_ERROR) &&
+	if ((m->op == HM_AW_WELCOME || m->op == HM_AW_ASSIGN || m->op == HM_AW_ERROR ||
+	     m->op == HM_AW_RACK_RESULT) &&
 	    (rc = hm_fields_decode(o, head + 2, 1, m, op_names[m->op], err)) != HM_OK)
 		goto out;
 	rc = decode_body(o, m, err);

@@ -28,6 +28,7 @@
 
 #include "hm_error.h"
 #include "hm_hwnode.h"
+#include "hm_rack_msg.h"
 
 #define HM_AW_VERSION    1
 #define HM_AW_NODE_MAX   64  /* node name, NUL included: 1..63 of [A-Za-z0-9._-] */
@@ -47,6 +48,8 @@ typedef enum {
 	HM_AW_ASSIGN,  /* coordinator -> agent, reply to hello/beat (re = its seq) or push (re = 0)
 			*/
 	HM_AW_ERROR,   /* either way: the peer closes the connection after it */
+	HM_AW_RACK_ROUND,  /* coordinator -> the rack's leader: its Local Scheduler's problem */
+	HM_AW_RACK_RESULT, /* leader -> coordinator: the local decisions (re = the round's seq) */
 	HM_AW__COUNT
 } hm_aw_op_t;
 
@@ -137,6 +140,9 @@ typedef struct {
 	bool has_rack; /* assign: the rack members are there (a coordinator without leaders sends
 			  none) */
 	hm_aw_rack_t rack;
+	/* rack_round and rack_result (hm_rack_wire.h) */
+	hm_rack_req_t round;
+	hm_rack_rep_t result;
 } hm_aw_msg_t;
 
 /* A node's hardware as members "gpus", "nics", "gpu_nic" of o (the hello's

@@ -8,7 +8,8 @@
 # tables (hm_fields). The coordinator's server links it too.
 noinst_LTLIBRARIES += src/agent/libhmagentwire.la
 src_agent_libhmagentwire_la_SOURCES = \
-	src/agent/hm_agent_wire.c src/agent/hm_agent_wire.h
+	src/agent/hm_agent_wire.c src/agent/hm_agent_wire.h \
+	src/agent/hm_rack_wire.c src/agent/hm_rack_wire.h
 src_agent_libhmagentwire_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
 src_agent_libhmagentwire_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 

@@ -1,11 +1,14 @@
-# core: errors, strict parsing of numbers/durations/sizes, Slurm hostlists.
+# core: errors, strict parsing of numbers/durations/sizes, Slurm hostlists, the
+# records the two tiers exchange (hm_rack_msg: the policy, the wire codec and the
+# agent all use them).
 noinst_LTLIBRARIES += src/libharmonics/core/libhmcore.la
 src_libharmonics_core_libhmcore_la_SOURCES = \
 	src/libharmonics/core/hm_classes.h \
 	src/libharmonics/core/hm_clock.h \
 	src/libharmonics/core/hm_error.c src/libharmonics/core/hm_error.h \
 	src/libharmonics/core/hm_parse.c src/libharmonics/core/hm_parse.h \
-	src/libharmonics/core/hm_hostlist.c src/libharmonics/core/hm_hostlist.h
+	src/libharmonics/core/hm_hostlist.c src/libharmonics/core/hm_hostlist.h \
+	src/libharmonics/core/hm_rack_msg.c src/libharmonics/core/hm_rack_msg.h
 
 UNIT_TESTS += tests/unit/test_parse tests/unit/test_hostlist
 tests_unit_test_parse_SOURCES = tests/unit/test_parse.c

@@ -82,6 +82,9 @@ typedef struct {
 			       * against fair sharing (tests of the tiers) */
 	double jitter_cv;     /* compute jitter (coefficient of variation) the model may
 			       * assume; 0 = unknown (optimal then assumes 2%) */
+	/* harmonics: where the racks' Local Schedulers run (hm_rack_msg.h); NULL: in
+	 * process. The caller keeps it alive as long as the policy. */
+	const struct hm_rack_transport *racks;
 } hm_policy_cfg_t;
 
 /* Fill cfg with the documented defaults. */

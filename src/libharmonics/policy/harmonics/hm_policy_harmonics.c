@@ -1,11 +1,11 @@
 /*
  * hm_policy_harmonics.c - the two-tier Harmonics policy: the Global Coordinator
- * decides cross-rack jobs, then one Local Scheduler per rack decides the rest
- * (racks in parallel threads when cfg.threads > 1). The simulator and the Slurm
+ * decides cross-rack jobs, then one Local Scheduler per rack decides the rest,
+ * through cfg.racks (the rack leaders in the cluster) or in process (racks in
+ * parallel threads when cfg.threads > 1; hm_harmonics_tier.h). The simulator and the Slurm
  * coordinator run exactly this code through hm_policy_harmonics.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +13,7 @@
 #include "hm_harmonics_check.h"
 #include "hm_harmonics_global.h"
 #include "hm_harmonics_local.h"
+#include "hm_harmonics_tier.h"
 #include "hm_policy.h"
 
 typedef struct {
@@ -21,14 +22,6 @@ typedef struct {
 	hm_sim_eval_t *ev; /* the check's evaluator */
 	int ev_cap;
 } hstate_t;
-
-typedef struct {
-	hm_hmodel_t *m;
-	int next; /* next rack to take */
-	pthread_mutex_t lock;
-	hm_rc_t rc;
-	hm_err_t err;
-} rack_pool_t;
 
 static hm_rc_t h_create(const hm_policy_cfg_t *cfg, void **state, hm_err_t *err)
 {
@@ -55,72 +48,6 @@ static void h_destroy(void *state)
 	if (s)
 		hm_sim_eval_free(s->ev);
 	free(state);
-}
-
-static void *rack_worker(void *arg)
-{
-	rack_pool_t *p = arg;
-	hm_local_t *ls = hm_local_create(p->m);
-	hm_err_t err = {0};
-
-	for (;;) {
-		int r;
-		hm_rc_t rc;
-
-		pthread_mutex_lock(&p->lock);
-		r = p->rc == HM_OK && ls ? p->next++ : p->m->nracks;
-		if (!ls && p->rc == HM_OK) {
-			p->rc = hm_err_set(&p->err, HM_ERR_NOMEM, "harmonics: out of memory");
-		}
-		pthread_mutex_unlock(&p->lock);
-		if (r >= p->m->nracks)
-			break;
-		rc = hm_local_solve(ls, p->m, r, &err);
-		if (rc != HM_OK) {
-			pthread_mutex_lock(&p->lock);
-			if (p->rc == HM_OK) {
-				p->rc = rc;
-				p->err = err;
-			}
-			pthread_mutex_unlock(&p->lock);
-		}
-	}
-	hm_local_free(ls);
-	return NULL;
-}
-
-static hm_rc_t solve_racks(hm_hmodel_t *m, int threads, hm_err_t *err)
-{
-	rack_pool_t pool = {.m = m, .next = 0, .rc = HM_OK};
-	pthread_t tid[64];
-	int started = 0;
-
-	if (threads > 64)
-		threads = 64;
-	if (threads > m->nracks)
-		threads = m->nracks;
-	if (threads <= 1) {
-		hm_local_t *ls = hm_local_create(m);
-		hm_rc_t rc = HM_OK;
-		if (!ls)
-			return hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory");
-		for (int r = 0; r < m->nracks && rc == HM_OK; r++)
-			rc = hm_local_solve(ls, m, r, err);
-		hm_local_free(ls);
-		return rc;
-	}
-	pthread_mutex_init(&pool.lock, NULL);
-	for (int i = 0; i < threads; i++)
-		if (pthread_create(&tid[started], NULL, rack_worker, &pool) == 0)
-			started++;
-	if (started == 0)
-		rack_worker(&pool); /* no thread could start: do it here */
-	for (int i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
-	pthread_mutex_destroy(&pool.lock);
-	if (pool.rc != HM_OK && err)
-		*err = pool.err;
-	return pool.rc;
 }
 
 /*
@@ -181,6 +108,7 @@ static hm_rc_t h_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	hm_hcheck_cfg_t cc = {.max_jobs = HM_CHECK_MAX_JOBS,
 			      .max_events = HM_CHECK_MAX_EVENTS,
 			      .keep = HM_CHECK_KEEP};
+	hm_tier_stats_t ts = {0};
 	hm_rc_t rc = HM_OK;
 	int held = 0, cross = 0, changed = 0, *path0 = NULL;
 	hm_decision_t *plan = NULL;
@@ -201,7 +129,7 @@ static hm_rc_t h_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	if (rc == HM_OK)
 		rc = hm_global_solve(&m, err);
 	if (rc == HM_OK)
-		rc = solve_racks(&m, s->cfg.threads, err);
+		rc = hm_tier_round(&m, s->epoch + 1, s->cfg.racks, s->cfg.threads, &ts, err);
 	if (rc == HM_OK)
 		rc = hm_hmodel_classes(&m, err);
 	if (rc != HM_OK)
@@ -245,9 +173,10 @@ static hm_rc_t h_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 		ctx->jobs[i].dec = d;
 	}
 	snprintf(ctx->note, sizeof(ctx->note),
-		 "harmonics: %d jobs, %d cross-rack, %d holding slots, %d changed; check: %d "
-		 "components, %d replaced",
-		 ctx->njobs, cross, held, changed, cc.checked, cc.changed);
+		 "harmonics: %d jobs, %d cross-rack, %d holding slots, %d changed; racks: %d "
+		 "asked, %d answered (%d by leaders); check: %d components, %d replaced",
+		 ctx->njobs, cross, held, changed, ts.racks_asked, ts.racks_answered,
+		 ts.racks_by_leader, cc.checked, cc.changed);
 out:
 	if (rc != HM_OK && path0) /* nothing decided: the decisions in force stand */
 		for (int i = 0; i < ctx->njobs; i++)

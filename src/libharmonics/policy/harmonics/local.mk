@@ -5,6 +5,7 @@ src_libharmonics_policy_libhmpolicy_la_SOURCES += \
 	src/libharmonics/policy/harmonics/hm_harmonics_local.c src/libharmonics/policy/harmonics/hm_harmonics_local.h \
 	src/libharmonics/policy/harmonics/hm_harmonics_global.c src/libharmonics/policy/harmonics/hm_harmonics_global.h \
 	src/libharmonics/policy/harmonics/hm_harmonics_check.c src/libharmonics/policy/harmonics/hm_harmonics_check.h \
+	src/libharmonics/policy/harmonics/hm_harmonics_tier.c src/libharmonics/policy/harmonics/hm_harmonics_tier.h \
 	src/libharmonics/policy/harmonics/hm_policy_harmonics.c
 
 UNIT_TESTS += tests/unit/test_harmonics
