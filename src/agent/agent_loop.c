@@ -23,6 +23,7 @@
 #include "agent_conn.h"
 #include "agent_jobs.h"
 #include "config.h"
+#include "hm_harmonics_tier.h"
 #include "hm_hwnode.h"
 #include "hm_proto.h"
 
@@ -42,6 +43,7 @@ struct agent {
 	int node_fd;
 	agent_once_t node_once, beat_once, state_once;
 	agent_role_t role;                   /* the node's role in its rack, as last told */
+	unsigned long rack_solves;           /* rack rounds solved here as its leader */
 	int heartbeat_ms, valid_ms, lead_ms; /* the coordinator's, from the welcome */
 	int64_t next_beat_ms, next_cleanup_ms;
 	bool listed_here; /* an agent_assign arrived on this connection */
@@ -201,6 +203,45 @@ static bool on_assign(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
 	return true;
 }
 
+/*
+ * The coordinator asks this node, its rack's leader, to run the rack's Local
+ * Scheduler for one round: solve here, answer with the local jobs' decisions.
+ * A request that fails its checks is answered with no decisions (the
+ * coordinator then runs those jobs free at once rather than wait).
+ */
+static bool on_rack_round(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
+{
+	hm_aw_msg_t r;
+	hm_err_t err = {0};
+
+	if (a->conn.state != CONN_READY) {
+		agent_conn_fail(&a->conn, now_ms, false, HM_AGENT_LOG_ERROR,
+				"rack_round before agent_welcome");
+		return false;
+	}
+	memset(&r, 0, sizeof(r));
+	r.op = HM_AW_RACK_RESULT;
+	r.re = m->seq;
+	if (hm_tier_rack_solve(&m->round, &r.result, &err) != HM_OK) {
+		agent_log(&a->cfg.log, HM_AGENT_LOG_ERROR,
+			  "rack round %lu: %s: answered with no decisions", m->round.round,
+			  err.msg);
+		r.result.rack = m->round.rack;
+		r.result.round = m->round.round;
+	} else {
+		a->rack_solves++;
+		agent_log(&a->cfg.log,
+			  a->rack_solves == 1 ? HM_AGENT_LOG_INFO : HM_AGENT_LOG_VERBOSE,
+			  "rack %s: Local Scheduler round %lu solved here: %d jobs, %d local, "
+			  "%.2f ms (%lu rounds so far)",
+			  a->role.known ? a->role.last.rack : "?", m->round.round, m->round.njobs,
+			  r.result.ndec, r.result.solve_ms, a->rack_solves);
+	}
+	send_msg(a, &r, now_ms);
+	hm_aw_msg_free(&r);
+	return a->conn.fd >= 0;
+}
+
 static bool on_msg(void *arg, const hm_aw_msg_t *m)
 {
 	agent_t *a = arg;
@@ -211,6 +252,8 @@ static bool on_msg(void *arg, const hm_aw_msg_t *m)
 		return on_welcome(a, m, now_ms);
 	case HM_AW_ASSIGN:
 		return on_assign(a, m, now_ms);
+	case HM_AW_RACK_ROUND:
+		return on_rack_round(a, m, now_ms);
 	case HM_AW_ERROR:
 		agent_conn_fail(&a->conn, now_ms, false, HM_AGENT_LOG_ERROR, "error reply: %s%s%s",
 				m->error, m->code[0] ? " code " : "", m->code);

@@ -2,7 +2,9 @@
 # shared object the SPANK plugin loads in slurmd (harmonics-agent, the standalone
 # entry for tests, is in src/tools/local.mk).
 # It links the client side (hm_proto, hm_conf, munge, json-c), the node reader
-# (hwloc) and the pace report reader: never the engine, policies or simulator.
+# (hwloc), the pace report reader and, for a rack's leader, the Local Scheduler
+# (hm_harmonics_tier from libhmpolicy, which libtool takes whole into the
+# shared object); never the coordinator's engine.
 
 # Contract B (docs/protocol.md): records <-> JSON through libhmfields' field
 # tables (hm_fields). The coordinator's server links it too.
@@ -16,8 +18,10 @@ src_agent_libhmagentwire_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 AGENT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/agent -I$(top_srcdir)/src/coordinator \
 	-I$(top_srcdir)/src/pace
 AGENT_LIBS = src/agent/libhmagent.la src/agent/libhmagentwire.la \
-	src/pace/libharmonics-pace-report.la $(HM_TOPO_HWLOC_LIBS) src/libharmonics/topo/libhmtopo.la \
-	$(HMCLIENT_LIBS) $(HWLOC_LIBS)
+	src/pace/libharmonics-pace-report.la $(HM_TOPO_HWLOC_LIBS) \
+	src/libharmonics/policy/libhmpolicy.la src/libharmonics/placement/libhmplace.la \
+	src/libharmonics/workload/libhmworkload.la src/libharmonics/topo/libhmtopo.la \
+	$(HMCLIENT_LIBS) $(HWLOC_LIBS) -lm
 
 # The agent (Slurm-free). pace_assign.c is the runtime's parser of assign files:
 # the agent checks every file it writes with it.

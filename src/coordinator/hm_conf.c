@@ -47,6 +47,8 @@ typedef enum {
 	K_LOG_LEVEL,
 	K_STATE_FILE,
 	K_ADMIN_COMMENT_MAX,
+	K_RACK_SOLVE,
+	K_RACK_TIMEOUT,
 	K__COUNT
 } conf_key_t;
 
@@ -78,11 +80,13 @@ static const char *const key_names[K__COUNT] = {
     [K_LOG_LEVEL] = "LogLevel",
     [K_STATE_FILE] = "StateFile",
     [K_ADMIN_COMMENT_MAX] = "AdminCommentMaxBytes",
+    [K_RACK_SOLVE] = "RackSolve",
+    [K_RACK_TIMEOUT] = "RackTimeout",
 };
 
 static const char *accepted_keys(void)
 {
-	static char buf[512];
+	static char buf[1024];
 
 	if (!buf[0]) {
 		for (int k = 0; k < K__COUNT; k++) {
@@ -119,6 +123,8 @@ void hm_conf_defaults(hm_conf_t *conf)
 	conf->fail_open = true;
 	conf->log_level = HM_LOG_INFO;
 	conf->admin_comment_max_bytes = 512;
+	conf->rack_solve_leaders = true;
+	conf->rack_timeout_ms = 1000;
 }
 
 /* Copy a string value into a fixed field, refusing what does not fit. */
@@ -331,6 +337,16 @@ static hm_rc_t set_key(hm_conf_t *c, conf_key_t k, const char *val, hm_err_t *er
 		rc = hm_parse_long(val, 64, 4096, &l, key, err);
 		if (rc == HM_OK)
 			c->admin_comment_max_bytes = (size_t)l;
+		break;
+	case K_RACK_SOLVE:
+		if (strcmp(val, "leaders") == 0 || strcmp(val, "coordinator") == 0)
+			c->rack_solve_leaders = val[0] == 'l';
+		else
+			rc = hm_err_set(err, HM_ERR_INVAL,
+					"RackSolve=%.60s is not accepted (leaders, coordinator)", val);
+		break;
+	case K_RACK_TIMEOUT:
+		rc = set_ms(&c->rack_timeout_ms, val, 0.01, 60, key, err);
 		break;
 	default:
 		rc = hm_err_set(err, HM_ERR_INVAL, "internal: key %d", (int)k);
@@ -554,12 +570,14 @@ void hm_conf_format(const hm_conf_t *c, char *buf, size_t len)
 		 "UplinkSpeed=%gGbps\nListenAddress=%s\nListenPort=%d\nCoordinatorHost=%s\n"
 		 "RequestTimeout=%dms\nConnectionTimeout=%dms\nMaxMessageSize=%d\nRunDir=%s\n"
 		 "HeartbeatInterval=%dms\nAgentValidity=%dms\nUpdateLead=%dms\nFailOpen=%s\n"
-		 "LogLevel=%s\nStateFile=%s\nAdminCommentMaxBytes=%zu\n",
+		 "LogLevel=%s\nStateFile=%s\nAdminCommentMaxBytes=%zu\nRackSolve=%s\n"
+		 "RackTimeout=%dms\n",
 		 c->policy, c->default_mode, c->default_profile, c->epoch_s, c->prio_levels,
 		 c->reserved_levels, c->decision_budget_s, c->guard_s, c->valid_s, c->topology,
 		 c->gpus_per_node, c->nic_bps / 1e9, c->uplink_bps / 1e9, c->listen_addr,
 		 c->listen_port, c->coordinator_host, c->request_timeout_ms, c->conn_timeout_ms,
 		 c->max_message_bytes, c->run_dir, c->heartbeat_ms, c->agent_valid_ms,
 		 c->update_lead_ms, c->fail_open ? "yes" : "no", hm_log_level_name(c->log_level),
-		 c->state_file, c->admin_comment_max_bytes);
+		 c->state_file, c->admin_comment_max_bytes,
+		 c->rack_solve_leaders ? "leaders" : "coordinator", c->rack_timeout_ms);
 }

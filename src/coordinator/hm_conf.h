@@ -89,6 +89,10 @@ typedef struct {
 					      slurm.conf's StateSaveLocation (set by the sched
 					      plugin); tools leave it empty = no state file */
 	size_t admin_comment_max_bytes;    /* AdminCommentMaxBytes=: 64..4096, default 512 */
+	bool rack_solve_leaders; /* RackSolve=leaders (default): the racks' leaders solve them;
+				    coordinator: slurmctld does (as racks without a leader) */
+	int rack_timeout_ms;     /* RackTimeout=: how long a round waits for the leaders'
+				    replies, 10 ms..60 s, default 1 s */
 
 	/* Where it was loaded from ("" for defaults). */
 	char source[HM_CONF_PATH_MAX];

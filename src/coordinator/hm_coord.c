@@ -16,8 +16,8 @@
 #include "hm_spec.h"
 
 /* harmonics.conf -> a policy's configuration: the one place that maps them. */
-static hm_rc_t policy_create(const hm_conf_t *conf, const hm_policy_ops_t *p, void **state,
-			     hm_err_t *err)
+static hm_rc_t policy_create(const hm_conf_t *conf, const hm_policy_ops_t *p,
+			     const hm_rack_transport_t *racks, void **state, hm_err_t *err)
 {
 	hm_policy_cfg_t cfg;
 	hm_rc_t rc;
@@ -30,6 +30,7 @@ static hm_rc_t policy_create(const hm_conf_t *conf, const hm_policy_ops_t *p, vo
 	cfg.budget_s = conf->decision_budget_s;
 	if (conf->guard_s > 0) /* 0: the policy's own default */
 		cfg.guard_s = conf->guard_s;
+	cfg.racks = racks;
 	if (p->create && (rc = p->create(&cfg, state, err)) != HM_OK) {
 		hm_err_prefix(err, "policy %s", p->name);
 		return rc;
@@ -37,8 +38,8 @@ static hm_rc_t policy_create(const hm_conf_t *conf, const hm_policy_ops_t *p, vo
 	return HM_OK;
 }
 
-static hm_rc_t policy_open(const hm_conf_t *conf, const hm_policy_ops_t **pol, void **state,
-			   hm_err_t *err)
+static hm_rc_t policy_open(const hm_conf_t *conf, const hm_rack_transport_t *racks,
+			   const hm_policy_ops_t **pol, void **state, hm_err_t *err)
 {
 	const hm_policy_ops_t *p = hm_policy_find(conf->policy);
 	hm_rc_t rc;
@@ -47,7 +48,7 @@ static hm_rc_t policy_open(const hm_conf_t *conf, const hm_policy_ops_t **pol, v
 	if (!p)
 		return hm_err_set(err, HM_ERR_NOTFOUND, "Policy=%s is not available (accepted: %s)",
 				  conf->policy, hm_policy_names());
-	if ((rc = policy_create(conf, p, state, err)) != HM_OK)
+	if ((rc = policy_create(conf, p, racks, state, err)) != HM_OK)
 		return rc;
 	*pol = p;
 	return HM_OK;
@@ -75,7 +76,8 @@ hm_rc_t hm_coord_create(const hm_conf_t *conf, hm_topo_t *topo, hm_coord_t **out
 		goto out;
 	}
 	c->conf = *conf;
-	if ((rc = policy_open(conf, &c->pol, &c->pol_state, err)) != HM_OK)
+	hm_coord_tier_init(c);
+	if ((rc = policy_open(conf, &c->rack_tr, &c->pol, &c->pol_state, err)) != HM_OK)
 		goto out_free;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_condattr_init(&ca);
@@ -95,6 +97,7 @@ hm_rc_t hm_coord_create(const hm_conf_t *conf, hm_topo_t *topo, hm_coord_t **out
 	*out = c;
 	goto out;
 out_free:
+	hm_coord_tier_fini(c);
 	free(c);
 out:
 	hm_topo_free(topo);
@@ -131,6 +134,7 @@ void hm_coord_destroy(hm_coord_t *c)
 	pthread_cond_destroy(&c->cv_job);
 	pthread_cond_destroy(&c->cv_work);
 	pthread_mutex_destroy(&c->mu);
+	hm_coord_tier_fini(c);
 	free(c);
 }
 
@@ -284,11 +288,11 @@ hm_rc_t hm_coord_reconfigure(hm_coord_t *c, const hm_conf_t *conf, hm_topo_t *to
 	void *state = NULL;
 	hm_rc_t rc;
 
-	if ((rc = policy_open(conf, &pol, &state, err)) != HM_OK) {
+	if ((rc = policy_open(conf, &c->rack_tr, &pol, &state, err)) != HM_OK) {
 		hm_topo_free(topo);
 		return rc;
 	}
-	pthread_mutex_lock(&c->mu);
+	hm_coord_lock_mut(c);
 	policy_close(c->pol, c->pol_state);
 	c->pol = pol;
 	c->pol_state = state;
@@ -317,9 +321,9 @@ hm_rc_t hm_coord_set_policy_ops(hm_coord_t *c, const hm_policy_ops_t *ops, hm_er
 	void *state = NULL;
 	hm_rc_t rc;
 
-	if ((rc = policy_create(&c->conf, ops, &state, err)) != HM_OK)
+	if ((rc = policy_create(&c->conf, ops, &c->rack_tr, &state, err)) != HM_OK)
 		return rc;
-	pthread_mutex_lock(&c->mu);
+	hm_coord_lock_mut(c);
 	policy_close(c->pol, c->pol_state);
 	c->pol = ops;
 	c->pol_state = state;
@@ -367,7 +371,7 @@ hm_rc_t hm_coord_job_upsert(hm_coord_t *c, const hm_coord_job_info_t *info, hm_e
 	snprintf(mode, sizeof(mode), "%s", info_mode(c, info));
 	for (char *p = mode; *p; p++)
 		*p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
-	pthread_mutex_lock(&c->mu);
+	hm_coord_lock_mut(c);
 	j = hm_coord_find(c, info->job_id);
 	if (j && strcmp(j->nodes, info->nodes) == 0 && strcmp(j->mode, mode) == 0 &&
 	    strcmp(j->profile_spec, profile) == 0 && j->gpus_per_node == info->gpus_per_node &&
@@ -411,7 +415,7 @@ hm_rc_t hm_coord_job_remove(hm_coord_t *c, uint32_t job_id)
 	hm_cjob_t *j;
 	hm_rc_t rc = HM_OK;
 
-	pthread_mutex_lock(&c->mu);
+	hm_coord_lock_mut(c);
 	if (!(j = hm_coord_find(c, job_id))) {
 		rc = HM_ERR_NOTFOUND;
 		goto out;
@@ -459,7 +463,7 @@ hm_rc_t hm_coord_job_measure(hm_coord_t *c, uint32_t job_id, const hm_coord_meas
 		return hm_err_set(err, HM_ERR_RANGE,
 				  "job %u: measured values must be finite, >= 0, iter_s < 1 day",
 				  job_id);
-	pthread_mutex_lock(&c->mu);
+	hm_coord_lock_mut(c);
 	if (!(j = hm_coord_find(c, job_id))) {
 		rc = hm_err_set(err, HM_ERR_NOTFOUND, "job %u is not running", job_id);
 		goto out;
@@ -594,7 +598,7 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 	hm_rc_t rc = HM_OK;
 
 	*changed = false;
-	pthread_mutex_lock(&c->mu);
+	hm_coord_lock_mut(c);
 	for (int i = 0; i < c->njobs; i++)
 		released += release_deferred(c, &c->jobs[i], (int64_t)llround(now_s * 1e6));
 	epoch_due = c->conf.epoch_s > 0 && c->pol->uses_epochs &&

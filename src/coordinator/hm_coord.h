@@ -102,8 +102,11 @@ typedef struct {
 	char state[8];            /* "up" (led), "lost" (no leader now, one before), "none" */
 	unsigned long term;       /* leaders elected in this rack since the coordinator started */
 	double leader_since_s;    /* when the current leader was elected, -1 = none */
-	long last_epoch;          /* engine epoch after the last round that solved it, -1 none */
-	double solve_ms;          /* that round's time on this rack's solve, -1 = not measured */
+	long last_epoch;          /* rack round that last got its decisions, -1 none */
+	double solve_ms;          /* that round's Local Scheduler time where it ran, -1 none */
+	char solver[12];          /* who solved that round: "leader", "coordinator", "" none */
+	unsigned long leader_solves, coord_solves; /* rounds solved on its leader / in slurmctld */
+	unsigned long silent;     /* rounds its leader did not answer (local jobs ran free) */
 } hm_coord_rack_view_t;
 
 /*

@@ -8,6 +8,7 @@
 #include "hm_coord_nodes.h"
 #include "hm_hwnode.h"
 #include "hm_policy.h"
+#include "hm_rack_msg.h"
 
 typedef struct {
 	/* What Slurm said (compared on upsert). */
@@ -67,13 +68,41 @@ typedef struct {
 	unsigned long gen; /* c->gen when something of its jobs' assignments last changed */
 } hm_cnode_t;
 
-/* A rack's leader election (hm_coord_leaders.c). */
+enum { HM_RACK_BY_NONE, HM_RACK_BY_LEADER, HM_RACK_BY_COORD };
+
+/* A rack's leader election (hm_coord_leaders.c) and its rounds (hm_coord_tier.c). */
 typedef struct {
 	int leader;         /* host index of the leading agent, -1 none */
 	bool had_leader;    /* a leader was elected once ("lost" rather than "none") */
 	unsigned long term; /* leaders elected in this rack since the coordinator started */
 	double since_s;     /* when the current leader (or the lack of one) began */
+	/* Rounds: who solved it last, how long that took where it ran, counters. */
+	int solver;             /* HM_RACK_BY_* of the last answered round */
+	long last_round;        /* rack round that last got its decisions, 0 = none */
+	double solve_ms;        /* that round's Local Scheduler time */
+	unsigned long leader_solves, coord_solves, silent;
+	int round_jobs, round_cross; /* jobs (cross-rack ones) of its last request */
 } hm_crack_t;
+
+/* One rack's request in the round in flight. */
+enum { HM_SLOT_HERE, HM_SLOT_WAITING, HM_SLOT_SENT, HM_SLOT_DONE, HM_SLOT_FAILED };
+typedef struct {
+	int state;                /* HM_SLOT_* */
+	char node[HM_NAME_MAX];   /* the leader asked */
+} hm_tier_slot_t;
+
+/* The round with the leaders: its own mutex (the server delivers without c->mu). */
+typedef struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;    /* pending reached 0 */
+	unsigned long round;  /* rounds so far; the open one while n > 0 */
+	int n, cap, pending;
+	const hm_rack_req_t *reqs; /* the open round's, borrowed from the policy */
+	hm_rack_rep_t *reps;
+	hm_tier_slot_t *slot; /* [cap] */
+	void (*send)(void *arg); /* the server: requests are waiting */
+	void *send_arg;
+} hm_tier_box_t;
 
 struct hm_coord {
 	pthread_mutex_t mu;
@@ -101,10 +130,24 @@ struct hm_coord {
 	void *notify_arg;
 
 	hm_crack_t *racks; /* [topo->nracks] */
+	hm_tier_box_t tier;
+	hm_rack_transport_t rack_tr; /* the policy's way to the racks (hm_coord_exchange) */
+	bool deciding;               /* mutex released while the leaders solve: no changes */
+	pthread_cond_t cv_idle;      /* deciding went false */
 	/* Hosts of each rack in name order (hm_hostname_cmp): rack r's are
 	   rack_hosts[rack_first[r] .. rack_first[r + 1] - 1]. */
 	int *rack_hosts, *rack_first;
 };
+
+/* Lock mu for a change of jobs, nodes or configuration: waits out a rack round. */
+void hm_coord_lock_mut(hm_coord_t *c);
+hm_rc_t hm_coord_tier_init(hm_coord_t *c);
+void hm_coord_tier_fini(hm_coord_t *c);
+/* The rack transport's exchange (hm_rack_msg.h): caller holds mu (the policy's call). */
+hm_rc_t hm_coord_exchange(void *arg, const hm_rack_req_t *reqs, hm_rack_rep_t *reps, int n,
+			  hm_err_t *err);
+/* Name of rack r ("" when the topology has none). */
+const char *hm_coord_rack_name(const hm_coord_t *c, int r);
 
 /* Bump the change counter for every node of j (caller holds mu). */
 void hm_coord_touch_nodes(hm_coord_t *c, const hm_cjob_t *j);

@@ -70,6 +70,11 @@ static const hm_field_t rack_view_fields[] = {
     HM_FIELD_FL(hm_coord_rack_view_t, leader_since_s, "leader_since_s", HM_F_DBL, HM_F_NULL),
     HM_FIELD_FL(hm_coord_rack_view_t, last_epoch, "last_epoch", HM_F_LONG, HM_F_NULL),
     HM_FIELD_FL(hm_coord_rack_view_t, solve_ms, "solve_ms", HM_F_DBL, HM_F_NULL),
+    /* Who solved that round (null: no round yet), and the counts of each kind. */
+    HM_FIELD_FL(hm_coord_rack_view_t, solver, "solver", HM_F_STR, HM_F_NULL),
+    HM_FIELD(hm_coord_rack_view_t, leader_solves, "leader_solves", HM_F_ULONG),
+    HM_FIELD(hm_coord_rack_view_t, coord_solves, "coordinator_solves", HM_F_ULONG),
+    HM_FIELD(hm_coord_rack_view_t, silent, "silent_rounds", HM_F_ULONG),
 };
 
 json_object *hm_json_job_view(const hm_coord_job_view_t *v)

@@ -34,6 +34,11 @@ static const char *rack_name(const hm_topo_t *t, int r)
 	return sw >= 0 && sw < t->nswitches ? t->switches[sw].name : "";
 }
 
+const char *hm_coord_rack_name(const hm_coord_t *c, int r)
+{
+	return rack_name(c->topo, r);
+}
+
 void hm_coord_racks_free(hm_coord_t *c)
 {
 	free(c->racks);
@@ -197,6 +202,8 @@ void hm_coord_rack_leader_view(const hm_coord_t *c, int r, hm_coord_rack_view_t 
 	const hm_crack_t *k = c->racks ? &c->racks[r] : NULL;
 
 	v->leader_since_s = -1;
+	v->last_epoch = -1;
+	v->solve_ms = -1;
 	snprintf(v->state, sizeof(v->state), "%s",
 		 k && k->leader >= 0  ? "up"
 		 : k && k->had_leader ? "lost"
@@ -208,4 +215,16 @@ void hm_coord_rack_leader_view(const hm_coord_t *c, int r, hm_coord_rack_view_t 
 		v->leader_since_s = k->since_s;
 	}
 	v->term = k->term;
+	/* Its rounds (hm_coord_tier.c): only racks with contending local jobs get one. */
+	if (k->last_round > 0) {
+		v->last_epoch = k->last_round;
+		v->solve_ms = k->solve_ms;
+	}
+	snprintf(v->solver, sizeof(v->solver), "%s",
+		 k->solver == HM_RACK_BY_LEADER  ? "leader"
+		 : k->solver == HM_RACK_BY_COORD ? "coordinator"
+						 : "");
+	v->leader_solves = k->leader_solves;
+	v->coord_solves = k->coord_solves;
+	v->silent = k->silent;
 }

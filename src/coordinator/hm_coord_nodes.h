@@ -83,6 +83,29 @@ bool hm_coord_node_rack(hm_coord_t *c, const char *node, hm_aw_rack_t *out);
 /* Re-elect every rack at now_s (leaders silent past AgentValidity give way). */
 void hm_coord_leaders_check(hm_coord_t *c, double now_s);
 
+/*
+ * Rack rounds (hm_coord_tier.c, docs/protocol.md rack_round/rack_result):
+ * the server carries the requests of racks with a leader to the leader's
+ * connection and the replies back. None of these takes the engine's mutex
+ * (the round waits for them with it released).
+ *
+ * set_rack_sender: send(arg) is called when requests are waiting (it must
+ * only wake the server). tier_take: the next waiting request: its index, the
+ * leader's node and the round (-1 when none). tier_fail: it could not be
+ * sent. tier_node_gone: the node's connection closed (its requests fail).
+ * tier_encode: the request as a rack_round message with seq (HM_ERR_NOTFOUND
+ * when its round is over). tier_result: a leader's reply; taken (moved from
+ * rep) when it answers an open request of that node, else false (late,
+ * unasked: the caller drops it).
+ */
+void hm_coord_set_rack_sender(hm_coord_t *c, void (*send)(void *arg), void *arg);
+int hm_coord_tier_take(hm_coord_t *c, char *node, size_t len, unsigned long *round);
+void hm_coord_tier_fail(hm_coord_t *c, int idx, unsigned long round);
+void hm_coord_tier_node_gone(hm_coord_t *c, const char *node);
+hm_rc_t hm_coord_tier_encode(hm_coord_t *c, int idx, unsigned long round, int64_t seq,
+			     char **json, hm_err_t *err);
+bool hm_coord_tier_result(hm_coord_t *c, const char *node, hm_rack_rep_t *rep);
+
 /* Node agents table, sorted by name: malloc'd array of *n (caller frees). */
 hm_rc_t hm_coord_nodes(hm_coord_t *c, hm_coord_node_view_t **out, int *n);
 

@@ -143,11 +143,6 @@ hm_rc_t hm_coord_racks(hm_coord_t *c, hm_coord_rack_view_t **out, int *n)
 		snprintf(v->name, sizeof(v->name), "%s",
 			 sw >= 0 && sw < t->nswitches ? t->switches[sw].name : "?");
 		hm_coord_rack_leader_view(c, r, v);
-		/* Every round solves every rack (the policy's Local Scheduler per rack
-		   runs inside its decide): the round's epoch is each rack's, and the
-		   policy does not time its racks one by one. */
-		v->last_epoch = c->last_decide_s > 0 ? (long)c->epoch : -1;
-		v->solve_ms = -1;
 		for (int h = 0; h < t->nhosts; h++)
 			if (t->hosts[h].rack == r) {
 				v->nhosts++;

@@ -49,6 +49,8 @@ typedef struct {
 	bool busy;        /* a task of it is with a worker */
 	bool closing;     /* close once its frames are sent */
 	bool push_wanted; /* the node's assignments changed while it was busy */
+	int rack_idx;     /* a rack_round waiting for it to be free, -1 none */
+	unsigned long rack_round;
 	hm_srv_session_t ses;
 	/* A parked register: authenticated text, retried on decisions until its deadline. */
 	char *park_text;
@@ -61,7 +63,7 @@ struct hm_server {
 	hm_conf_t conf;
 	uint32_t slurm_uid;
 	int lfd;
-	int wake[2]; /* pipe: 'x' stop, 'r' results, 'n' decisions changed */
+	int wake[2]; /* pipe: 'x' stop, 'r' results, 'n' decisions changed, 'k' rack round */
 	int port;
 	pthread_t io, workers[SRV_WORKERS];
 	int nworkers;
@@ -72,6 +74,7 @@ struct hm_server {
 	hm_srv_task_t *todo, *todo_tail, *done, *done_tail;
 	bool stop;
 	bool notified; /* set by the engine's notify, read by the I/O thread */
+	bool racks_wanted; /* a rack round has requests to send */
 
 	/* I/O thread only. */
 	conn_t *conns[SRV_MAX_CONNS];
@@ -115,6 +118,17 @@ static void on_notify(void *arg)
 	s->notified = true;
 	pthread_mutex_unlock(&s->mu);
 	poke(s, 'n');
+}
+
+/* A rack round has requests for leaders (the engine's mutex is released). */
+static void on_rack_round(void *arg)
+{
+	hm_server_t *s = arg;
+
+	pthread_mutex_lock(&s->mu);
+	s->racks_wanted = true;
+	pthread_mutex_unlock(&s->mu);
+	poke(s, 'k');
 }
 
 /* ---- workers ------------------------------------------------------------------- */
@@ -187,6 +201,11 @@ static void submit(hm_server_t *s, conn_t *c, hm_srv_task_kind_t kind, char *dat
 	t->data = data;
 	t->ses = c->ses;
 	snprintf(t->peer, sizeof(t->peer), "%s", c->peer);
+	if (kind == HM_TASK_RACK) {
+		t->rack_idx = c->rack_idx;
+		t->rack_round = c->rack_round;
+		c->rack_idx = -1;
+	}
 	if (kind == HM_TASK_DECODED) {
 		t->uid = c->park_uid;
 		t->gid = c->park_gid;
@@ -225,6 +244,10 @@ static void conn_drop(hm_server_t *s, int i)
 			 strcmp(s->conns[k]->ses.node, c->ses.node) == 0;
 	if (c->ses.agent && !other)
 		hm_coord_node_lost(s->coord, c->ses.node, hm_real_s());
+	if (c->ses.agent)
+		hm_coord_tier_node_gone(s->coord, c->ses.node);
+	if (c->rack_idx >= 0)
+		hm_coord_tier_fail(s->coord, c->rack_idx, c->rack_round);
 	close(c->fd);
 	free(c->rbuf);
 	free(c->park_text);
@@ -384,6 +407,7 @@ static void accept_all(hm_server_t *s)
 		}
 		c->id = ++s->next_id;
 		c->fd = fd;
+		c->rack_idx = -1;
 		c->deadline_ms = hm_mono_ms() + s->conf.conn_timeout_ms;
 		snprintf(c->peer, sizeof(c->peer), "%s:%u", inet_ntoa(sa.sin_addr),
 			 ntohs(sa.sin_port));
@@ -440,6 +464,31 @@ static void run_parked(hm_server_t *s, bool all)
 	}
 }
 
+/* Hand each waiting rack_round to its leader's connection (sent when it is free). */
+static void send_rack_rounds(hm_server_t *s)
+{
+	char node[HM_AW_NODE_MAX];
+	unsigned long round;
+	int idx;
+
+	while ((idx = hm_coord_tier_take(s->coord, node, sizeof(node), &round)) >= 0) {
+		conn_t *c = NULL;
+
+		for (int i = 0; i < s->nconns && !c; i++)
+			if (s->conns[i]->ses.agent && !s->conns[i]->closing &&
+			    strcmp(s->conns[i]->ses.node, node) == 0)
+				c = s->conns[i];
+		if (!c || c->rack_idx >= 0) {
+			hm_coord_tier_fail(s->coord, idx, round);
+			continue;
+		}
+		c->rack_idx = idx;
+		c->rack_round = round;
+		if (!c->busy)
+			submit(s, c, HM_TASK_RACK, NULL);
+	}
+}
+
 /* Push to every agent whose node's assignments changed since it was last told. */
 static void push_changed(hm_server_t *s)
 {
@@ -470,7 +519,7 @@ static void *io_main(void *arg)
 		int64_t now = hm_mono_ms(), next = -1;
 		int timeout_ms = -1, nfd = 2, rc;
 		hm_srv_task_t *done;
-		bool notified;
+		bool notified, racks;
 		char buf[64];
 
 		pfd[0] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
@@ -508,6 +557,8 @@ static void *io_main(void *arg)
 		s->done = s->done_tail = NULL;
 		notified = s->notified;
 		s->notified = false;
+		racks = s->racks_wanted;
+		s->racks_wanted = false;
 		pthread_mutex_unlock(&s->mu);
 		while (done) {
 			hm_srv_task_t *t = done;
@@ -554,6 +605,8 @@ static void *io_main(void *arg)
 				conn_drop(s, i);
 			else if (drop)
 				c->closing = true; /* its task returns to a closed connection */
+			else if (!c->busy && c->rack_idx >= 0)
+				submit(s, c, HM_TASK_RACK, NULL);
 			else if (!c->busy && c->push_wanted) {
 				c->push_wanted = false;
 				/* Not when the frame it was busy with was answered with it. */
@@ -561,6 +614,8 @@ static void *io_main(void *arg)
 					submit(s, c, HM_TASK_PUSH, NULL);
 			}
 		}
+		if (racks)
+			send_rack_rounds(s);
 		if (notified) {
 			push_changed(s);
 			run_parked(s, true);
@@ -628,6 +683,7 @@ hm_rc_t hm_server_start(hm_coord_t *coord, const hm_conf_t *conf, uint32_t slurm
 	}
 	s->io_started = true;
 	hm_coord_set_notify(coord, on_notify, s);
+	hm_coord_set_rack_sender(coord, on_rack_round, s);
 	hm_log(HM_LOG_INFO, "listening on %s:%d (SlurmUser uid %u, %d workers)", conf->listen_addr,
 	       s->port, slurm_user_uid, SRV_WORKERS);
 	*out = s;
@@ -649,6 +705,7 @@ void hm_server_stop(hm_server_t *s)
 		return;
 	if (s->io_started) {
 		hm_coord_set_notify(s->coord, NULL, NULL);
+		hm_coord_set_rack_sender(s->coord, NULL, NULL);
 		poke(s, 'x');
 		pthread_join(s->io, NULL);
 	}

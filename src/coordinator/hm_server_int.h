@@ -30,6 +30,7 @@ typedef enum {
 	HM_TASK_DECODED, /* a parked request, already authenticated: uid and text */
 	HM_TASK_PUSH,    /* an unsolicited agent_assign to the session's node */
 	HM_TASK_REFUSE,  /* a frame refused before reading it (data: why): answer, close */
+	HM_TASK_RACK,    /* a rack_round to the session's node, a rack leader */
 } hm_srv_task_kind_t;
 
 typedef struct hm_srv_task {
@@ -39,6 +40,8 @@ typedef struct hm_srv_task {
 	char *data;        /* FRAME: credential; DECODED: JSON text (owned) */
 	uint32_t uid, gid; /* DECODED */
 	bool final;        /* DECODED: its wait is over, answer whatever the engine says */
+	int rack_idx;      /* RACK: the request of the round (hm_coord_tier_take) */
+	unsigned long rack_round;
 	char peer[64];
 	hm_srv_session_t ses;
 	/* Out. */

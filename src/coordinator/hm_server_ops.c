@@ -374,6 +374,35 @@ static void agent_beat(hm_server_t *s, hm_srv_task_t *t, const hm_aw_msg_t *m)
 	emit_assign(s, t, m->seq);
 }
 
+/* A rack_round for the session's node, its rack's leader (hm_coord_tier_take). */
+static void rack_round(hm_server_t *s, hm_srv_task_t *t)
+{
+	hm_err_t e = {0};
+	char *json = NULL;
+	int nout = t->nout;
+
+	if (hm_coord_tier_encode(hm_srv_coord(s), t->rack_idx, t->rack_round, t->ses.out_seq + 1,
+				 &json, &e) == HM_OK) {
+		t->ses.out_seq++;
+		emit(t, json, t->ses.agent_uid);
+	} else if (e.rc != HM_ERR_NOTFOUND) { /* NOTFOUND: the round is over, nothing to send */
+		hm_log(HM_LOG_ERROR, "rack round to %s: %s", t->ses.node, e.msg);
+	}
+	if (t->nout == nout)
+		hm_coord_tier_fail(hm_srv_coord(s), t->rack_idx, t->rack_round);
+	free(json);
+}
+
+/* A leader's rack_result: into the open round, or dropped (late or unasked). */
+static void rack_result(hm_server_t *s, hm_srv_task_t *t, hm_aw_msg_t *m)
+{
+	t->ses.in_seq = m->seq;
+	if (!hm_coord_tier_result(hm_srv_coord(s), t->ses.node, &m->result))
+		hm_log(HM_LOG_VERBOSE, "agent %s: rack_result for rack %d round %lu dropped: no such "
+		       "request open (late, or not asked of it)", t->ses.node, m->result.rack,
+		       m->result.round);
+}
+
 /* A frame from a node agent (or a hello that makes one): text is authenticated. */
 static void agent_frame(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, const char *text)
 {
@@ -399,6 +428,8 @@ static void agent_frame(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, const ch
 		agent_hello(s, t, uid, &m);
 	else if (m.op == HM_AW_BEAT && t->ses.agent && uid == t->ses.agent_uid)
 		agent_beat(s, t, &m);
+	else if (m.op == HM_AW_RACK_RESULT && t->ses.agent && uid == t->ses.agent_uid)
+		rack_result(s, t, &m);
 	else
 		agent_error(t, uid, m.seq, "proto", "%s is not expected %s", hm_aw_op_name(m.op),
 			    t->ses.agent ? "after agent_hello" : "before agent_hello");
@@ -476,6 +507,9 @@ void hm_srv_run_task(hm_server_t *s, hm_srv_task_t *t)
 	switch (t->kind) {
 	case HM_TASK_PUSH:
 		emit_assign(s, t, 0);
+		break;
+	case HM_TASK_RACK:
+		rack_round(s, t);
 		break;
 	case HM_TASK_DECODED:
 		handle(s, t, t->uid, t->gid, data);

@@ -49,6 +49,7 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_coord_comment.c \
 	src/coordinator/hm_coord_int.h \
 	src/coordinator/hm_coord_leaders.c \
+	src/coordinator/hm_coord_tier.c \
 	src/coordinator/hm_coord_live.c \
 	src/coordinator/hm_coord_nodes.c src/coordinator/hm_coord_nodes.h \
 	src/coordinator/hm_coord_state.c \

@@ -128,9 +128,9 @@ static void print_racks(json_object *r, FILE *out)
 	json_object *arr;
 	int n = array_member(r, "racks", &arr);
 
-	fprintf(out, "%-5s %-16s %-12s %-5s %4s %5s %5s %5s %6s %6s %5s %8s\n", "RACK", "SWITCH",
-		"LEADER", "STATE", "TERM", "HOSTS", "GPUS", "JOBS", "CROSS", "LOAD", "EPOCH",
-		"SOLVE_MS");
+	fprintf(out, "%-5s %-16s %-12s %-5s %4s %5s %5s %5s %6s %6s %5s %8s %-11s %7s %7s\n",
+		"RACK", "SWITCH", "LEADER", "STATE", "TERM", "HOSTS", "GPUS", "JOBS", "CROSS", "LOAD",
+		"EPOCH", "SOLVE_MS", "SOLVER", "SOLVES", "SILENT");
 	for (int i = 0; i < n; i++) {
 		hm_coord_rack_view_t v;
 		char epoch[24] = "-", solve[24] = "-";
@@ -140,9 +140,12 @@ static void print_racks(json_object *r, FILE *out)
 			snprintf(epoch, sizeof(epoch), "%ld", v.last_epoch);
 		if (v.solve_ms >= 0)
 			snprintf(solve, sizeof(solve), "%.1f", v.solve_ms);
-		fprintf(out, "%-5d %-16.16s %-12.12s %-5.5s %4lu %5d %5d %5d %6d %5.0f%% %5s %8s\n",
+		fprintf(out,
+			"%-5d %-16.16s %-12.12s %-5.5s %4lu %5d %5d %5d %6d %5.0f%% %5s %8s %-11s "
+			"%7lu %7lu\n",
 			v.rack, v.name, v.leader[0] ? v.leader : "-", v.state[0] ? v.state : "-",
-			v.term, v.nhosts, v.ngpus, v.njobs, v.ncross, v.load * 100, epoch, solve);
+			v.term, v.nhosts, v.ngpus, v.njobs, v.ncross, v.load * 100, epoch, solve,
+			v.solver[0] ? v.solver : "-", v.leader_solves + v.coord_solves, v.silent);
 	}
 }
 

@@ -10,3 +10,5 @@ src_libharmonics_policy_libhmpolicy_la_SOURCES += \
 
 UNIT_TESTS += tests/unit/test_harmonics
 tests_unit_test_harmonics_SOURCES = tests/unit/test_harmonics.c tests/unit/policies_fixture.h
+UNIT_TESTS += tests/unit/test_tier
+tests_unit_test_tier_SOURCES = tests/unit/test_tier.c tests/unit/policies_fixture.h
