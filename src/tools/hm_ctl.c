@@ -139,7 +139,7 @@ static void print_racks(json_object *r, FILE *out)
 		if (v.last_epoch >= 0)
 			snprintf(epoch, sizeof(epoch), "%ld", v.last_epoch);
 		if (v.solve_ms >= 0)
-			snprintf(solve, sizeof(solve), "%.1f", v.solve_ms);
+			snprintf(solve, sizeof(solve), "%.2f", v.solve_ms);
 		fprintf(out,
 			"%-5d %-16.16s %-12.12s %-5.5s %4lu %5d %5d %5d %6d %5.0f%% %5s %8s %-11s "
 			"%7lu %7lu\n",

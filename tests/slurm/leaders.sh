@@ -29,7 +29,9 @@ command -v jq >/dev/null || { echo "leaders: jq not installed (scripts/deps.sh)"
 # AgentValidity + HeartbeatInterval = 1.25 s; a closed connection at once.
 HEARTBEAT_MS=250 AGENT_VALID_MS=1000
 export HM_CONF_EXTRA="HeartbeatInterval=${HEARTBEAT_MS}ms
-AgentValidity=${AGENT_VALID_MS}ms"
+AgentValidity=${AGENT_VALID_MS}ms
+EpochLength=2s
+RackTimeout=500ms"
 
 echo "=== bring-up (no accounting database: not needed here)"
 hm_tier_cluster_up "8 slurmd with their node agents" --no-db
@@ -65,6 +67,40 @@ check "n2..n4 logged n1 as their leader, n6..n8 n5, once each" bash -c "
 	for n in 2 3 4; do [[ \$(grep -c 'rack rack1: member, n1 leads' $log/slurmd-n\$n.log) == 1 ]] || exit 1; done
 	for n in 6 7 8; do [[ \$(grep -c 'rack rack2: member, n5 leads' $log/slurmd-n\$n.log) == 1 ]] || exit 1; done"
 
+echo "=== each rack's Local Scheduler runs on its leader's node agent"
+PROF="iter=100ms,comm=40%,bytes=300MB"
+submit() { # name nodes
+	sbatch -J "$1" -w "$2" -N2 -n2 --comm-sched=harmonics --comm-profile="$PROF" \
+		-o /dev/null --wrap "sleep 600" | awk '{ print $4 }'
+}
+jobs_ok() { # every job of ours listed by harmonicsctl with a decision
+	[[ $("$HM_CTL" --json --timeout 2s jobs 2>/dev/null |
+		jq '[.jobs[] | select(.decided_epoch != null)] | length') == "$1" ]]
+}
+# Rack $1's rounds: solved by its leader $2 (solver, a solve time), $3 more
+# than given solves there, none in slurmctld.
+led_rounds() { # rack leader min_solves
+	racks_json | jq -e --arg r "$1" --argjson n "$3" '.racks[] | select(.name == $r) |
+		.solver == "leader" and .leader_solves > $n and .coordinator_solves == 0 and .solve_ms != null' >/dev/null &&
+		grep -q "rack $1: Local Scheduler round .* solved here" "$log/slurmd-$2.log"
+}
+export -f racks_json jobs_ok led_rounds
+export HM_CTL log
+echo "    two jobs on n3,n4 (rack1), two on n7,n8 (rack2), one on n4,n8 (both racks)"
+for j in "hm-l1 n3,n4" "hm-l2 n3,n4" "hm-l3 n7,n8" "hm-l4 n7,n8" "hm-x n4,n8"; do
+	echo "    \$ sbatch -J ${j% *} -w ${j#* } -N2 -n2 --comm-sched=harmonics --comm-profile=$PROF --wrap 'sleep 600'"
+	submit $j >/dev/null
+done
+check "the five jobs run" hm_wait_for 30 bash -c "[[ \$(squeue -h -t R -n hm-l1,hm-l2,hm-l3,hm-l4,hm-x | wc -l) == 5 ]]"
+check "harmonicsctl lists the five with a decision" hm_wait_for 15 jobs_ok 5
+check "rack1's rounds solved on n1 (its agent logs it), none in slurmctld" hm_wait_for 15 led_rounds rack1 n1 0
+check "rack2's rounds solved on n5, none in slurmctld" hm_wait_for 15 led_rounds rack2 n5 0
+check "racks --json: rack1 has 3 jobs, 1 of them cross-rack" test "$(rack_q rack1 '"\(.jobs) \(.cross_rack_jobs)"')" = "3 1"
+echo "    \$ harmonicsctl racks"
+"$HM_CTL" --timeout 2s racks | sed 's/^/      /'
+grep -m1 "rack rack1: Local Scheduler round" "$log/slurmd-n1.log" | sed 's/^/      n1: /'
+check "no round went unanswered so far" test "$(count "$log/slurmctld.log" 'did not answer round')" = 0
+
 echo "=== rack1's leader (n1) stops: the next node of rack1 in name order leads"
 term1=$(rack_q rack1 .term)
 echo "    \$ kill -TERM <slurmd -N n1>   (tests/slurm/cluster.sh hm_stop_pid)"
@@ -83,6 +119,8 @@ say "slurmd n1 gone $((t_gone_ms - t_stop_ms)) ms after SIGTERM; takeover: the c
 check "the takeover (n2's agent told) within AgentValidity + HeartbeatInterval of slurmd n1's exit" \
 	test -n "$t_told_ms" -a "$((${t_told_ms:-0} - t_gone_ms))" -le $((AGENT_VALID_MS + HEARTBEAT_MS))
 check "the coordinator shows n1 lost" hm_wait_for 5 node_is n1 lost
+check "rack1's rounds now solved on n2, none in slurmctld" hm_wait_for 10 led_rounds rack1 n2 "$(rack_q rack1 .leader_solves)"
+check "no job lost: the five still run with a decision" bash -c "[[ \$(squeue -h -t R -n hm-l1,hm-l2,hm-l3,hm-l4,hm-x | wc -l) == 5 ]] && jobs_ok 5"
 
 echo "=== n1's slurmd restarted: its agent is a member, n2 keeps the lead (no flap)"
 echo "    \$ slurmd -D -N n1 -f \$SLURM_CONF"
@@ -116,6 +154,8 @@ check "not before AgentValidity - HeartbeatInterval after the freeze (its last b
 # for the shared 2-core machine (the beat that elects may be processed late).
 check "n6's agent told within AgentValidity + 2 x HeartbeatInterval" \
 	test -n "$t_told_ms" -a "$((${t_told_ms:-0} - t_freeze_ms))" -le $((AGENT_VALID_MS + 2 * HEARTBEAT_MS))
+check "rack2's rounds now solved on n6, none in slurmctld" hm_wait_for 10 led_rounds rack2 n6 "$(rack_q rack2 .leader_solves)"
+say "rounds n5 did not answer while frozen (its local jobs ran free for them): $(rack_q rack2 .silent_rounds)"
 echo "    \$ kill -CONT <slurmd -N n5>"
 kill -CONT "$pid5"
 check "n5's agent, thawed, is told n6 leads" hm_wait_for 10 grep -q 'rack rack2: member, n6 leads' "$log/slurmd-n5.log"
@@ -124,5 +164,25 @@ check "after 8 more heartbeats rack2 is still led by n6, term 2; rack1 by n2, te
 	test "$(rack_q rack2 .leader) $(rack_q rack2 .term) $(rack_q rack1 .leader) $(rack_q rack1 .term)" = "n6 2 n2 $((term1 + 1))"
 echo "    \$ harmonicsctl racks"
 "$HM_CTL" --timeout 2s racks | sed 's/^/      /'
+check "no job lost: the five still run with a decision" bash -c "[[ \$(squeue -h -t R -n hm-l1,hm-l2,hm-l3,hm-l4,hm-x | wc -l) == 5 ]] && jobs_ok 5"
+
+echo "=== slurmctld (the coordinator) restarted: the racks rejoin, their leaders solve again"
+echo "    \$ kill -TERM <slurmctld>; slurmctld -D -f \$SLURM_CONF"
+hm_ctld_stop
+t_rs_ms=$(date +%s%3N)
+hm_ctld_start
+check "both racks have a leader again within 15 s" hm_wait_for 15 both_led
+# Until a rack elects (AgentValidity after its first agent is back), slurmctld
+# solves it, as any rack without a leader; then its leader does.
+for r in rack1 rack2; do
+	check "$r's rounds solved on its leader again" \
+		hm_wait_for 15 bash -c "racks_json | jq -e '.racks[] | select(.name == \"$r\") | .solver == \"leader\" and .leader_solves > 0' >/dev/null"
+done
+check "the five jobs are decided again" hm_wait_for 15 jobs_ok 5
+say "racks led and decisions back $(($(date +%s%3N) - t_rs_ms)) ms after slurmctld's start;" \
+	"rounds slurmctld solved before the leaders were elected: rack1 $(rack_q rack1 .coordinator_solves), rack2 $(rack_q rack2 .coordinator_solves)"
+echo "    \$ harmonicsctl racks"
+"$HM_CTL" --timeout 2s racks | sed 's/^/      /'
+scancel -n hm-l1,hm-l2,hm-l3,hm-l4,hm-x
 
 hm_tier_end grep 'rack ' "$log/slurmctld.log"
