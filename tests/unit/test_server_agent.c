@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,7 @@
 #include "hm_client.h"
 #include "hm_clock.h"
 #include "hm_coord_nodes.h"
+#include "hm_harmonics_tier.h"
 #include "hm_json.h"
 #include "hm_server.h"
 #include "munge_fixture.h"
@@ -85,6 +87,7 @@ static int setup(void **state)
 	conf.heartbeat_ms = 1000;
 	conf.agent_valid_ms = 3000;
 	conf.update_lead_ms = 1500;
+	conf.rack_timeout_ms = 400;
 	if (hm_coord_create(&conf, fixture_topo(), &coord, &err) != HM_OK ||
 	    hm_coord_set_policy_ops(coord, &shift_policy, &err) != HM_OK ||
 	    hm_coord_job_upsert(coord, &j, &err) != HM_OK ||
@@ -358,6 +361,157 @@ static void test_leader_push(void **state)
 	close(fd5);
 }
 
+/* ---- rack rounds: a scripted policy sends rack2 one request per decision ---- */
+
+static const hm_rack_transport_t *rack_tr; /* the coordinator's, given at create */
+static hm_rack_rep_t rack_rep;             /* what the last exchange returned */
+static int64_t rack_ms;                    /* how long it took */
+
+static hm_rc_t rack_create(const hm_policy_cfg_t *cfg, void **st, hm_err_t *err)
+{
+	(void)err;
+	*st = NULL;
+	rack_tr = cfg->racks;
+	return HM_OK;
+}
+
+static hm_rc_t rack_decide(void *st, hm_sched_ctx_t *ctx, hm_err_t *err)
+{
+	hm_rack_req_t q;
+	int h = hm_topo_host_index(ctx->topo, "n7");
+	int64_t t0 = hm_mono_ms();
+	hm_rc_t rc;
+
+	(void)st;
+	memset(&q, 0, sizeof(q));
+	if ((rc = hm_rack_req_alloc(&q, 2, 2, err)) != HM_OK)
+		return rc;
+	q.rack = ctx->topo->hosts[h].rack;
+	q.round = (unsigned long)t0;
+	q.shift_grid = 24;
+	q.hold_min_gain = 0.5;
+	for (int i = 0; i < 2; i++) /* two jobs on one link, both demands full */
+		q.jobs[i] = (hm_rack_job_t){.idx = i, .burst_s = 0.1, .T_s = 0.4 + 0.1 * i,
+					     .sd_s = 0.004, .R_s = 0.41 + 0.1 * i, .partnered = true,
+					     .nlinks = 1, .links = &q.link_pool[i],
+					     .demand = &q.dbl_pool[i]};
+	q.link_pool[0] = q.link_pool[1] = 3;
+	q.dbl_pool[0] = q.dbl_pool[1] = 1.0;
+	hm_rack_rep_free(&rack_rep);
+	rc = rack_tr->exchange(rack_tr->arg, &q, &rack_rep, 1, err);
+	rack_ms = hm_mono_ms() - t0;
+	hm_rack_req_free(&q);
+	return rc;
+}
+
+static const hm_policy_ops_t rack_policy = {
+    .name = "racks", .create = rack_create, .decide = rack_decide, .uses_epochs = true};
+
+static void *decide_thread(void *arg)
+{
+	static uint32_t next_job = 200;
+	hm_coord_job_info_t j = {
+	    .job_id = next_job++, .uid = 1, .nodes = "n8", .mode = "auto", .profile = "resnet50"};
+	hm_err_t err = {0};
+
+	(void)arg;
+	assert_int_equal(hm_coord_job_upsert(coord, &j, &err), HM_OK); /* an arrival */
+	decide_now();
+	return NULL;
+}
+
+/* The next message of op on fd (assign pushes before it are skipped). */
+static void recv_op(int fd, hm_aw_op_t op, hm_aw_msg_t *m)
+{
+	uint32_t sender;
+
+	for (int i = 0; i < 10; i++) {
+		assert_int_equal(recv_msg(fd, 3000, m, &sender), HM_OK);
+		if (m->op == op)
+			return;
+		hm_aw_msg_free(m);
+	}
+	fail_msg("no %s", hm_aw_op_name(op));
+}
+
+static void rack2_view(hm_coord_rack_view_t *out)
+{
+	hm_coord_rack_view_t *v = NULL;
+	int n = 0;
+
+	assert_int_equal(hm_coord_racks(coord, &v, &n), HM_OK);
+	assert_int_equal(n, 2);
+	*out = v[1];
+	free(v);
+}
+
+/*
+ * rack2's leader gets the round's request, solves it as an agent does and
+ * answers: the policy gets the decisions, the rack view counts a leader's
+ * solve. Silent, the round ends after RackTimeout (400 ms) without them, and
+ * the late reply is dropped; the leader's connection lives on.
+ */
+static void test_rack_round(void **state)
+{
+	hm_aw_msg_t r, res;
+	hm_coord_rack_view_t v;
+	hm_err_t err = {0};
+	pthread_t t;
+	int fd;
+
+	NEED_SERVER();
+	assert_int_equal(hm_coord_set_policy_ops(coord, &rack_policy, &err), HM_OK);
+	fd = agent_up("n7", &r);
+	hm_aw_msg_free(&r);
+	usleep(3100 * 1000); /* up for AgentValidity: its beat elects it */
+	beat_on(fd, "n7", 2);
+	recv_op(fd, HM_AW_ASSIGN, &r);
+	assert_rack(&r, "n7", "leader", 4);
+	hm_aw_msg_free(&r);
+
+	assert_int_equal(pthread_create(&t, NULL, decide_thread, NULL), 0);
+	recv_op(fd, HM_AW_RACK_ROUND, &r);
+	assert_int_equal(r.round.njobs, 2);
+	memset(&res, 0, sizeof(res));
+	res.op = HM_AW_RACK_RESULT;
+	res.seq = 3;
+	res.re = r.seq;
+	assert_int_equal(hm_tier_rack_solve(&r.round, &res.result, &err), HM_OK);
+	send_msg(fd, &res);
+	pthread_join(t, NULL);
+	assert_true(rack_rep.answered && rack_rep.by_leader);
+	assert_int_equal(rack_rep.ndec, 2);
+	assert_int_equal(rack_rep.dec[1].idx, 1);
+	assert_true(rack_ms < 400);
+	rack2_view(&v);
+	assert_string_equal(v.solver, "leader");
+	assert_int_equal(v.leader_solves, 1);
+	assert_int_equal(v.silent, 0);
+	hm_aw_msg_free(&r);
+
+	/* Silent: the round ends at RackTimeout; the late reply is dropped. */
+	assert_int_equal(pthread_create(&t, NULL, decide_thread, NULL), 0);
+	recv_op(fd, HM_AW_RACK_ROUND, &r);
+	pthread_join(t, NULL);
+	assert_false(rack_rep.answered);
+	assert_true(rack_ms >= 390 && rack_ms < 2000);
+	rack2_view(&v);
+	assert_int_equal(v.silent, 1);
+	assert_int_equal(v.leader_solves, 1);
+	res.seq = 4;
+	res.re = r.seq;
+	res.result.round = r.round.round;
+	send_msg(fd, &res);
+	hm_aw_msg_free(&r);
+	beat_on(fd, "n7", 5);
+	recv_op(fd, HM_AW_ASSIGN, &r);
+	assert_int_equal(r.re, 5);
+	hm_aw_msg_free(&r);
+	hm_aw_msg_free(&res);
+	close(fd);
+	assert_int_equal(hm_coord_set_policy_ops(coord, &shift_policy, &err), HM_OK);
+}
+
 static void test_unknown_node(void **state)
 {
 	hm_aw_msg_t m, r;
@@ -455,7 +609,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_session),      cmocka_unit_test(test_leader_push),
 	    cmocka_unit_test(test_unknown_node), cmocka_unit_test(test_foreign_agent),
-	    cmocka_unit_test(test_nobody_waits),
+	    cmocka_unit_test(test_nobody_waits), cmocka_unit_test(test_rack_round),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
