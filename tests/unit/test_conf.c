@@ -35,6 +35,8 @@ static void test_defaults(void **state)
 	assert_int_equal(c.heartbeat_ms, 1000);
 	assert_int_equal(c.agent_valid_ms, 3000);
 	assert_int_equal(c.update_lead_ms, 1000);
+	assert_true(c.rack_solve_leaders);
+	assert_int_equal(c.rack_timeout_ms, 1000);
 }
 
 /* The agent's timing keys: derived from HeartbeatInterval when not given. */
@@ -97,6 +99,8 @@ static void test_full_file(void **state)
 	assert_int_equal(c.log_level, HM_LOG_VERBOSE);
 	assert_string_equal(c.state_file, "/var/spool/slurmctld/harmonics.state");
 	assert_int_equal(c.admin_comment_max_bytes, 256);
+	assert_false(c.rack_solve_leaders);
+	assert_int_equal(c.rack_timeout_ms, 250);
 	assert_string_equal(c.source, path);
 }
 
@@ -172,6 +176,8 @@ static const struct {
     {"AgentValidity=1s\n", 1, "AgentValidity=1000ms", ">= 2000ms"},
     {"UpdateLead=1s\nHeartbeatInterval=2s\n", 1, "UpdateLead=1000ms", ">= 2200ms"},
     {"UpdateLead=100ms\n", 1, "100ms", "600"},
+    {"RackSolve=everywhere\n", 1, "everywhere", "leaders, coordinator"},
+    {"RackTimeout=5ms\n", 1, "5ms", "60"},
     {"Policy\n", 1, "Policy", "Key=Value"},
     {"=fair\n", 1, "=fair", "Key=Value"},
 };
