@@ -139,6 +139,8 @@ struct hm_coord {
 	int *rack_hosts, *rack_first;
 };
 
+/* *ts = CLOCK_MONOTONIC now + timeout_ms (the engine's condition variables' clock). */
+void hm_coord_deadline_after(struct timespec *ts, int timeout_ms);
 /* Lock mu for a change of jobs, nodes or configuration: waits out a rack round. */
 void hm_coord_lock_mut(hm_coord_t *c);
 hm_rc_t hm_coord_tier_init(hm_coord_t *c);

@@ -82,17 +82,6 @@ static void rack_stats(hm_coord_t *c, const hm_rack_req_t *q, const hm_rack_rep_
 		k->coord_solves++;
 }
 
-static void deadline_after(struct timespec *ts, int ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 hm_rc_t hm_coord_exchange(void *arg, const hm_rack_req_t *reqs, hm_rack_rep_t *reps, int n,
 			  hm_err_t *err)
 {
@@ -143,7 +132,7 @@ hm_rc_t hm_coord_exchange(void *arg, const hm_rack_req_t *reqs, hm_rack_rep_t *r
 		c->deciding = true;
 		send(send_arg);
 		pthread_mutex_unlock(&c->mu);
-		deadline_after(&until, c->conf.rack_timeout_ms);
+		hm_coord_deadline_after(&until, c->conf.rack_timeout_ms);
 		pthread_mutex_lock(&b->mu);
 		while (b->pending > 0 &&
 		       pthread_cond_timedwait(&b->cv, &b->mu, &until) != ETIMEDOUT)

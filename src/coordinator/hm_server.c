@@ -109,15 +109,20 @@ static void poke(hm_server_t *s, char what)
 		hm_log(HM_LOG_ERROR, "server wake: %s", strerror(errno));
 }
 
+static void flag_and_poke(hm_server_t *s, bool *flag, char what)
+{
+	pthread_mutex_lock(&s->mu);
+	*flag = true;
+	pthread_mutex_unlock(&s->mu);
+	poke(s, what);
+}
+
 /* The engine changed assignments (its mutex is held: only flag and wake). */
 static void on_notify(void *arg)
 {
 	hm_server_t *s = arg;
 
-	pthread_mutex_lock(&s->mu);
-	s->notified = true;
-	pthread_mutex_unlock(&s->mu);
-	poke(s, 'n');
+	flag_and_poke(s, &s->notified, 'n');
 }
 
 /* A rack round has requests for leaders (the engine's mutex is released). */
@@ -125,10 +130,7 @@ static void on_rack_round(void *arg)
 {
 	hm_server_t *s = arg;
 
-	pthread_mutex_lock(&s->mu);
-	s->racks_wanted = true;
-	pthread_mutex_unlock(&s->mu);
-	poke(s, 'k');
+	flag_and_poke(s, &s->racks_wanted, 'k');
 }
 
 /* ---- workers ------------------------------------------------------------------- */

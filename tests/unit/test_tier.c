@@ -203,25 +203,29 @@ static void test_bad_requests(void **state)
 {
 	const char *head = "{\"v\":1,\"op\":\"rack_round\",\"seq\":3,\"rack_idx\":0,\"round\":2,"
 			   "\"shift_grid\":24,\"hold_min_gain\":0.5,\"guard_s\":0,\"jobs\":[";
+	static const struct {
+		int i1;
+		const char *T, *links, *demand; /* the first job's */
+		int i2;                          /* a second job's index, -1 none */
+		const char *what;                /* the message must name it */
+	} bad[] = {
+	    {1, "-0.4", "[1]", "[0.5]", -1, "rack_round.jobs[0].T_s"},
+	    {1, "0.4", "[4,2]", "[0.5,0.5]", -1, "jobs[0].l[1]: 2 after 4"},
+	    {1, "0.4", "[1]", "[1.5]", -1, "jobs[0].d[0]: 1.5"},
+	    {1, "0.4", "[1,2]", "[0.5]", -1, "2 links but 1 demands"},
+	    {4, "0.4", "[1]", "[0.5]", 2, "jobs[1].i: 2 after 4"},
+	};
 	char buf[2048], j1[512], j2[512];
 
 	(void)state;
-	snprintf(j1, sizeof(j1), JOB, 1, "-0.4", "[1]", "[0.5]");
-	snprintf(buf, sizeof(buf), "%s%s]}", head, j1);
-	expect_refused(buf, "rack_round.jobs[0].T_s");
-	snprintf(j1, sizeof(j1), JOB, 1, "0.4", "[4,2]", "[0.5,0.5]");
-	snprintf(buf, sizeof(buf), "%s%s]}", head, j1);
-	expect_refused(buf, "jobs[0].l[1]: 2 after 4");
-	snprintf(j1, sizeof(j1), JOB, 1, "0.4", "[1]", "[1.5]");
-	snprintf(buf, sizeof(buf), "%s%s]}", head, j1);
-	expect_refused(buf, "jobs[0].d[0]: 1.5");
-	snprintf(j1, sizeof(j1), JOB, 1, "0.4", "[1,2]", "[0.5]");
-	snprintf(buf, sizeof(buf), "%s%s]}", head, j1);
-	expect_refused(buf, "2 links but 1 demands");
-	snprintf(j1, sizeof(j1), JOB, 4, "0.4", "[1]", "[0.5]");
-	snprintf(j2, sizeof(j2), JOB, 2, "0.4", "[1]", "[0.5]");
-	snprintf(buf, sizeof(buf), "%s%s,%s]}", head, j1, j2);
-	expect_refused(buf, "jobs[1].i: 2 after 4");
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		snprintf(j1, sizeof(j1), JOB, bad[k].i1, bad[k].T, bad[k].links, bad[k].demand);
+		j2[0] = 0;
+		if (bad[k].i2 >= 0)
+			snprintf(j2, sizeof(j2), "," JOB, bad[k].i2, "0.4", "[1]", "[0.5]");
+		snprintf(buf, sizeof(buf), "%s%s%s]}", head, j1, j2);
+		expect_refused(buf, bad[k].what);
+	}
 	expect_refused("{\"v\":1,\"op\":\"rack_result\",\"seq\":3,\"re\":1,\"rack_idx\":0,"
 		       "\"round\":2,\"solve_ms\":1,\"jobs\":[{\"i\":1,\"hold\":true,\"P_s\":-1,"
 		       "\"s_s\":0,\"guard_s\":0}]}",
