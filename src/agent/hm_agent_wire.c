@@ -20,9 +20,13 @@
 #define COUNT_MAX    9007199254740992.0    /* 2^53: exact in every JSON reader */
 
 static const char *const op_names[HM_AW__COUNT] = {
-    [HM_AW_HELLO] = "agent_hello",   [HM_AW_WELCOME] = "agent_welcome", [HM_AW_BEAT] = "agent_beat",
-    [HM_AW_ASSIGN] = "agent_assign", [HM_AW_ERROR] = "error",
-    [HM_AW_RACK_ROUND] = "rack_round",    [HM_AW_RACK_RESULT] = "rack_result",
+    [HM_AW_HELLO] = "agent_hello",
+    [HM_AW_WELCOME] = "agent_welcome",
+    [HM_AW_BEAT] = "agent_beat",
+    [HM_AW_ASSIGN] = "agent_assign",
+    [HM_AW_ERROR] = "error",
+    [HM_AW_RACK_ROUND] = "rack_round",
+    [HM_AW_RACK_RESULT] = "rack_result",
 };
 
 const char *hm_aw_op_name(hm_aw_op_t op)

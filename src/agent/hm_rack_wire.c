@@ -22,8 +22,7 @@ static const hm_field_t round_fields[] = {
     HM_FIELD_CHECKED(hm_rack_req_t, rack, "rack_idx", HM_F_INT, 0, IDX_MAX, HM_F_REQ, NULL),
     HM_FIELD_CHECKED(hm_rack_req_t, round, "round", HM_F_ULONG, 0, ROUND_MAX, HM_F_REQ, NULL),
     HM_FIELD_CHECKED(hm_rack_req_t, shift_grid, "shift_grid", HM_F_INT, 1, 4096, HM_F_REQ, NULL),
-    HM_FIELD_CHECKED(hm_rack_req_t, hold_min_gain, "hold_min_gain", HM_F_DBL, 0, 1, HM_F_REQ,
-		     NULL),
+    HM_FIELD_CHECKED(hm_rack_req_t, hold_min_gain, "hold_min_gain", HM_F_DBL, 0, 1, HM_F_REQ, NULL),
     HM_FIELD_CHECKED(hm_rack_req_t, guard_s, "guard_s", HM_F_DBL, 0, SEC_MAX, HM_F_REQ, NULL),
 };
 
@@ -76,8 +75,8 @@ void hm_rw_round_encode(json_object *o, const hm_rack_req_t *q)
 	ADD(o, "jobs", jobs);
 }
 
-static hm_rc_t get_array(json_object *o, const char *key, size_t max, json_object **a,
-			 size_t *n, const char *path, hm_err_t *err)
+static hm_rc_t get_array(json_object *o, const char *key, size_t max, json_object **a, size_t *n,
+			 const char *path, hm_err_t *err)
 {
 	if (!json_object_object_get_ex(o, key, a) || !json_object_is_type(*a, json_type_array))
 		return hm_err_set(err, HM_ERR_PROTO, "%s.%s: missing or not a JSON array", path,
@@ -90,8 +89,8 @@ static hm_rc_t get_array(json_object *o, const char *key, size_t max, json_objec
 }
 
 /* One job's link list into the request's pool from *used. */
-static hm_rc_t decode_links(json_object *e, hm_rack_job_t *j, hm_rack_req_t *q, int *used,
-			    int cap, const char *path, hm_err_t *err)
+static hm_rc_t decode_links(json_object *e, hm_rack_job_t *j, hm_rack_req_t *q, int *used, int cap,
+			    const char *path, hm_err_t *err)
 {
 	json_object *l, *d;
 	size_t nl, nd;
@@ -110,7 +109,8 @@ static hm_rc_t decode_links(json_object *e, hm_rack_job_t *j, hm_rack_req_t *q, 
 	j->demand = q->dbl_pool + *used;
 	j->nlinks = (int)nl;
 	for (size_t k = 0; k < nl; k++) {
-		json_object *lk = json_object_array_get_idx(l, k), *dk = json_object_array_get_idx(d, k);
+		json_object *lk = json_object_array_get_idx(l, k),
+			    *dk = json_object_array_get_idx(d, k);
 		if (!json_object_is_type(lk, json_type_int) || json_object_get_int64(lk) < 0 ||
 		    json_object_get_int64(lk) > IDX_MAX)
 			return hm_err_set(err, HM_ERR_PROTO,
@@ -134,7 +134,8 @@ hm_rc_t hm_rw_round_decode(json_object *o, hm_rack_req_t *q, hm_err_t *err)
 	size_t n;
 	int total = 0, used = 0;
 	char path[64];
-	hm_rc_t rc = hm_fields_decode(o, round_fields, HM_NFIELDS(round_fields), q, "rack_round", err);
+	hm_rc_t rc =
+	    hm_fields_decode(o, round_fields, HM_NFIELDS(round_fields), q, "rack_round", err);
 
 	if (rc == HM_OK)
 		rc = get_array(o, "jobs", HM_RACK_MAX_JOBS, &jobs, &n, "rack_round", err);
@@ -161,7 +162,8 @@ hm_rc_t hm_rw_round_decode(json_object *o, hm_rack_req_t *q, hm_err_t *err)
 	for (size_t i = 0; rc == HM_OK && i < n; i++) {
 		json_object *e = json_object_array_get_idx(jobs, i);
 		snprintf(path, sizeof(path), "rack_round.jobs[%zu]", i);
-		rc = hm_fields_decode(e, job_fields, HM_NFIELDS(job_fields), &q->jobs[i], path, err);
+		rc =
+		    hm_fields_decode(e, job_fields, HM_NFIELDS(job_fields), &q->jobs[i], path, err);
 		if (rc == HM_OK)
 			rc = decode_links(e, &q->jobs[i], q, &used, total, path, err);
 	}
@@ -176,7 +178,8 @@ void hm_rw_result_encode(json_object *o, const hm_rack_rep_t *p)
 
 	hm_fields_encode(o, result_fields, HM_NFIELDS(result_fields), p);
 	for (int i = 0; i < p->ndec; i++)
-		json_object_array_add(a, hm_fields_new(dec_fields, HM_NFIELDS(dec_fields), &p->dec[i]));
+		json_object_array_add(
+		    a, hm_fields_new(dec_fields, HM_NFIELDS(dec_fields), &p->dec[i]));
 	ADD(o, "jobs", a);
 }
 

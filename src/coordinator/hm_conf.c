@@ -343,7 +343,8 @@ static hm_rc_t set_key(hm_conf_t *c, conf_key_t k, const char *val, hm_err_t *er
 			c->rack_solve_leaders = val[0] == 'l';
 		else
 			rc = hm_err_set(err, HM_ERR_INVAL,
-					"RackSolve=%.60s is not accepted (leaders, coordinator)", val);
+					"RackSolve=%.60s is not accepted (leaders, coordinator)",
+					val);
 		break;
 	case K_RACK_TIMEOUT:
 		rc = set_ms(&c->rack_timeout_ms, val, 0.01, 60, key, err);

@@ -106,7 +106,7 @@ typedef struct {
 	double solve_ms;          /* that round's Local Scheduler time where it ran, -1 none */
 	char solver[12];          /* who solved that round: "leader", "coordinator", "" none */
 	unsigned long leader_solves, coord_solves; /* rounds solved on its leader / in slurmctld */
-	unsigned long silent;     /* rounds its leader did not answer (local jobs ran free) */
+	unsigned long silent; /* rounds its leader did not answer (local jobs ran free) */
 } hm_coord_rack_view_t;
 
 /*

@@ -77,9 +77,9 @@ typedef struct {
 	unsigned long term; /* leaders elected in this rack since the coordinator started */
 	double since_s;     /* when the current leader (or the lack of one) began */
 	/* Rounds: who solved it last, how long that took where it ran, counters. */
-	int solver;             /* HM_RACK_BY_* of the last answered round */
-	long last_round;        /* rack round that last got its decisions, 0 = none */
-	double solve_ms;        /* that round's Local Scheduler time */
+	int solver;      /* HM_RACK_BY_* of the last answered round */
+	long last_round; /* rack round that last got its decisions, 0 = none */
+	double solve_ms; /* that round's Local Scheduler time */
 	unsigned long leader_solves, coord_solves, silent;
 	int round_jobs, round_cross; /* jobs (cross-rack ones) of its last request */
 } hm_crack_t;
@@ -87,19 +87,19 @@ typedef struct {
 /* One rack's request in the round in flight. */
 enum { HM_SLOT_HERE, HM_SLOT_WAITING, HM_SLOT_SENT, HM_SLOT_DONE, HM_SLOT_FAILED };
 typedef struct {
-	int state;                /* HM_SLOT_* */
-	char node[HM_NAME_MAX];   /* the leader asked */
+	int state;              /* HM_SLOT_* */
+	char node[HM_NAME_MAX]; /* the leader asked */
 } hm_tier_slot_t;
 
 /* The round with the leaders: its own mutex (the server delivers without c->mu). */
 typedef struct {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;    /* pending reached 0 */
-	unsigned long round;  /* rounds so far; the open one while n > 0 */
+	pthread_cond_t cv;   /* pending reached 0 */
+	unsigned long round; /* rounds so far; the open one while n > 0 */
 	int n, cap, pending;
 	const hm_rack_req_t *reqs; /* the open round's, borrowed from the policy */
 	hm_rack_rep_t *reps;
-	hm_tier_slot_t *slot; /* [cap] */
+	hm_tier_slot_t *slot;    /* [cap] */
 	void (*send)(void *arg); /* the server: requests are waiting */
 	void *send_arg;
 } hm_tier_box_t;

@@ -102,8 +102,8 @@ void hm_coord_set_rack_sender(hm_coord_t *c, void (*send)(void *arg), void *arg)
 int hm_coord_tier_take(hm_coord_t *c, char *node, size_t len, unsigned long *round);
 void hm_coord_tier_fail(hm_coord_t *c, int idx, unsigned long round);
 void hm_coord_tier_node_gone(hm_coord_t *c, const char *node);
-hm_rc_t hm_coord_tier_encode(hm_coord_t *c, int idx, unsigned long round, int64_t seq,
-			     char **json, hm_err_t *err);
+hm_rc_t hm_coord_tier_encode(hm_coord_t *c, int idx, unsigned long round, int64_t seq, char **json,
+			     hm_err_t *err);
 bool hm_coord_tier_result(hm_coord_t *c, const char *node, hm_rack_rep_t *rep);
 
 /* Node agents table, sorted by name: malloc'd array of *n (caller frees). */

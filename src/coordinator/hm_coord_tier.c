@@ -57,8 +57,8 @@ void hm_coord_set_rack_sender(hm_coord_t *c, void (*send)(void *arg), void *arg)
 }
 
 /* Record what the round gave rack r (caller holds c->mu). */
-static void rack_stats(hm_coord_t *c, const hm_rack_req_t *q, const hm_rack_rep_t *p,
-		       bool answered, unsigned long round)
+static void rack_stats(hm_coord_t *c, const hm_rack_req_t *q, const hm_rack_rep_t *p, bool answered,
+		       unsigned long round)
 {
 	hm_crack_t *k = c->racks ? &c->racks[q->rack] : NULL;
 	int ncross = 0;
@@ -147,16 +147,18 @@ hm_rc_t hm_coord_exchange(void *arg, const hm_rack_req_t *reqs, hm_rack_rep_t *r
 	for (int i = 0; i < n; i++) {
 		bool answered = reps[i].answered;
 		if (slot[i].state == HM_SLOT_WAITING || slot[i].state == HM_SLOT_SENT)
-			hm_log(HM_LOG_INFO,
-			       "rack %s: leader %s did not answer round %lu within %d ms: its local "
-			       "jobs run free this round",
-			       hm_coord_rack_name(c, reqs[i].rack), slot[i].node, reqs[i].round,
-			       c->conf.rack_timeout_ms);
+			hm_log(
+			    HM_LOG_INFO,
+			    "rack %s: leader %s did not answer round %lu within %d ms: its local "
+			    "jobs run free this round",
+			    hm_coord_rack_name(c, reqs[i].rack), slot[i].node, reqs[i].round,
+			    c->conf.rack_timeout_ms);
 		else if (slot[i].state == HM_SLOT_FAILED)
-			hm_log(HM_LOG_INFO,
-			       "rack %s: leader %s could not be asked for round %lu: its local jobs "
-			       "run free this round",
-			       hm_coord_rack_name(c, reqs[i].rack), slot[i].node, reqs[i].round);
+			hm_log(
+			    HM_LOG_INFO,
+			    "rack %s: leader %s could not be asked for round %lu: its local jobs "
+			    "run free this round",
+			    hm_coord_rack_name(c, reqs[i].rack), slot[i].node, reqs[i].round);
 		rack_stats(c, &reqs[i], &reps[i], answered, b->round);
 	}
 	b->n = 0;
@@ -218,8 +220,8 @@ void hm_coord_tier_node_gone(hm_coord_t *c, const char *node)
 	pthread_mutex_unlock(&b->mu);
 }
 
-hm_rc_t hm_coord_tier_encode(hm_coord_t *c, int idx, unsigned long round, int64_t seq,
-			     char **json, hm_err_t *err)
+hm_rc_t hm_coord_tier_encode(hm_coord_t *c, int idx, unsigned long round, int64_t seq, char **json,
+			     hm_err_t *err)
 {
 	hm_tier_box_t *b = &c->tier;
 	hm_aw_msg_t m = {.op = HM_AW_RACK_ROUND, .seq = seq};

@@ -398,9 +398,10 @@ static void rack_result(hm_server_t *s, hm_srv_task_t *t, hm_aw_msg_t *m)
 {
 	t->ses.in_seq = m->seq;
 	if (!hm_coord_tier_result(hm_srv_coord(s), t->ses.node, &m->result))
-		hm_log(HM_LOG_VERBOSE, "agent %s: rack_result for rack %d round %lu dropped: no such "
-		       "request open (late, or not asked of it)", t->ses.node, m->result.rack,
-		       m->result.round);
+		hm_log(HM_LOG_VERBOSE,
+		       "agent %s: rack_result for rack %d round %lu dropped: no such "
+		       "request open (late, or not asked of it)",
+		       t->ses.node, m->result.rack, m->result.round);
 }
 
 /* A frame from a node agent (or a hello that makes one): text is authenticated. */

@@ -129,8 +129,8 @@ static void print_racks(json_object *r, FILE *out)
 	int n = array_member(r, "racks", &arr);
 
 	fprintf(out, "%-5s %-16s %-12s %-5s %4s %5s %5s %5s %6s %6s %5s %8s %-11s %7s %7s\n",
-		"RACK", "SWITCH", "LEADER", "STATE", "TERM", "HOSTS", "GPUS", "JOBS", "CROSS", "LOAD",
-		"EPOCH", "SOLVE_MS", "SOLVER", "SOLVES", "SILENT");
+		"RACK", "SWITCH", "LEADER", "STATE", "TERM", "HOSTS", "GPUS", "JOBS", "CROSS",
+		"LOAD", "EPOCH", "SOLVE_MS", "SOLVER", "SOLVES", "SILENT");
 	for (int i = 0; i < n; i++) {
 		hm_coord_rack_view_t v;
 		char epoch[24] = "-", solve[24] = "-";

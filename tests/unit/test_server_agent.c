@@ -391,10 +391,15 @@ static hm_rc_t rack_decide(void *st, hm_sched_ctx_t *ctx, hm_err_t *err)
 	q.shift_grid = 24;
 	q.hold_min_gain = 0.5;
 	for (int i = 0; i < 2; i++) /* two jobs on one link, both demands full */
-		q.jobs[i] = (hm_rack_job_t){.idx = i, .burst_s = 0.1, .T_s = 0.4 + 0.1 * i,
-					     .sd_s = 0.004, .R_s = 0.41 + 0.1 * i, .partnered = true,
-					     .nlinks = 1, .links = &q.link_pool[i],
-					     .demand = &q.dbl_pool[i]};
+		q.jobs[i] = (hm_rack_job_t){.idx = i,
+					    .burst_s = 0.1,
+					    .T_s = 0.4 + 0.1 * i,
+					    .sd_s = 0.004,
+					    .R_s = 0.41 + 0.1 * i,
+					    .partnered = true,
+					    .nlinks = 1,
+					    .links = &q.link_pool[i],
+					    .demand = &q.dbl_pool[i]};
 	q.link_pool[0] = q.link_pool[1] = 3;
 	q.dbl_pool[0] = q.dbl_pool[1] = 1.0;
 	hm_rack_rep_free(&rack_rep);

@@ -184,8 +184,8 @@ static void test_round_bits(void **state)
 }
 
 #define JOB                                                                                        \
-	"{\"i\":%d,\"cross\":false,\"burst_s\":0.1,\"T_s\":%s,\"sd_s\":0.01,\"R_s\":0.5,"           \
-	"\"partnered\":true,\"prev_P_s\":0,\"prev_s_s\":0,\"hold\":false,\"P_s\":0,\"s_s\":0,"       \
+	"{\"i\":%d,\"cross\":false,\"burst_s\":0.1,\"T_s\":%s,\"sd_s\":0.01,\"R_s\":0.5,"          \
+	"\"partnered\":true,\"prev_P_s\":0,\"prev_s_s\":0,\"hold\":false,\"P_s\":0,\"s_s\":0,"     \
 	"\"links\":%s,\"demand\":%s}"
 
 static void expect_refused(const char *json, const char *what)
@@ -206,8 +206,8 @@ static void test_bad_requests(void **state)
 	static const struct {
 		int i1;
 		const char *T, *links, *demand; /* the first job's */
-		int i2;                          /* a second job's index, -1 none */
-		const char *what;                /* the message must name it */
+		int i2;                         /* a second job's index, -1 none */
+		const char *what;               /* the message must name it */
 	} bad[] = {
 	    {1, "-0.4", "[1]", "[0.5]", -1, "rack_round.jobs[0].T_s"},
 	    {1, "0.4", "[4,2]", "[0.5,0.5]", -1, "jobs[0].l[1]: 2 after 4"},

@@ -41,19 +41,22 @@ hm_rc_t hm_rack_req_check(const hm_rack_req_t *q, hm_err_t *err)
 	for (int i = 0; i < q->njobs; i++) {
 		const hm_rack_job_t *j = &q->jobs[i];
 		if (i > 0 && j->idx <= q->jobs[i - 1].idx)
-			return hm_err_set(err, HM_ERR_PROTO,
-					  "rack_round: jobs[%d].i: %d after %d (accepted: ascending)",
-					  i, j->idx, q->jobs[i - 1].idx);
+			return hm_err_set(
+			    err, HM_ERR_PROTO,
+			    "rack_round: jobs[%d].i: %d after %d (accepted: ascending)", i, j->idx,
+			    q->jobs[i - 1].idx);
 		if (!(j->T_s > 0) || !(j->burst_s >= 0) || !(j->sd_s >= 0) ||
 		    (!j->cross && !(j->R_s > 0)))
-			return hm_err_set(err, HM_ERR_PROTO,
-					  "rack_round: jobs[%d]: T_s %g, burst_s %g, sd_s %g, R_s %g "
-					  "(accepted: T_s > 0, burst_s >= 0, sd_s >= 0, R_s > 0)",
-					  i, j->T_s, j->burst_s, j->sd_s, j->R_s);
+			return hm_err_set(
+			    err, HM_ERR_PROTO,
+			    "rack_round: jobs[%d]: T_s %g, burst_s %g, sd_s %g, R_s %g "
+			    "(accepted: T_s > 0, burst_s >= 0, sd_s >= 0, R_s > 0)",
+			    i, j->T_s, j->burst_s, j->sd_s, j->R_s);
 		if (j->cross && j->hold && !(j->P_s > 0))
-			return hm_err_set(err, HM_ERR_PROTO,
-					  "rack_round: jobs[%d]: holds with period %g (accepted: > 0)",
-					  i, j->P_s);
+			return hm_err_set(
+			    err, HM_ERR_PROTO,
+			    "rack_round: jobs[%d]: holds with period %g (accepted: > 0)", i,
+			    j->P_s);
 		for (int k = 0; k < j->nlinks; k++) {
 			if (k > 0 && j->links[k] <= j->links[k - 1])
 				return hm_err_set(err, HM_ERR_PROTO,
@@ -61,9 +64,10 @@ hm_rc_t hm_rack_req_check(const hm_rack_req_t *q, hm_err_t *err)
 						  "(accepted: ascending, unique)",
 						  i, k, j->links[k], j->links[k - 1]);
 			if (!(j->demand[k] > 0 && j->demand[k] <= 1))
-				return hm_err_set(err, HM_ERR_PROTO,
-						  "rack_round: jobs[%d].d[%d]: %g (accepted: (0, 1])",
-						  i, k, j->demand[k]);
+				return hm_err_set(
+				    err, HM_ERR_PROTO,
+				    "rack_round: jobs[%d].d[%d]: %g (accepted: (0, 1])", i, k,
+				    j->demand[k]);
 		}
 	}
 	return HM_OK;

@@ -57,7 +57,7 @@ typedef struct {
 } hm_rack_dec_t;
 
 typedef struct {
-	bool answered; /* false: the rack did not answer this round (transport's verdict) */
+	bool answered;  /* false: the rack did not answer this round (transport's verdict) */
 	bool by_leader; /* solved on the rack's leader (false: in the caller's process) */
 	int rack;
 	unsigned long round;

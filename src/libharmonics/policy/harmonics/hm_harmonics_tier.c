@@ -61,9 +61,10 @@ static hm_rc_t make_request(const hm_hmodel_t *m, int r, unsigned long round, hm
 		nl += rack_links(m, j, r, NULL, NULL);
 	}
 	if (nj > HM_RACK_MAX_JOBS)
-		return hm_err_set(err, HM_ERR_RANGE,
-				  "harmonics: rack %d has %d contending jobs (at most %d per request)",
-				  r, nj, HM_RACK_MAX_JOBS);
+		return hm_err_set(
+		    err, HM_ERR_RANGE,
+		    "harmonics: rack %d has %d contending jobs (at most %d per request)", r, nj,
+		    HM_RACK_MAX_JOBS);
 	rc = hm_rack_req_alloc(q, nj, nl, err);
 	if (rc != HM_OK)
 		return rc;
@@ -88,9 +89,10 @@ static hm_rc_t make_request(const hm_hmodel_t *m, int r, unsigned long round, hm
 		used += o->nlinks;
 		if (o->nlinks > HM_RACK_MAX_LINKS) {
 			hm_rack_req_free(q);
-			return hm_err_set(err, HM_ERR_RANGE,
-					  "harmonics: job %d loads %d links of rack %d (at most %d)",
-					  j->id, o->nlinks, r, HM_RACK_MAX_LINKS);
+			return hm_err_set(
+			    err, HM_ERR_RANGE,
+			    "harmonics: job %d loads %d links of rack %d (at most %d)", j->id,
+			    o->nlinks, r, HM_RACK_MAX_LINKS);
 		}
 		if (o->cross) {
 			o->hold = j->hold;
