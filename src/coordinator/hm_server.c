@@ -480,7 +480,8 @@ static void send_rack_rounds(hm_server_t *s)
 			if (s->conns[i]->ses.agent && !s->conns[i]->closing &&
 			    strcmp(s->conns[i]->ses.node, node) == 0)
 				c = s->conns[i];
-		if (!c || c->rack_idx >= 0) {
+		/* One request per leader and round; one left from an earlier round is over. */
+		if (!c || (c->rack_idx >= 0 && c->rack_round == round)) {
 			hm_coord_tier_fail(s->coord, idx, round);
 			continue;
 		}
