@@ -94,13 +94,14 @@ tests_unit_test_conf_SOURCES = tests/unit/test_conf.c
 tests_unit_test_proto_SOURCES = tests/unit/test_proto.c tests/unit/munge_fixture.h
 tests_unit_test_coord_SOURCES = tests/unit/test_coord.c tests/unit/coord_fixture.h
 tests_unit_test_server_agent_SOURCES = tests/unit/test_server_agent.c tests/unit/coord_fixture.h \
+	tests/unit/server_fixture.h \
 	tests/unit/munge_fixture.h
 tests_unit_test_coord_nodes_SOURCES = tests/unit/test_coord_nodes.c tests/unit/coord_fixture.h
 tests_unit_test_coord_leaders_SOURCES = tests/unit/test_coord_leaders.c tests/unit/coord_fixture.h
 tests_unit_test_coord_sync_SOURCES = tests/unit/test_coord_sync.c tests/unit/coord_fixture.h
 tests_unit_test_coord_live_SOURCES = tests/unit/test_coord_live.c tests/unit/coord_fixture.h
 tests_unit_test_server_SOURCES = tests/unit/test_server.c tests/unit/coord_fixture.h \
-	tests/unit/munge_fixture.h
+	tests/unit/munge_fixture.h tests/unit/server_fixture.h
 EXTRA_DIST += tests/fixtures/coord
 
 dist_man_MANS += docs/man/harmonics.conf.5 docs/man/harmonics.8 docs/man/harmonicsctl.1

@@ -16,21 +16,13 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "coord_fixture.h"
 #include "hm_clock.h"
 #include "hm_client.h"
 #include "hm_coord_json.h"
 #include "hm_log.h"
-#include "hm_server.h"
-#include "munge_fixture.h"
+#include "server_fixture.h"
 
-#define NOBODY    65534
-#define OWNER     1000
 #define SLURM_UID 64030
-
-static hm_coord_t *coord;
-static hm_server_t *srv;
-static int port;
 
 static int setup(void **state)
 {
@@ -51,15 +43,8 @@ static int setup(void **state)
 	};
 	bool changed;
 
-	if (getuid() != 0) {
-		fprintf(stderr, "SKIP: test_server needs root (it drops to uid %d)\n", NOBODY);
+	if (!srv_fixture_conf("test_server", &conf))
 		return 0;
-	}
-	if (!munge_up())
-		return 0;
-	fixture_conf(&conf);
-	snprintf(conf.listen_addr, sizeof(conf.listen_addr), "127.0.0.1");
-	conf.listen_port = 0;
 	conf.conn_timeout_ms = 400;
 	conf.max_message_bytes = 4096;
 	if (hm_coord_create(&conf, fixture_topo(), &coord, &err) != HM_OK ||
@@ -69,26 +54,8 @@ static int setup(void **state)
 		hm_coord_job_upsert(coord, &jobs[i], &err);
 	if (hm_coord_decide(coord, hm_real_s(), &changed, &err) != HM_OK)
 		return -1;
-	if (hm_server_start(coord, &conf, SLURM_UID, &srv, &err) != HM_OK) {
-		fprintf(stderr, "server: %s\n", err.msg);
-		return -1;
-	}
-	port = hm_server_port(srv);
-	return port > 0 ? 0 : -1;
+	return srv_fixture_start(&conf, SLURM_UID);
 }
-
-static int teardown(void **state)
-{
-	hm_server_stop(srv);
-	hm_coord_destroy(coord);
-	return 0;
-}
-
-#define NEED_SERVER()                                                                              \
-	do {                                                                                       \
-		if (!srv)                                                                          \
-			skip();                                                                    \
-	} while (0)
 
 /* One request; returns the parsed reply (caller puts) or NULL with err. */
 static json_object *call(const char *req, hm_err_t *err)

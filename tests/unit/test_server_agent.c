@@ -21,22 +21,14 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "coord_fixture.h"
 #include "hm_agent_wire.h"
 #include "hm_client.h"
 #include "hm_clock.h"
 #include "hm_coord_nodes.h"
 #include "hm_harmonics_tier.h"
 #include "hm_json.h"
-#include "hm_server.h"
-#include "munge_fixture.h"
+#include "server_fixture.h"
 
-#define NOBODY 65534
-#define OWNER  1000
-
-static hm_coord_t *coord;
-static hm_server_t *srv;
-static int port;
 static int shift_ms; /* job 100's shift in the policy below */
 
 static hm_rc_t shift_decide(void *st, hm_sched_ctx_t *ctx, hm_err_t *err)
@@ -73,16 +65,8 @@ static int setup(void **state)
 				 .profile = "iter=250ms,comm=40%,bytes=1.2GB"};
 	bool changed;
 
-	if (getuid() != 0) {
-		fprintf(stderr, "SKIP: test_server_agent needs root (it drops to uid %d)\n",
-			NOBODY);
+	if (!srv_fixture_conf("test_server_agent", &conf))
 		return 0;
-	}
-	if (!munge_up())
-		return 0;
-	fixture_conf(&conf);
-	snprintf(conf.listen_addr, sizeof(conf.listen_addr), "127.0.0.1");
-	conf.listen_port = 0;
 	conf.conn_timeout_ms = 2000;
 	conf.heartbeat_ms = 1000;
 	conf.agent_valid_ms = 3000;
@@ -91,27 +75,13 @@ static int setup(void **state)
 	if (hm_coord_create(&conf, fixture_topo(), &coord, &err) != HM_OK ||
 	    hm_coord_set_policy_ops(coord, &shift_policy, &err) != HM_OK ||
 	    hm_coord_job_upsert(coord, &j, &err) != HM_OK ||
-	    hm_coord_decide(coord, hm_real_s(), &changed, &err) != HM_OK ||
-	    hm_server_start(coord, &conf, 64030, &srv, &err) != HM_OK) {
+	    hm_coord_decide(coord, hm_real_s(), &changed, &err) != HM_OK) {
 		fprintf(stderr, "setup: %s\n", err.msg);
 		return -1;
 	}
-	port = hm_server_port(srv);
-	return 0;
+	return srv_fixture_start(&conf, 64030);
 }
 
-static int teardown(void **state)
-{
-	hm_server_stop(srv);
-	hm_coord_destroy(coord);
-	return 0;
-}
-
-#define NEED_SERVER()                                                                              \
-	do {                                                                                       \
-		if (!srv)                                                                          \
-			skip();                                                                    \
-	} while (0)
 
 static int dial(void)
 {
