@@ -123,6 +123,7 @@ static void send_hello(agent_t *a, int64_t now_ms)
 	snprintf(m.agent_version, sizeof(m.agent_version), "%s", PACKAGE_VERSION);
 	m.has_topo = a->has_topo;
 	m.topo = a->topo;
+	m.rack_solver = true;
 	if (!node_state(a, &m))
 		agent_conn_fail(&a->conn, now_ms, false, HM_AGENT_LOG_ERROR,
 				"hello: out of memory");

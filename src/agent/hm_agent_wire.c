@@ -106,6 +106,8 @@ static const hm_field_t refusal_fields[] = {
 static const hm_field_t hello_fields[] = {
     HM_FIELD_CHECKED(hm_aw_msg_t, node, "node", HM_F_STR, 1, 0, HM_F_REQ, NAME_CHARS),
     HM_FIELD_CHECKED(hm_aw_msg_t, agent_version, "agent_version", HM_F_STR, 1, 0, HM_F_REQ, NULL),
+    /* Absent (an agent from before rack rounds): it is never sent a rack_round. */
+    HM_FIELD_CHECKED(hm_aw_msg_t, rack_solver, "rack_solver", HM_F_BOOL, 0, 1, 0, NULL),
 };
 
 /* agent_assign's rack members; "rack" present means the coordinator elects leaders. */

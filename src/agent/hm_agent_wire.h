@@ -124,7 +124,8 @@ typedef struct {
 	/* hello */
 	char node[HM_AW_NODE_MAX];
 	char agent_version[HM_AW_TEXT_MAX];
-	bool has_topo; /* false: hwloc failed, JSON "topo":null */
+	bool has_topo;    /* false: hwloc failed, JSON "topo":null */
+	bool rack_solver; /* it answers rack_round (absent in older agents: false) */
 	hm_hwnode_t topo;
 	/* hello (nnodes = 1, nodes[0].node = node) and beat */
 	int nnodes;

@@ -65,6 +65,7 @@ typedef struct {
 	int steps, ranks;
 	bool has_topo;
 	hm_hwnode_t topo;
+	bool rack_solver; /* its agent answers rack_round (said in its hello) */
 	unsigned long gen; /* c->gen when something of its jobs' assignments last changed */
 } hm_cnode_t;
 

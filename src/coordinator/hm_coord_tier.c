@@ -48,6 +48,17 @@ void hm_coord_tier_fini(hm_coord_t *c)
 	free(c->tier.slot);
 }
 
+void hm_coord_node_caps(hm_coord_t *c, const char *node, bool rack_solver)
+{
+	int h;
+
+	pthread_mutex_lock(&c->mu);
+	h = hm_topo_host_index(c->topo, node);
+	if (h >= 0 && c->nodes)
+		c->nodes[h].rack_solver = rack_solver;
+	pthread_mutex_unlock(&c->mu);
+}
+
 void hm_coord_set_rack_sender(hm_coord_t *c, void (*send)(void *arg), void *arg)
 {
 	pthread_mutex_lock(&c->tier.mu);
@@ -111,7 +122,8 @@ hm_rc_t hm_coord_exchange(void *arg, const hm_rack_req_t *reqs, hm_rack_rep_t *r
 	for (int i = 0; i < n; i++) {
 		int r = reqs[i].rack, h = c->racks && r < c->topo->nracks ? c->racks[r].leader : -1;
 		memset(&slot[i], 0, sizeof(slot[i]));
-		if (c->conf.rack_solve_leaders && h >= 0 && send) {
+		/* A leader whose agent predates rack rounds is solved for here. */
+		if (c->conf.rack_solve_leaders && h >= 0 && send && c->nodes[h].rack_solver) {
 			snprintf(slot[i].node, sizeof(slot[i].node), "%s", c->topo->hosts[h].name);
 			slot[i].state = HM_SLOT_WAITING;
 			pending++;

@@ -340,6 +340,7 @@ static void agent_hello(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, const hm
 		t->refused = true;
 		return;
 	}
+	hm_coord_node_caps(hm_srv_coord(s), m->node, m->rack_solver);
 	t->ses.agent = true;
 	t->ses.agent_uid = uid;
 	t->ses.in_seq = m->seq;

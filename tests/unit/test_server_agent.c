@@ -239,13 +239,15 @@ static void test_session(void **state)
 }
 
 /* Hello on node, then its welcome; returns the assign that follows. */
-static int agent_up(const char *node, hm_aw_msg_t *assign)
+/* Hello on node (an agent that solves rack rounds, or one from before them). */
+static int agent_up_as(const char *node, bool rack_solver, hm_aw_msg_t *assign)
 {
 	hm_aw_msg_t m, r;
 	uint32_t sender;
 	int fd = dial();
 
 	hello(&m, node, 1);
+	m.rack_solver = rack_solver;
 	send_msg(fd, &m);
 	hm_aw_msg_free(&m);
 	assert_int_equal(recv_msg(fd, 3000, &r, &sender), HM_OK);
@@ -255,6 +257,11 @@ static int agent_up(const char *node, hm_aw_msg_t *assign)
 	assert_int_equal(assign->op, HM_AW_ASSIGN);
 	assert_true(assign->has_rack);
 	return fd;
+}
+
+static int agent_up(const char *node, hm_aw_msg_t *assign)
+{
+	return agent_up_as(node, true, assign);
 }
 
 static void assert_rack(const hm_aw_msg_t *m, const char *leader, const char *role, long term)
@@ -483,6 +490,24 @@ static void test_rack_round(void **state)
 	assert_int_equal(r.re, 5);
 	hm_aw_msg_free(&r);
 	hm_aw_msg_free(&res);
+	close(fd);
+
+	/* A leader whose agent predates rack rounds (no rack_solver in its hello):
+	   never sent one, its rack is solved here. */
+	fd = agent_up_as("n8", false, &r);
+	hm_aw_msg_free(&r);
+	usleep(3100 * 1000);
+	beat_on(fd, "n8", 2);
+	recv_op(fd, HM_AW_ASSIGN, &r);
+	assert_rack(&r, "n8", "leader", 5);
+	hm_aw_msg_free(&r);
+	decide_thread(NULL);
+	assert_true(rack_rep.answered);
+	assert_false(rack_rep.by_leader);
+	assert_int_equal(rack_rep.ndec, 2);
+	rack2_view(&v);
+	assert_string_equal(v.solver, "coordinator");
+	assert_int_equal(v.coord_solves, 1);
 	close(fd);
 	assert_int_equal(hm_coord_set_policy_ops(coord, &shift_policy, &err), HM_OK);
 }
