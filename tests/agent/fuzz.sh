@@ -1,7 +1,7 @@
 #!/bin/bash
-# Fuzz the node agent's parsers of outside input (contract B messages with a
-# round trip, slurmd's command line) under libFuzzer + ASan/UBSan for a bounded
-# time.   tests/agent/fuzz.sh [SECONDS]   (default 30; 0 = build only).
+# Fuzz the node agent's parsers of outside input (contract B messages, rack
+# rounds included, with a round trip, slurmd's command line) under libFuzzer +
+# ASan/UBSan for a bounded time.   tests/agent/fuzz.sh [SECONDS]   (default 30; 0 = build only).
 # Exit 77 without clang/libFuzzer.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,7 +17,8 @@ for d in "$top"/src/libharmonics/*/; do inc+=(-I"$d"); done
 # shellcheck disable=SC2046
 clang -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	"${inc[@]}" $(pkg-config --cflags json-c) "$top/tests/agent/fuzz_agent_wire.c" \
-	"$top/src/agent/hm_agent_wire.c" "$top/src/agent/agent_node.c" \
+	"$top/src/agent/hm_agent_wire.c" "$top/src/agent/hm_rack_wire.c" "$top/src/agent/agent_node.c" \
+	"$top/src/libharmonics/core/hm_rack_msg.c" \
 	"$top/src/coordinator/hm_fields.c" "$top/src/coordinator/hm_json.c" \
 	"$top/src/libharmonics/core/hm_error.c" \
 	$(pkg-config --libs json-c) -lm -o "$out/fuzz_agent_wire"
@@ -29,6 +30,8 @@ seed welcome '0{"v":1,"op":"agent_welcome","seq":1,"re":1,"ok":true,"heartbeat_m
 seed beat '0{"v":1,"op":"agent_beat","seq":7,"nodes":[{"node":"n1","jobs":[{"job_id":42,"steps":1,"ranks":2,"applied_epoch":7,"meas":{"samples":20,"iter_us":250000.5,"iter_sd_us":1200.0,"compute_us":150000,"slot_misses":1}}]}]}'
 seed assign '0{"v":1,"op":"agent_assign","seq":2,"re":1,"nodes":[{"node":"n1","jobs":[{"job_id":42,"uid":1000,"scheduled":true,"policy":"harmonics","epoch":7,"period_us":250000,"shift_us":125000,"origin_us":1700000000000000,"guard_us":10000,"prio":1,"next":{"effective_us":1700000001000000,"epoch":8,"policy":"harmonics","period_us":250000,"shift_us":0,"origin_us":1700000000000000,"guard_us":10000,"prio":2}},{"job_id":43,"uid":1001,"scheduled":false,"reason":"off"}]}]}'
 seed rack '0{"v":1,"op":"agent_assign","seq":3,"re":0,"nodes":[],"rack":"rack1","leader":"n2","role":"member","term":2}'
+seed round '0{"v":1,"op":"rack_round","seq":12,"rack_idx":0,"round":7,"shift_grid":24,"hold_min_gain":0.5,"guard_s":0,"jobs":[{"i":3,"cross":false,"burst_s":0.04,"T_s":0.1,"sd_s":0.002,"R_s":0.102,"partnered":true,"prev_P_s":0,"prev_s_s":0,"hold":false,"P_s":0,"s_s":0,"links":[17,18],"demand":[0.6,0.6]},{"i":5,"cross":true,"burst_s":0.05,"T_s":0.2,"sd_s":0.001,"R_s":0,"partnered":true,"prev_P_s":0,"prev_s_s":0,"hold":true,"P_s":0.21,"s_s":0.1,"links":[17],"demand":[1]}]}'
+seed result '0{"v":1,"op":"rack_result","seq":40,"re":12,"rack_idx":0,"round":7,"solve_ms":0.02,"jobs":[{"i":3,"hold":true,"P_s":0.104,"s_s":0.05,"guard_s":0.0045}]}'
 printf '1slurmd\0-D\0-N\0n1\0--conf\0/etc/slurm.conf\0' >"$out/corpus/cmdline"
 cd "$out"
 echo "--- fuzz_agent_wire, $secs s"
