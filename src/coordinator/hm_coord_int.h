@@ -98,6 +98,7 @@ typedef struct {
 	pthread_cond_t cv;   /* pending reached 0 */
 	unsigned long round; /* rounds so far; the open one while n > 0 */
 	int n, cap, pending;
+	int next; /* first slot hm_coord_tier_take has not looked at */
 	const hm_rack_req_t *reqs; /* the open round's, borrowed from the policy */
 	hm_rack_rep_t *reps;
 	hm_tier_slot_t *slot;    /* [cap] */

@@ -104,16 +104,19 @@ hm_rc_t hm_coord_exchange(void *arg, const hm_rack_req_t *reqs, hm_rack_rep_t *r
 	int pending = 0;
 	struct timespec until;
 
+	pthread_mutex_lock(&b->mu);
 	if (n > b->cap) {
 		hm_tier_slot_t *ns = realloc(b->slot, sizeof(*ns) * (size_t)n);
-		if (!ns)
+		if (!ns) {
+			pthread_mutex_unlock(&b->mu);
 			return hm_err_set(err, HM_ERR_NOMEM, "rack round: out of memory");
+		}
 		b->slot = ns;
 		b->cap = n;
 	}
 	slot = b->slot;
-	pthread_mutex_lock(&b->mu);
 	b->round++;
+	b->next = 0;
 	send = b->send;
 	send_arg = b->send_arg;
 	b->n = n;
@@ -137,8 +140,8 @@ hm_rc_t hm_coord_exchange(void *arg, const hm_rack_req_t *reqs, hm_rack_rep_t *r
 		if (slot[i].state == HM_SLOT_WAITING)
 			continue;
 		if (hm_tier_rack_solve(&reqs[i], &reps[i], &e) != HM_OK)
-			hm_log(HM_LOG_ERROR, "rack %d: %s: its local jobs run free", reqs[i].rack,
-			       e.msg);
+			hm_log(HM_LOG_ERROR, "rack %s: %s: its local jobs run free",
+			       hm_coord_rack_name(c, reqs[i].rack), e.msg);
 	}
 	if (pending > 0) {
 		c->deciding = true;
@@ -187,11 +190,11 @@ int hm_coord_tier_take(hm_coord_t *c, char *node, size_t len, unsigned long *rou
 	int idx = -1;
 
 	pthread_mutex_lock(&b->mu);
-	for (int i = 0; i < b->n && idx < 0; i++)
-		if (b->slot[i].state == HM_SLOT_WAITING) {
-			b->slot[i].state = HM_SLOT_SENT;
-			snprintf(node, len, "%s", b->slot[i].node);
-			idx = i;
+	for (; b->next < b->n && idx < 0; b->next++)
+		if (b->slot[b->next].state == HM_SLOT_WAITING) {
+			b->slot[b->next].state = HM_SLOT_SENT;
+			snprintf(node, len, "%s", b->slot[b->next].node);
+			idx = b->next;
 		}
 	*round = b->round;
 	pthread_mutex_unlock(&b->mu);
