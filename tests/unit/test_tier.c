@@ -283,6 +283,82 @@ static void test_apply_checks(void **state)
 	hm_rack_req_free(&q);
 }
 
+/* In process, except that the racks in `mute` give no answer. */
+typedef struct {
+	unsigned mute; /* bit r: rack r silent */
+	int threads;
+} muted_t;
+
+static hm_rc_t muted_exchange(void *arg, const hm_rack_req_t *reqs, hm_rack_rep_t *reps, int n,
+			      hm_err_t *err)
+{
+	muted_t *mu = arg;
+
+	assert_int_equal(hm_tier_inproc_exchange(&mu->threads, reqs, reps, n, err), HM_OK);
+	for (int i = 0; i < n; i++)
+		if (mu->mute & (1u << reqs[i].rack))
+			reps[i].answered = false;
+	return HM_OK;
+}
+
+/*
+ * Two cross-rack jobs (0, 1: racks 0 and 1 and the link above) and a local
+ * pair in rack 0 (2, 3), as test_harmonics' test_cross_rack. Rack 0 silent
+ * for two rounds: its local jobs run free in those rounds, and from the round
+ * after the first silence the cross-rack jobs touching it run free too; once
+ * it answers again its local jobs are decided by it at once and the
+ * cross-rack jobs hold again one round later. (The local pair's own decisions
+ * from round to round are the Local Scheduler's: not checked here.)
+ */
+static void test_silent_rack(void **state)
+{
+	fx_ctx_t f;
+	int rack[4] = {0, 1, -1, 0}, lx[3] = {0, 1, 2}, l3[1] = {3};
+	muted_t mu = {.mute = 1u, .threads = 1};
+	hm_rack_transport_t tr = {muted_exchange, &mu};
+	hm_policy_cfg_t cfg;
+	void *st = NULL;
+	hm_err_t err = {0};
+	/* Per round: cross-rack jobs held, local jobs forced free, the note's words. */
+	const struct {
+		bool cross_held, local_free;
+		const char *note;
+	} want[4] = {
+	    {true, true, "(0 free: a rack silent)"},
+	    {false, true, "(2 free: a rack silent)"},
+	    {false, false, "1 asked, 1 answered"},
+	    {true, false, "(0 free: a rack silent)"},
+	};
+
+	(void)state;
+	fx_ctx_init(&f, 4, rack, 2);
+	fx_ctx_job(&f, 0, 0.3, 0.1, lx, 3);
+	fx_ctx_job(&f, 1, 0.65, 0.15, lx, 3);
+	fx_ctx_job(&f, 2, 0.6, 0.2, l3, 1);
+	fx_ctx_job(&f, 3, 1.4, 0.2, l3, 1);
+	for (int i = 0; i < 4; i++)
+		fx_ctx_measured(&f, i, 1e-3);
+	hm_policy_cfg_defaults(&cfg);
+	cfg.plan_only = true;
+	cfg.racks = &tr;
+	assert_int_equal(hm_policy_harmonics.create(&cfg, &st, &err), HM_OK);
+	for (int round = 0; round < 4; round++) {
+		mu.mute = round < 2 ? 1u : 0u;
+		f.ctx.event = HM_EV_EPOCH;
+		assert_int_equal(hm_policy_harmonics.decide(st, &f.ctx, &err), HM_OK);
+		for (int i = 0; i < 2; i++)
+			if ((f.sj[i].dec.period_s > 0) != want[round].cross_held)
+				fail_msg("round %d: cross-rack job %d period %g", round, i,
+					 f.sj[i].dec.period_s);
+		for (int i = 2; i < 4 && want[round].local_free; i++)
+			if (f.sj[i].dec.period_s > 0)
+				fail_msg("round %d: job %d of the silent rack holds", round, i);
+		if (!strstr(f.ctx.note, want[round].note))
+			fail_msg("round %d: '%s' lacks '%s'", round, f.ctx.note, want[round].note);
+	}
+	hm_policy_harmonics.destroy(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +366,7 @@ int main(void)
 	    cmocka_unit_test(test_round_bits),
 	    cmocka_unit_test(test_bad_requests),
 	    cmocka_unit_test(test_apply_checks),
+	    cmocka_unit_test(test_silent_rack),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

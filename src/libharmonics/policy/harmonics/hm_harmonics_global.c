@@ -149,6 +149,8 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 		bool closed = true;
 		hm_hjob_t probe = *jx;
 
+		if (jx->decided) /* fixed before the solve (hm_tier_pin_silent) */
+			continue;
 		if (!jx->partnered) {
 			jx->hold = false;
 			jx->P_s = jx->s_s = jx->guard_s = 0;

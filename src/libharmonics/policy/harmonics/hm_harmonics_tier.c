@@ -322,8 +322,25 @@ bool hm_tier_apply(hm_hmodel_t *m, const hm_rack_req_t *q, const hm_rack_rep_t *
 	return ok;
 }
 
+int hm_tier_pin_silent(hm_hmodel_t *m, const unsigned char *silent, int nsilent)
+{
+	int pinned = 0;
+
+	for (int i = 0; silent && i < m->ncross; i++) {
+		hm_hjob_t *j = &m->jobs[m->cross[i]];
+		bool cut = false;
+		for (int k = 0; k < j->nracks && !cut; k++)
+			cut = j->racks[k] < nsilent && silent[j->racks[k]];
+		if (cut) {
+			set_free(j);
+			pinned++;
+		}
+	}
+	return pinned;
+}
+
 hm_rc_t hm_tier_round(hm_hmodel_t *m, unsigned long round, const hm_rack_transport_t *t,
-		      int threads, hm_tier_stats_t *st, hm_err_t *err)
+		      int threads, hm_tier_stats_t *st, unsigned char *silent, hm_err_t *err)
 {
 	hm_rack_req_t *reqs = NULL;
 	hm_rack_rep_t *reps = NULL;
@@ -344,10 +361,15 @@ hm_rc_t hm_tier_round(hm_hmodel_t *m, unsigned long round, const hm_rack_transpo
 		if (!t || rc != HM_OK) /* nothing tried: solve here */
 			rc = hm_tier_inproc_exchange(&threads, reqs, reps, n, err);
 	}
+	if (silent)
+		memset(silent, 0, (size_t)m->nracks);
 	for (int i = 0; i < n; i++) {
 		s.racks_asked++;
 		s.jobs_sent += reqs[i].njobs;
-		if (hm_tier_apply(m, &reqs[i], &reps[i])) {
+		if (!hm_tier_apply(m, &reqs[i], &reps[i])) {
+			if (silent)
+				silent[reqs[i].rack] = 1;
+		} else {
 			s.racks_answered++;
 			s.racks_by_leader += reps[i].by_leader;
 			s.solve_ms_sum += reps[i].solve_ms;

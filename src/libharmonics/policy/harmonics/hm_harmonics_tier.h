@@ -47,8 +47,20 @@ hm_rc_t hm_tier_inproc_exchange(void *arg, const hm_rack_req_t *reqs, hm_rack_re
  */
 bool hm_tier_apply(hm_hmodel_t *m, const hm_rack_req_t *q, const hm_rack_rep_t *rep);
 
-/* A whole round through t (NULL: in process with threads): requests, exchange, apply. */
+/*
+ * A whole round through t (NULL: in process with threads): requests, exchange,
+ * apply. silent (m->nracks entries, or NULL) gets 1 for each rack asked that
+ * gave no valid answer (its local jobs run free this round), else 0.
+ */
 hm_rc_t hm_tier_round(hm_hmodel_t *m, unsigned long round, const hm_rack_transport_t *t,
-		      int threads, hm_tier_stats_t *st, hm_err_t *err);
+		      int threads, hm_tier_stats_t *st, unsigned char *silent, hm_err_t *err);
+
+/*
+ * Cross-rack jobs that touch a rack marked in silent[0..nsilent) run free,
+ * decided before the Global Coordinator's solve (which then works around
+ * them): a rack that did not answer the last round may be cut off, its steps
+ * free. Returns how many jobs it set.
+ */
+int hm_tier_pin_silent(hm_hmodel_t *m, const unsigned char *silent, int nsilent);
 
 #endif

@@ -21,6 +21,8 @@ typedef struct {
 	unsigned long epoch;
 	hm_sim_eval_t *ev; /* the check's evaluator */
 	int ev_cap;
+	unsigned char *silent; /* per rack: no valid answer in the last round */
+	int nsilent;
 } hstate_t;
 
 static hm_rc_t h_create(const hm_policy_cfg_t *cfg, void **state, hm_err_t *err)
@@ -45,8 +47,10 @@ static void h_destroy(void *state)
 {
 	hstate_t *s = state;
 
-	if (s)
+	if (s) {
 		hm_sim_eval_free(s->ev);
+		free(s->silent);
+	}
 	free(state);
 }
 
@@ -110,7 +114,7 @@ static hm_rc_t h_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 			      .keep = HM_CHECK_KEEP};
 	hm_tier_stats_t ts = {0};
 	hm_rc_t rc = HM_OK;
-	int held = 0, cross = 0, changed = 0, *path0 = NULL;
+	int held = 0, cross = 0, changed = 0, pinned = 0, *path0 = NULL;
 	hm_decision_t *plan = NULL;
 
 	memset(&m, 0, sizeof(m));
@@ -126,10 +130,21 @@ static hm_rc_t h_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	rc = choose_paths(ctx, err);
 	if (rc == HM_OK)
 		rc = hm_hmodel_build(ctx, &hc, &m, err);
+	if (rc == HM_OK && s->nsilent != m.nracks) { /* first round, or another topology */
+		unsigned char *ns = calloc((size_t)m.nracks + 1, 1);
+		if (!ns)
+			rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory");
+		free(s->silent);
+		s->silent = ns;
+		s->nsilent = ns ? m.nracks : 0;
+	}
+	if (rc == HM_OK)
+		pinned = hm_tier_pin_silent(&m, s->silent, s->nsilent);
 	if (rc == HM_OK)
 		rc = hm_global_solve(&m, err);
 	if (rc == HM_OK)
-		rc = hm_tier_round(&m, s->epoch + 1, s->cfg.racks, s->cfg.threads, &ts, err);
+		rc = hm_tier_round(&m, s->epoch + 1, s->cfg.racks, s->cfg.threads, &ts, s->silent,
+				   err);
 	if (rc == HM_OK)
 		rc = hm_hmodel_classes(&m, err);
 	if (rc != HM_OK)
@@ -173,9 +188,10 @@ static hm_rc_t h_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 		ctx->jobs[i].dec = d;
 	}
 	snprintf(ctx->note, sizeof(ctx->note),
-		 "harmonics: %d jobs, %d cross-rack, %d holding slots, %d changed; racks: %d "
-		 "asked, %d answered (%d by leaders); check: %d components, %d replaced",
-		 ctx->njobs, cross, held, changed, ts.racks_asked, ts.racks_answered,
+		 "harmonics: %d jobs, %d cross-rack (%d free: a rack silent), %d holding slots, "
+		 "%d changed; racks: %d asked, %d answered (%d by leaders); check: %d components, "
+		 "%d replaced",
+		 ctx->njobs, cross, pinned, held, changed, ts.racks_asked, ts.racks_answered,
 		 ts.racks_by_leader, cc.checked, cc.changed);
 out:
 	if (rc != HM_OK && path0) /* nothing decided: the decisions in force stand */
