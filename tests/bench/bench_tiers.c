@@ -484,7 +484,7 @@ static double med_of(const round_t *r, int n, size_t off)
 typedef struct {
 	int racks, hosts, jobs, cross, asked_med;
 	double wall_ms, cpu_ms, lead_ms, lead_max_ms, munge_ms, msgs, kbytes;
-	double in_wall_ms, in_cpu_ms, idle_cpu_ms_s, settle_s;
+	double in_wall_ms, in_cpu_ms, idle_cpu_ms_s, settle_s, view_ms;
 	int silent, differ_rounds, rounds;
 	unsigned long errors;
 } result_t;
@@ -573,12 +573,15 @@ static int run_size(const opts_t *o, int nracks, result_t *res)
 	memset(res, 0, sizeof(*res));
 	memset(rd, 0, sizeof(rd));
 	atomic_store(&stop_leaders, 0);
+	t0 = hm_mono_s();
 	if (cluster_make(nracks, o, &cl, &err) != 0) {
 		fprintf(stderr, "bench_tiers: cluster of %d racks: %s\n", nracks,
 			err.msg[0] ? err.msg : "out of memory or too few generated jobs");
 		cluster_free(&cl);
 		return -1;
 	}
+	fprintf(stderr, "bench_tiers: %d racks: %d jobs placed (%.1f s)\n", nracks, cl.njobs,
+		hm_mono_s() - t0);
 	res->racks = nracks;
 	res->hosts = cl.topo->nhosts;
 	res->jobs = cl.njobs;
@@ -600,6 +603,14 @@ static int run_size(const opts_t *o, int nracks, result_t *res)
 		    hm_coord_job_upsert(cld, &j, &err) != HM_OK)
 			goto out;
 	}
+	fprintf(stderr, "bench_tiers: %d racks: jobs in both coordinators (%.1f s)\n", nracks,
+		hm_mono_s() - t0);
+	/* The racks view (harmonicsctl racks) holds the engine's mutex: its cost. */
+	c0 = hm_mono_s();
+	rack_counts(cld, &solves0, &by0, &silent0, &leaders);
+	res->view_ms = (hm_mono_s() - c0) * 1e3;
+	fprintf(stderr, "bench_tiers: %d racks: one racks view (hm_coord_racks) %.1f ms\n", nracks,
+		res->view_ms);
 	if (hm_server_start(cld, &conf_ld, 0, &srv, &err) != HM_OK)
 		goto out;
 	port = hm_server_port(srv);
@@ -613,6 +624,8 @@ static int run_size(const opts_t *o, int nracks, result_t *res)
 		if (dial(port, &conns[r], &err) != 0)
 			goto out;
 	}
+	fprintf(stderr, "bench_tiers: %d racks: leaders dialled (%.1f s)\n", nracks,
+		hm_mono_s() - t0);
 	for (int i = 0; i < nt; i++) {
 		int per = (nracks + nt - 1) / nt;
 
@@ -629,6 +642,9 @@ static int run_size(const opts_t *o, int nracks, result_t *res)
 	for (int i = 0; i < 600 && leaders < nracks; i++) {
 		usleep(100000);
 		rack_counts(cld, &solves0, &by0, &silent0, &leaders);
+		if (i % 20 == 19)
+			fprintf(stderr, "bench_tiers: %d racks: %d leaders (%.1f s)\n", nracks,
+				leaders, hm_mono_s() - t0);
 	}
 	res->settle_s = hm_mono_s() - t0;
 	if (leaders < nracks) {
@@ -846,9 +862,9 @@ static void print_results(const result_t *r, int n)
 	printf("\nOther: ");
 	for (int i = 0; i < n; i++)
 		printf("%s%d racks: leaders settled in %.1f s, silent racks %d, leader errors %lu, "
-		       "coordinator CPU while idle (beats) %.1f ms/s",
+		       "coordinator CPU while idle (beats) %.1f ms/s, one racks view %.1f ms",
 		       i ? "; " : "", r[i].racks, r[i].settle_s, r[i].silent, r[i].errors,
-		       r[i].idle_cpu_ms_s);
+		       r[i].idle_cpu_ms_s, r[i].view_ms);
 	printf("\n\nGrowth (ratio to the previous size):\n");
 	for (int i = 1; i < n; i++)
 		printf("  %d -> %d racks: racks x%.1f, jobs x%.1f, cross-rack x%.1f | round wall "
@@ -891,6 +907,7 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	hm_log_set_level(HM_LOG_ERROR);
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("bench_tiers: %ld CPUs online, %d epoch rounds per size (medians), cross-rack "
 	       "target %.0f%% of jobs, seed %lu, %d leader threads, HeartbeatInterval %d ms, "
 	       "RackTimeout %d ms, RLIMIT_NOFILE %lu\n",
