@@ -31,9 +31,10 @@
  * munged's CPU (both sides seal and unseal through it) is read from /proc.
  *
  * Usage: bench_tiers [--racks N[,N...]] [--rounds N] [--cross F] [--seed S]
- *        [--threads T] [--heartbeat-ms MS] [--rack-timeout-ms MS]
+ *        [--threads T] [--heartbeat-ms MS] [--rack-timeout-ms MS] [--idle-s S]
  *        (default 16,128,1024 racks, 5 epoch rounds, cross 0.1, 4 threads,
- *        HeartbeatInterval 2000 ms; needs munged and root for the munge uid)
+ *        HeartbeatInterval 2000 ms, RackTimeout 1000 ms, 2 s of beats alone
+ *        before the rounds; needs munged)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -71,7 +72,7 @@
 #define FRAME_MAX         (16 << 20) /* what a fake leader accepts */
 
 typedef struct {
-	int sizes[MAX_SIZES], nsizes, rounds, threads, heartbeat_ms, rack_timeout_ms;
+	int sizes[MAX_SIZES], nsizes, rounds, threads, heartbeat_ms, rack_timeout_ms, idle_s;
 	double cross;
 	unsigned long seed;
 } opts_t;
@@ -510,18 +511,19 @@ static void rack_counts(hm_coord_t *c, unsigned long *solves, unsigned long *by_
 }
 
 /* Jobs whose period, shift or class differ between the two coordinators. */
-static int differing(hm_coord_t *a, hm_coord_t *b, int *scheduled)
+static int differing(hm_coord_t *a, hm_coord_t *b, int *scheduled, int *held)
 {
 	hm_coord_job_view_t *x = NULL, *y = NULL;
 	int nx = 0, ny = 0, d = 0;
 
-	*scheduled = 0;
+	*scheduled = *held = 0;
 	if (hm_coord_jobs(a, &x, &nx) != HM_OK || hm_coord_jobs(b, &y, &ny) != HM_OK || nx != ny) {
 		d = -1;
 		goto out;
 	}
 	for (int i = 0; i < nx; i++) {
 		*scheduled += x[i].a.scheduled;
+		*held += x[i].a.period_us > 0;
 		d += x[i].job_id != y[i].job_id || x[i].a.scheduled != y[i].a.scheduled ||
 		     x[i].a.period_us != y[i].a.period_us || x[i].a.shift_us != y[i].a.shift_us ||
 		     x[i].a.prio != y[i].a.prio;
@@ -656,14 +658,14 @@ static int run_size(const opts_t *o, int nracks, result_t *res)
 	leaders_totals(lt, nt, &ls0, &lc0, true);
 	c0 = proc_cpu_s();
 	t0 = hm_mono_s();
-	usleep(2000000);
+	sleep((unsigned)o->idle_s);
 	leaders_totals(lt, nt, &ls1, &lc1, false);
 	res->idle_cpu_ms_s = ((proc_cpu_s() - c0) - (lc1 - lc0)) * 1e3 / (hm_mono_s() - t0);
 	res->rounds = o->rounds;
 	for (int k = 0; k <= o->rounds; k++) {
 		double now = now0 + k * conf_ld.epoch_s, w0, m0;
 		bool changed;
-		int sched = 0, d;
+		int sched = 0, held = 0, d;
 
 		/* In process: everything runs in this thread. */
 		rack_counts(cin, &solves0, &by0, &silent0, &leaders);
@@ -704,16 +706,16 @@ static int run_size(const opts_t *o, int nracks, result_t *res)
 		rd[k].asked = (double)(solves1 - solves0 + silent1 - silent0);
 		rd[k].answered = (double)(by1 - by0);
 		res->silent += (int)(silent1 - silent0);
-		d = differing(cin, cld, &sched);
+		d = differing(cin, cld, &sched, &held);
 		res->differ_rounds += d != 0;
 		printf("  %4d racks round %d%s: wall %8.2f ms (in process %8.2f ms), asked %.0f, "
 		       "by leaders %.0f, silent %lu, msgs %.0f, %.1f KiB, coord CPU %.2f ms, "
 		       "leaders CPU %.2f ms (max %.3f), munged %.0f ms; jobs differing: %d of %d "
-		       "scheduled\n",
+		       "scheduled (%d holding slots in process)\n",
 		       nracks, k, k ? "" : " (arrivals)", rd[k].wall_s * 1e3, rd[k].in_wall_s * 1e3,
 		       rd[k].asked, rd[k].answered, silent1 - silent0, rd[k].msgs,
 		       rd[k].bytes / 1024, rd[k].cpu_s * 1e3, rd[k].lead_cpu_s * 1e3,
-		       rd[k].lead_max_s * 1e3, rd[k].munge_s * 1e3, d, sched);
+		       rd[k].lead_max_s * 1e3, rd[k].munge_s * 1e3, d, sched, held);
 		fflush(stdout);
 		usleep(300000); /* the pushes of changed decisions go out between rounds */
 	}
@@ -814,6 +816,9 @@ static int parse_opts(int argc, char **argv, opts_t *o)
 				return -1;
 		} else if (strcmp(a, "--rack-timeout-ms") == 0) {
 			if (parse_int(v, 10, 60000, a, &o->rack_timeout_ms) != 0)
+				return -1;
+		} else if (strcmp(a, "--idle-s") == 0) {
+			if (parse_int(v, 1, 600, a, &o->idle_s) != 0)
 				return -1;
 		} else if (strcmp(a, "--seed") == 0) {
 			if (parse_int(v, 0, 2147483647L, a, &seed) != 0)
