@@ -73,7 +73,7 @@
 
 typedef struct {
 	int sizes[MAX_SIZES], nsizes, rounds, threads, heartbeat_ms, rack_timeout_ms, idle_s;
-	double cross;
+	double cross, compute_scale;
 	unsigned long seed;
 } opts_t;
 
@@ -117,8 +117,10 @@ static int by_rack_name(const void *a, const void *b)
 }
 
 /* Hosts [p, p + k) of the order as one job; true when they span racks. */
-static bool add_job(cluster_t *c, int p, int k, const char *model)
+static bool add_job(cluster_t *c, int p, int k, const hm_profile_t *prof)
 {
+	char spec[128];
+
 	char **names = malloc(sizeof(char *) * (size_t)k);
 	bool cross = false;
 
@@ -127,7 +129,10 @@ static bool add_job(cluster_t *c, int p, int k, const char *model)
 		cross |= c->topo->hosts[c->order[p + i]].rack != c->topo->hosts[c->order[p]].rack;
 	}
 	c->nodes[c->njobs] = hm_hostlist_compress(names, k);
-	c->profile[c->njobs] = strdup(model);
+	/* The generator's compute time and gradient exactly (compute = iter x (1 - comm)). */
+	snprintf(spec, sizeof(spec), "iter=%.6f,comm=0,bytes=%.0f,overlap=%.3f", prof->compute_s,
+		 prof->phases[0].bytes, prof->phases[0].overlap);
+	c->profile[c->njobs] = strdup(spec);
 	c->njobs++;
 	c->ncross += cross;
 	free(names);
@@ -148,8 +153,9 @@ static int cluster_make(int nracks, const opts_t *o, cluster_t *c, hm_err_t *err
 	    hm_topo_generate(&gen, &c->topo, err) != HM_OK)
 		return -1;
 	n = c->topo->nhosts;
-	snprintf(spec, sizeof(spec), "jobs=%d,arrival=burst,gpus=8/16/32,models=all,iters=1000",
-		 n + 16);
+	snprintf(spec, sizeof(spec),
+		 "jobs=%d,arrival=burst,gpus=8/16/32,models=all,iters=1000,compute_scale=%g",
+		 n + 16, o->compute_scale);
 	if (hm_workload_generate(spec, c->topo, o->seed, &w, err) != HM_OK)
 		return -1;
 	c->order = malloc(sizeof(int) * (size_t)n);
@@ -182,7 +188,7 @@ static int cluster_make(int nracks, const opts_t *o, cluster_t *c, hm_err_t *err
 				k = n - p;
 			if (p + k > b && c->ncross >= o->cross * (c->njobs + 1))
 				k = b - p; /* cut at the rack's end: stays local */
-			add_job(c, p, k, j->profile.model);
+			add_job(c, p, k, &j->profile);
 			p += k;
 		}
 	}
@@ -511,12 +517,13 @@ static void rack_counts(hm_coord_t *c, unsigned long *solves, unsigned long *by_
 }
 
 /* Jobs whose period, shift or class differ between the two coordinators. */
-static int differing(hm_coord_t *a, hm_coord_t *b, int *scheduled, int *held)
+static int differing(hm_coord_t *a, hm_coord_t *b, int *scheduled, int *held, int prio[8])
 {
 	hm_coord_job_view_t *x = NULL, *y = NULL;
 	int nx = 0, ny = 0, d = 0;
 
 	*scheduled = *held = 0;
+	memset(prio, 0, sizeof(int) * 8);
 	if (hm_coord_jobs(a, &x, &nx) != HM_OK || hm_coord_jobs(b, &y, &ny) != HM_OK || nx != ny) {
 		d = -1;
 		goto out;
@@ -524,6 +531,7 @@ static int differing(hm_coord_t *a, hm_coord_t *b, int *scheduled, int *held)
 	for (int i = 0; i < nx; i++) {
 		*scheduled += x[i].a.scheduled;
 		*held += x[i].a.period_us > 0;
+		prio[x[i].a.prio & 7]++;
 		d += x[i].job_id != y[i].job_id || x[i].a.scheduled != y[i].a.scheduled ||
 		     x[i].a.period_us != y[i].a.period_us || x[i].a.shift_us != y[i].a.shift_us ||
 		     x[i].a.prio != y[i].a.prio;
@@ -665,7 +673,7 @@ static int run_size(const opts_t *o, int nracks, result_t *res)
 	for (int k = 0; k <= o->rounds; k++) {
 		double now = now0 + k * conf_ld.epoch_s, w0, m0;
 		bool changed;
-		int sched = 0, held = 0, d;
+		int sched = 0, held = 0, d, prio[8];
 
 		/* In process: everything runs in this thread. */
 		rack_counts(cin, &solves0, &by0, &silent0, &leaders);
@@ -706,16 +714,17 @@ static int run_size(const opts_t *o, int nracks, result_t *res)
 		rd[k].asked = (double)(solves1 - solves0 + silent1 - silent0);
 		rd[k].answered = (double)(by1 - by0);
 		res->silent += (int)(silent1 - silent0);
-		d = differing(cin, cld, &sched, &held);
+		d = differing(cin, cld, &sched, &held, prio);
 		res->differ_rounds += d != 0;
 		printf("  %4d racks round %d%s: wall %8.2f ms (in process %8.2f ms), asked %.0f, "
 		       "by leaders %.0f, silent %lu, msgs %.0f, %.1f KiB, coord CPU %.2f ms, "
 		       "leaders CPU %.2f ms (max %.3f), munged %.0f ms; jobs differing: %d of %d "
-		       "scheduled (%d holding slots in process)\n",
+		       "scheduled (in process: %d holding slots, classes 0-3: %d %d %d %d)\n",
 		       nracks, k, k ? "" : " (arrivals)", rd[k].wall_s * 1e3, rd[k].in_wall_s * 1e3,
 		       rd[k].asked, rd[k].answered, silent1 - silent0, rd[k].msgs,
 		       rd[k].bytes / 1024, rd[k].cpu_s * 1e3, rd[k].lead_cpu_s * 1e3,
-		       rd[k].lead_max_s * 1e3, rd[k].munge_s * 1e3, d, sched, held);
+		       rd[k].lead_max_s * 1e3, rd[k].munge_s * 1e3, d, sched, held, prio[0],
+		       prio[1], prio[2], prio[3]);
 		fflush(stdout);
 		usleep(300000); /* the pushes of changed decisions go out between rounds */
 	}
@@ -824,6 +833,18 @@ static int parse_opts(int argc, char **argv, opts_t *o)
 			if (parse_int(v, 0, 2147483647L, a, &seed) != 0)
 				return -1;
 			o->seed = (unsigned long)seed;
+		} else if (strcmp(a, "--compute-scale") == 0) {
+			char *end;
+
+			o->compute_scale = strtod(v, &end);
+			if (end == v || *end ||
+			    !(o->compute_scale >= 0.001 && o->compute_scale <= 1000)) {
+				fprintf(
+				    stderr,
+				    "bench_tiers: --compute-scale '%s' (accepted: 0.001..1000)\n",
+				    v);
+				return -1;
+			}
 		} else if (strcmp(a, "--cross") == 0) {
 			char *end;
 
