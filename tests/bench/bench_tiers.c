@@ -5,7 +5,10 @@
  *
  * Cluster: hm_topo_generate, R racks of 8 hosts x 8 GPUs, 100 Gbit/s NICs,
  * ToR uplinks oversubscribed 4:1, pods of 16 racks. Jobs: the workload
- * generator's sizes (8, 16 or 32 GPUs) and catalogue models, 4 GPUs per host,
+ * generator's sizes (8, 16 or 32 GPUs) and catalogue models with compute times
+ * scaled by --compute-scale (GPUs faster than the catalogue's: more of the
+ * iteration is communication), given to the coordinator as their exact compute
+ * time and gradient (iter=,comm=0,bytes=), 4 GPUs per host,
  * in two layers (GPUs 0-3 and 4-7 of every host) packed in host order, the
  * second layer one host behind the first: every NIC carries two jobs, so every
  * rack has contending local jobs. A job that would cross a rack boundary does
@@ -32,7 +35,9 @@
  *
  * Usage: bench_tiers [--racks N[,N...]] [--rounds N] [--cross F] [--seed S]
  *        [--threads T] [--heartbeat-ms MS] [--rack-timeout-ms MS] [--idle-s S]
- *        (default 16,128,1024 racks, 5 epoch rounds, cross 0.1, 4 threads,
+ *        [--compute-scale F]
+ *        (default 16,128,1024 racks, 5 epoch rounds, cross 0.1, compute scale
+ *        0.1, 4 threads,
  *        HeartbeatInterval 2000 ms, RackTimeout 1000 ms, 2 s of beats alone
  *        before the rounds; needs munged)
  */
@@ -792,6 +797,8 @@ static int parse_opts(int argc, char **argv, opts_t *o)
 		      .heartbeat_ms = 2000,
 		      .rack_timeout_ms = 1000,
 		      .cross = 0.1,
+		      .compute_scale = 0.1,
+		      .idle_s = 2,
 		      .seed = 1};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -935,9 +942,10 @@ int main(int argc, char **argv)
 	hm_log_set_level(HM_LOG_ERROR);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("bench_tiers: %ld CPUs online, %d epoch rounds per size (medians), cross-rack "
-	       "target %.0f%% of jobs, seed %lu, %d leader threads, HeartbeatInterval %d ms, "
-	       "RackTimeout %d ms, RLIMIT_NOFILE %lu\n",
-	       ncpu, o.rounds, o.cross * 100, o.seed, o.threads, o.heartbeat_ms, o.rack_timeout_ms,
+	       "target %.0f%% of jobs, compute scale %g, seed %lu, %d leader threads, "
+	       "HeartbeatInterval %d ms, RackTimeout %d ms, RLIMIT_NOFILE %lu\n",
+	       ncpu, o.rounds, o.cross * 100, o.compute_scale, o.seed, o.threads, o.heartbeat_ms,
+	       o.rack_timeout_ms,
 	       getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (unsigned long)rl.rlim_cur : 0UL);
 	for (int i = 0; i < o.nsizes; i++) {
 		if (run_size(&o, o.sizes[i], &res[n]) != 0) {
