@@ -864,7 +864,7 @@ static int parse_opts(int argc, char **argv, opts_t *o)
 			fprintf(stderr,
 				"usage: bench_tiers [--racks N[,N...]] [--rounds N] [--cross F] "
 				"[--seed S] [--threads T] [--heartbeat-ms MS] [--rack-timeout-ms "
-				"MS]\n");
+				"MS] [--idle-s S] [--compute-scale F]\n");
 			return -1;
 		}
 	}
