@@ -104,34 +104,49 @@ hm_rc_t hm_coord_job(hm_coord_t *c, uint32_t job_id, hm_coord_job_view_t *out)
 	return rc;
 }
 
-/* Utilisation each job's contention-free traffic puts on link l, summed over phases. */
-static double job_link_util(const hm_topo_t *t, const hm_cjob_t *j, int l)
+/*
+ * Add the utilisation job j's contention-free traffic puts on each of its
+ * links (summed over phases) to util[]; ju[] is zero on entry and on return.
+ */
+static void job_link_util(const hm_topo_t *t, const hm_cjob_t *j, double *util, double *ju)
 {
-	double u = 0;
-
 	if (!j->have_tr || j->tr.alone_iter_s <= 0)
-		return 0;
+		return;
 	for (int p = 0; p < j->tr.nphases; p++) {
 		const hm_phase_load_t *pl = &j->tr.phases[p];
 
 		for (int k = 0; k < pl->nlinks; k++)
-			if (pl->links[k] == l)
-				u += pl->flows[k] * pl->flow_bytes * 8.0 /
-				     (j->tr.alone_iter_s * t->links[l].capacity_bps);
+			ju[pl->links[k]] +=
+			    pl->flows[k] * pl->flow_bytes * 8.0 /
+			    (j->tr.alone_iter_s * t->links[pl->links[k]].capacity_bps);
 	}
-	return u;
+	for (int p = 0; p < j->tr.nphases; p++)
+		for (int k = 0; k < j->tr.phases[p].nlinks; k++) {
+			int l = j->tr.phases[p].links[k];
+
+			util[l] += ju[l];
+			ju[l] = 0;
+		}
 }
 
+/* One pass over hosts, jobs and links (the mutex is held: per rack passes took
+   seconds on 1,024 racks and held off every agent's beat). */
 hm_rc_t hm_coord_racks(hm_coord_t *c, hm_coord_rack_view_t **out, int *n)
 {
 	const hm_topo_t *t;
+	double *util = NULL, *ju = NULL;
+	int *seen = NULL;
 	hm_rc_t rc = HM_OK;
 
 	*out = NULL;
 	*n = 0;
 	pthread_mutex_lock(&c->mu);
 	t = c->topo;
-	if (t->nracks && !(*out = calloc((size_t)t->nracks, sizeof(**out)))) {
+	util = calloc((size_t)t->nlinks + 1, sizeof(*util));
+	ju = calloc((size_t)t->nlinks + 1, sizeof(*ju));
+	seen = calloc((size_t)t->nracks + 1, sizeof(*seen));
+	if (!util || !ju || !seen ||
+	    (t->nracks && !(*out = calloc((size_t)t->nracks, sizeof(**out))))) {
 		rc = HM_ERR_NOMEM;
 		goto out;
 	}
@@ -143,35 +158,44 @@ hm_rc_t hm_coord_racks(hm_coord_t *c, hm_coord_rack_view_t **out, int *n)
 		snprintf(v->name, sizeof(v->name), "%s",
 			 sw >= 0 && sw < t->nswitches ? t->switches[sw].name : "?");
 		hm_coord_rack_leader_view(c, r, v);
-		for (int h = 0; h < t->nhosts; h++)
-			if (t->hosts[h].rack == r) {
-				v->nhosts++;
-				v->ngpus += t->hosts[h].gpus;
-			}
-		for (int i = 0; i < c->njobs; i++) {
-			const hm_cjob_t *j = &c->jobs[i];
-			bool in = false;
+	}
+	for (int h = 0; h < t->nhosts; h++) {
+		int r = t->hosts[h].rack;
 
-			for (int s = 0; s < j->pl.nslots && !in; s++)
-				in = t->hosts[j->pl.slots[s].host].rack == r;
-			if (!in)
-				continue;
-			v->njobs++;
-			v->ncross += j->nracks > 1;
+		if (r >= 0 && r < t->nracks) {
+			(*out)[r].nhosts++;
+			(*out)[r].ngpus += t->hosts[h].gpus;
 		}
-		for (int l = 0; l < t->nlinks; l++) {
-			double u = 0;
+	}
+	for (int i = 0; i < c->njobs; i++) {
+		const hm_cjob_t *j = &c->jobs[i];
 
-			if (t->links[l].rack != r)
+		for (int s = 0; s < j->pl.nslots; s++) {
+			int r = t->hosts[j->pl.slots[s].host].rack;
+
+			if (r < 0 || r >= t->nracks || seen[r] == i + 1)
 				continue;
-			for (int i = 0; i < c->njobs; i++)
-				u += job_link_util(t, &c->jobs[i], l);
-			if (u > v->load)
-				v->load = u;
+			seen[r] = i + 1; /* each job once per rack */
+			(*out)[r].njobs++;
+			(*out)[r].ncross += j->nracks > 1;
 		}
+		job_link_util(t, j, util, ju);
+	}
+	for (int l = 0; l < t->nlinks; l++) {
+		int r = t->links[l].rack;
+
+		if (r >= 0 && r < t->nracks && util[l] > (*out)[r].load)
+			(*out)[r].load = util[l];
 	}
 	*n = t->nracks;
 out:
+	if (rc != HM_OK) {
+		free(*out);
+		*out = NULL;
+	}
+	free(util);
+	free(ju);
+	free(seen);
 	pthread_mutex_unlock(&c->mu);
 	return rc;
 }

@@ -119,3 +119,12 @@ tests_coord_coord_bench_SOURCES = tests/coord/coord_bench.c tests/unit/coord_fix
 tests_coord_coord_bench_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 tests_coord_coord_bench_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_coord_coord_bench_LDADD = $(HMCOORD_LIBS)
+
+# One epoch round with a leader per rack against one coordinator, 16 to 1,024
+# racks (not a test: prints numbers; docs/eval/tiers-measured.md).
+# make tests/bench/bench_tiers && tests/bench/bench_tiers   (needs munged)
+noinst_PROGRAMS += tests/bench/bench_tiers
+tests_bench_bench_tiers_SOURCES = tests/bench/bench_tiers.c
+tests_bench_bench_tiers_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+tests_bench_bench_tiers_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_bench_bench_tiers_LDADD = $(HMCOORD_LIBS) -lm
