@@ -11,9 +11,12 @@
  * placed on hosts in a seeded shuffled order (a fragmented cluster: multi-host
  * jobs cross racks), compute 0.1-0.6 s, buffers 0.1-2 GB, 5% jitter.
  *
- * Usage: bench_sim [--quick] [--seed N] [--only packed|mixed|scattered [--horizon S]]
+ * Usage: bench_sim [--quick] [--seed N] [--check]
+ *                  [--only packed|mixed|scattered [--horizon S]]
  *   --quick: 120 s horizons everywhere; --only: just that headline run (profiling),
- *   simulating S seconds (default: the headline's horizon).
+ *   simulating S seconds (default: the headline's horizon); --check: every
+ *   incremental max-min re-solve checked against a full solve (slow; a
+ *   difference beyond 1e-9 relative fails the run).
  */
 #include <math.h>
 #include <stdint.h>
@@ -35,7 +38,8 @@ static const mix_t MIX[] = {{1, 1, 60}, {2, 1, 30}, {4, 1, 20},  {4, 2, 30},
 #define NMIX (sizeof(MIX) / sizeof(MIX[0]))
 
 static uint64_t rng_state;
-static int g_xrack; /* multi-host jobs of the last workload spanning racks */
+static bool g_check; /* --check */
+static int g_xrack;  /* multi-host jobs of the last workload spanning racks */
 
 static double urand(void)
 {
@@ -212,6 +216,7 @@ static int run_point(int racks, int njobs, double scale, double horizon_s, unsig
 	o.seed = seed;
 	o.jitter_cv = 0.05;
 	o.horizon_s = horizon_s;
+	o.check_maxmin = g_check;
 	hm_policy_cfg_defaults(&cfg);
 	pt->xrack = g_xrack;
 	double c0 = hm_clock_s(CLOCK_PROCESS_CPUTIME_ID);
@@ -266,6 +271,8 @@ int main(int argc, char **argv)
 					argv[i]);
 				return 2;
 			}
+		} else if (strcmp(argv[i], "--check") == 0) {
+			g_check = true;
 		} else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
 			i++;
 			for (int m = 0; m < 3; m++)
@@ -289,7 +296,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 		} else {
-			fprintf(stderr, "usage: bench_sim [--quick] [--seed N] [--only "
+			fprintf(stderr, "usage: bench_sim [--quick] [--seed N] [--check] [--only "
 					"packed|mixed|scattered [--horizon S]]\n");
 			return 2;
 		}

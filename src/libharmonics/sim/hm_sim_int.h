@@ -162,6 +162,7 @@ typedef struct {
 	unsigned *ltouch, lround; /* links numbered in the current solve round (== lround) */
 	double *lused;            /* bit/s the active phases put on each link */
 	int *lout;                /* shared links of the solve that are not expanded */
+	int *seed;                /* links an ending phase fills (its re-solve's seeds) */
 	int *stack, *comp;
 	double *mm_rate;
 	double *load; /* sampling scratch */
