@@ -41,6 +41,8 @@ typedef struct {
 	int *order;            /* [nph] phases by class */
 	unsigned char *frozen; /* [nph] */
 	hm_mm_hent_t *heap;    /* [nl] */
+	double *key;           /* [nl] scan fill: saturation level of each link */
+	int *live;             /* [nl] scan fill: links with unfrozen phases */
 } hm_mm_ws_t;
 
 hm_rc_t hm_mm_reserve(hm_mm_ws_t *ws, int nl, int nph, int nent, hm_err_t *err);
