@@ -115,6 +115,7 @@ typedef struct {
 	int act_pos;
 	const hm_phase_load_t *ld;
 	int prio;
+	bool sym; /* as many flows on each link's reverse (see rev) */
 	double rem_bits, rate_bps, t_last_s;
 
 	/* Statistics. */
@@ -165,6 +166,10 @@ typedef struct {
 	double *lused;            /* bit/s the active phases put on each link */
 	int *lout;                /* shared links of the solve that are not expanded */
 	int *seed;                /* links an ending phase fills (its re-solve's seeds) */
+	int *rev;                 /* the link's other direction (same capacity), or -1 */
+	int *asym;                /* active phases on it that are not symmetric */
+	unsigned *ldrop;          /* == lround: left out of the solve as its reverse's twin */
+	int *lflow;               /* scratch: flows + 1 of the phase being checked */
 	int *stack, *comp;
 	double *mm_rate;
 	double *load; /* sampling scratch */

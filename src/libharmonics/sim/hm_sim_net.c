@@ -66,6 +66,17 @@ bool sim_heap_pop(sim_heap_t *h, sim_ev_t *ev)
 
 /* ---- network ---- */
 
+/* Links a and b are one cable's two directions: twins when loaded alike. */
+static void pair(sim_t *s, int a, int b)
+{
+	int nl = s->topo->nlinks;
+
+	if (a >= 0 && b >= 0 && a < nl && b < nl && a != b && s->cap_bps[a] == s->cap_bps[b]) {
+		s->rev[a] = b;
+		s->rev[b] = a;
+	}
+}
+
 hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 {
 	int nl = s->topo->nlinks, nj = s->nj > 0 ? s->nj : 1;
@@ -81,6 +92,10 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	s->lout = calloc(nls, sizeof(*s->lout));
 	s->lused = calloc(nls, sizeof(*s->lused));
 	s->lloc = calloc(nls, sizeof(*s->lloc));
+	s->rev = malloc(nls * sizeof(*s->rev));
+	s->asym = calloc(nls, sizeof(*s->asym));
+	s->ldrop = calloc(nls, sizeof(*s->ldrop));
+	s->lflow = calloc(nls, sizeof(*s->lflow));
 	s->seed = calloc(nls, sizeof(*s->seed));
 	s->stack = calloc(nls, sizeof(*s->stack));
 	s->load = calloc(nls, sizeof(*s->load));
@@ -89,8 +104,8 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	s->comp = calloc((size_t)nj, sizeof(*s->comp));
 	s->mm_rate = calloc((size_t)nj, sizeof(*s->mm_rate));
 	if (!s->cap_bps || !s->lk_jobs || !s->lk_n || !s->lk_cap || !s->lvis || !s->ltouch ||
-	    !s->lout || !s->lused || !s->lloc || !s->seed || !s->stack || !s->load || !s->jvis ||
-	    !s->active || !s->comp || !s->mm_rate)
+	    !s->lout || !s->lused || !s->lloc || !s->rev || !s->asym || !s->ldrop || !s->lflow ||
+	    !s->seed || !s->stack || !s->load || !s->jvis || !s->active || !s->comp || !s->mm_rate)
 		return hm_err_set(err, HM_ERR_NOMEM, "simulator: out of memory for %d links", nl);
 	rc = hm_mm_reserve(&s->ws, nl + nj, nj, 1024, err); /* a folded link per phase */
 	if (rc != HM_OK)
@@ -102,7 +117,16 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 					  "simulator: link %d has capacity %g bit/s (accepted: "
 					  "finite > 0)",
 					  l, s->cap_bps[l]);
+		s->rev[l] = -1;
 	}
+	/* Each link's reverse (the other direction of the same cable). */
+	const hm_topo_t *t = s->topo;
+	for (int h = 0; h < t->nhosts; h++)
+		for (int n = 0; n < t->hosts[h].nics && n < HM_MAX_NICS_PER_HOST; n++)
+			pair(s, t->hosts[h].nic_up_link[n], t->hosts[h].nic_down_link[n]);
+	for (int w = 0; w < t->nswitches; w++)
+		for (int i = 0; i < t->switches[w].nparents; i++)
+			pair(s, t->switches[w].up_link[i], t->switches[w].down_link[i]);
 	return HM_OK;
 }
 
@@ -121,6 +145,10 @@ void sim_net_free(sim_t *s)
 	free(s->lout);
 	free(s->lused);
 	free(s->lloc);
+	free(s->rev);
+	free(s->asym);
+	free(s->ldrop);
+	free(s->lflow);
 	free(s->seed);
 	free(s->stack);
 	free(s->load);
@@ -149,6 +177,24 @@ static void set_rate(sim_t *s, sim_job_t *sj, double r)
 		for (int k = 0; k < ld->nlinks; k++)
 			s->lused[ld->links[k]] += (nr - old) * ld->flows[k];
 	sj->rate_bps = r;
+}
+
+/*
+ * Is shared link m (first seen in this round's problem) the twin of its reverse,
+ * already in it? When every phase on both is symmetric, both carry the same
+ * phases with the same flows; with equal capacities, loads (the same additions
+ * in the same order) and expansion, their residuals in the problem are equal
+ * to the bit, so the second constraint repeats the first: left out, it changes
+ * no level (the first always saturates first or together, freezing the same
+ * phases). Its residual after the solve is its reverse's.
+ */
+static bool twin(const sim_t *s, int m, unsigned g)
+{
+	int r = s->rev[m];
+
+	return r >= 0 && s->ltouch[r] == s->lround && s->ldrop[r] != s->lround && s->asym[m] == 0 &&
+	       s->asym[r] == 0 && s->lused[m] == s->lused[r] &&
+	       (s->lvis[m] == g) == (s->lvis[r] == g);
 }
 
 /* Collect job j's phase into the solve; its bottleneck links join the breadth. */
@@ -219,6 +265,7 @@ static hm_rc_t resolve(sim_t *s, const int *seed, int nseed, int self, hm_err_t 
 		 * a link not expanded has its capacity less the load of phases outside. */
 		if (++s->lround == 0) {
 			memset(s->ltouch, 0, (size_t)s->topo->nlinks * sizeof(*s->ltouch));
+			memset(s->ldrop, 0, (size_t)s->topo->nlinks * sizeof(*s->ldrop));
 			s->lround = 1;
 		}
 		nl = 0;
@@ -244,6 +291,16 @@ static hm_rc_t resolve(sim_t *s, const int *seed, int nseed, int self, hm_err_t 
 						own = fmin(own, s->cap_bps[m] / ld->flows[k]);
 					continue;
 				}
+				if (s->ltouch[m] != s->lround && twin(s, m, g)) {
+					/* Its reverse's constraint, to the bit: one is enough. */
+					s->ltouch[m] = s->lround;
+					s->ldrop[m] = s->lround;
+					s->lloc[m] = s->lloc[s->rev[m]];
+					if (s->lvis[m] != g)
+						s->lout[nout++] = m;
+				}
+				if (s->ldrop[m] == s->lround)
+					continue;
 				if (s->ltouch[m] != s->lround) {
 					s->ltouch[m] = s->lround;
 					s->lloc[m] = nl;
@@ -428,6 +485,23 @@ static int stop_seeds(sim_t *s, const sim_job_t *sj)
 	return n;
 }
 
+/* Does phase ld put as many flows on each link's reverse as on the link (a
+ * ring's every cut is crossed as often both ways)? */
+static bool symmetric(sim_t *s, const hm_phase_load_t *ld)
+{
+	bool sym = true;
+
+	for (int k = 0; k < ld->nlinks; k++)
+		s->lflow[ld->links[k]] = ld->flows[k] + 1;
+	for (int k = 0; k < ld->nlinks && sym; k++) {
+		int r = s->rev[ld->links[k]];
+		sym = r >= 0 && s->lflow[r] == ld->flows[k] + 1;
+	}
+	for (int k = 0; k < ld->nlinks; k++)
+		s->lflow[ld->links[k]] = 0;
+	return sym;
+}
+
 hm_rc_t sim_net_start(sim_t *s, int j, const hm_phase_load_t *ld, int prio, hm_err_t *err)
 {
 	sim_job_t *sj = &s->jobs[j];
@@ -449,6 +523,9 @@ hm_rc_t sim_net_start(sim_t *s, int j, const hm_phase_load_t *ld, int prio, hm_e
 		if (rc != HM_OK)
 			return rc;
 	}
+	sj->sym = symmetric(s, ld);
+	for (int k = 0; k < ld->nlinks && !sj->sym; k++)
+		s->asym[ld->links[k]]++;
 	rc = start_alone(s, j) ? HM_OK : resolve(s, NULL, 0, j, err);
 	if (rc == HM_OK && s->o.check_maxmin)
 		rc = check_full(s, err);
@@ -468,8 +545,10 @@ hm_rc_t sim_net_stop(sim_t *s, int j, hm_err_t *err)
 	sj->act_pos = -1;
 	int nseed = stop_seeds(s, sj);
 	set_rate(s, sj, 0);
-	for (int k = 0; k < ld->nlinks; k++)
+	for (int k = 0; k < ld->nlinks; k++) {
 		link_del(s, ld->links[k], j);
+		s->asym[ld->links[k]] -= !sj->sym;
+	}
 	sj->ld = NULL;
 	hm_rc_t rc = nseed == 0 ? HM_OK : resolve(s, s->seed, nseed, -1, err);
 	if (rc == HM_OK && s->o.check_maxmin)
