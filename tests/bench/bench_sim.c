@@ -11,7 +11,12 @@
  * placed on hosts in a seeded shuffled order (a fragmented cluster: multi-host
  * jobs cross racks), compute 0.1-0.6 s, buffers 0.1-2 GB, 5% jitter.
  *
- * Usage: bench_sim [--quick] [--seed N]   (--quick: 600 s horizons everywhere)
+ * Usage: bench_sim [--quick] [--seed N] [--check]
+ *                  [--only packed|mixed|scattered [--horizon S]]
+ *   --quick: 120 s horizons everywhere; --only: just that headline run (profiling),
+ *   simulating S seconds (default: the headline's horizon); --check: every
+ *   incremental max-min re-solve checked against a full solve (slow; a
+ *   difference beyond 1e-9 relative fails the run).
  */
 #include <math.h>
 #include <stdint.h>
@@ -33,7 +38,8 @@ static const mix_t MIX[] = {{1, 1, 60}, {2, 1, 30}, {4, 1, 20},  {4, 2, 30},
 #define NMIX (sizeof(MIX) / sizeof(MIX[0]))
 
 static uint64_t rng_state;
-static int g_xrack; /* multi-host jobs of the last workload spanning racks */
+static bool g_check; /* --check */
+static int g_xrack;  /* multi-host jobs of the last workload spanning racks */
 
 static double urand(void)
 {
@@ -210,6 +216,7 @@ static int run_point(int racks, int njobs, double scale, double horizon_s, unsig
 	o.seed = seed;
 	o.jitter_cv = 0.05;
 	o.horizon_s = horizon_s;
+	o.check_maxmin = g_check;
 	hm_policy_cfg_defaults(&cfg);
 	pt->xrack = g_xrack;
 	double c0 = hm_clock_s(CLOCK_PROCESS_CPUTIME_ID);
@@ -248,7 +255,10 @@ int main(int argc, char **argv)
 {
 	bool quick = false;
 	unsigned long seed = 1;
+	int only = -1;
+	double only_s = 0;
 	point_t p;
+	static const char *const names[3] = {"packed", "mixed", "scattered"};
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0) {
@@ -261,16 +271,51 @@ int main(int argc, char **argv)
 					argv[i]);
 				return 2;
 			}
+		} else if (strcmp(argv[i], "--check") == 0) {
+			g_check = true;
+		} else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+			i++;
+			for (int m = 0; m < 3; m++)
+				if (strcmp(argv[i], names[m]) == 0)
+					only = m;
+			if (only < 0) {
+				fprintf(stderr,
+					"bench_sim: bad --only '%s' (accepted: packed, mixed, "
+					"scattered)\n",
+					argv[i]);
+				return 2;
+			}
+		} else if (strcmp(argv[i], "--horizon") == 0 && i + 1 < argc) {
+			char *end;
+			only_s = strtod(argv[++i], &end);
+			if (*end || !(only_s > 0) || only_s > 1e6) {
+				fprintf(stderr,
+					"bench_sim: bad --horizon '%s' (accepted: seconds, 0 < S "
+					"<= 1e6)\n",
+					argv[i]);
+				return 2;
+			}
 		} else {
-			fprintf(stderr, "usage: bench_sim [--quick] [--seed N]\n");
+			fprintf(stderr, "usage: bench_sim [--quick] [--seed N] [--check] [--only "
+					"packed|mixed|scattered [--horizon S]]\n");
 			return 2;
 		}
 	}
 	double sweep_s = quick ? 120 : 600, head_s = quick ? 120 : 3600;
+	if (only >= 0) {
+		double h = only_s > 0 ? only_s : head_s;
+		if (run_point(16, 200, 1, h, seed, only, &p))
+			return 1;
+		print_point(names[only], 16, 200, &p);
+		return 0;
+	}
+	if (only_s > 0) {
+		fprintf(stderr, "bench_sim: --horizon needs --only\n");
+		return 2;
+	}
 	printf("# headline: 16 racks x 8 hosts x 8 GPUs, oversubscription 2, 200 jobs, fair, "
 	       "%g s simulated, one core (cpu = process CPU time; wall depends on machine load)\n",
 	       head_s);
-	static const char *const names[3] = {"packed", "mixed", "scattered"};
 	for (int m = 0; m < 3; m++) {
 		if (run_point(16, 200, 1, head_s, seed, m, &p))
 			return 1;

@@ -1,8 +1,10 @@
 /* Unit tests for hm_maxmin: textbook max-min cases, coupled phases, strict priority. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -138,12 +140,98 @@ static void test_bad_input(void **state)
 	assert_int_equal(hm_maxmin(cap, 1, NULL, 0, NULL, &err), HM_OK);
 }
 
+/*
+ * Random instances, checked by the definition rather than known answers: the
+ * rates fit every link and every phase has a bottleneck, a full link where no
+ * phase of its class goes faster and no lower class gets bandwidth. 60 links
+ * (the scan fill) and 600 (the heap fill), one class and three.
+ */
+static void check_random(int nl, int nph, int classes, uint64_t seed)
+{
+	double *cap = malloc(sizeof(double) * (size_t)nl),
+	       *rate = malloc(sizeof(double) * (size_t)nph);
+	double *load = calloc((size_t)nl, sizeof(double));
+	int(*links)[8] = malloc(sizeof(*links) * (size_t)nph),
+	(*flows)[8] = malloc(sizeof(*flows) * (size_t)nph);
+	hm_mm_phase_t *ph = malloc(sizeof(*ph) * (size_t)nph);
+	hm_err_t err = {0};
+	uint64_t x = seed;
+#define RND(n) ((int)((x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 33) % (n))
+
+	assert_non_null(cap);
+	assert_non_null(rate);
+	assert_non_null(load);
+	assert_non_null(links);
+	assert_non_null(flows);
+	assert_non_null(ph);
+	for (int l = 0; l < nl; l++)
+		cap[l] = 1e9 * (1 + RND(4));
+	for (int i = 0; i < nph; i++) {
+		int n = 1 + RND(8), k = 0, base = RND(nl);
+		for (int j = 0; j < n; j++) { /* ascending, distinct, near base */
+			int l = (base + j * (1 + RND(3))) % nl;
+			bool dup = false;
+			for (int q = 0; q < k; q++)
+				dup |= links[i][q] == l;
+			if (!dup) {
+				links[i][k] = l;
+				flows[i][k++] = 1 + RND(3);
+			}
+		}
+		ph[i] = (hm_mm_phase_t){k, links[i], flows[i], RND(classes)};
+	}
+#undef RND
+	assert_int_equal(hm_maxmin(cap, nl, ph, nph, rate, &err), HM_OK);
+	for (int i = 0; i < nph; i++)
+		for (int k = 0; k < ph[i].nl; k++)
+			load[ph[i].links[k]] += ph[i].flows[k] * rate[i];
+	for (int l = 0; l < nl; l++)
+		assert_true(load[l] <= cap[l] * (1 + 1e-9));
+	for (int i = 0; i < nph; i++) {
+		bool found = false;
+		assert_true(rate[i] >= 0 && rate[i] < HUGE_VAL); /* 0: a lower class starved */
+		for (int k = 0; k < ph[i].nl && !found; k++) {
+			int l = ph[i].links[k];
+			bool ok = load[l] >= cap[l] * (1 - 1e-9);
+			for (int o = 0; o < nph && ok; o++)
+				for (int q = 0; q < ph[o].nl && ok; q++) {
+					if (ph[o].links[q] != l)
+						continue;
+					if (ph[o].prio == ph[i].prio)
+						ok = rate[o] <= rate[i] * (1 + 1e-9);
+					else if (ph[o].prio > ph[i].prio)
+						ok = rate[o] <= cap[l] * 1e-9;
+				}
+			found = ok;
+		}
+		assert_true(found);
+	}
+	free(cap);
+	free(rate);
+	free(load);
+	free(links);
+	free(flows);
+	free(ph);
+}
+
+static void test_random(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		check_random(60, 40, 1, seed);
+		check_random(60, 40, 3, seed);
+		check_random(600, 400, 1, seed);
+		check_random(600, 400, 3, seed);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_single_link), cmocka_unit_test(test_classic),
 	    cmocka_unit_test(test_three_links), cmocka_unit_test(test_coupled),
 	    cmocka_unit_test(test_priority),    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

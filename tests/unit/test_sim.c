@@ -522,16 +522,17 @@ static void test_eval_matches_sim(void **state)
 				ej[i].dec = g_dec[i];
 				ej[i].jitter_cv = -1; /* the run's */
 			}
-			assert_int_equal(
-			    hm_sim_eval_run(ev, ej, 2, r.jobs[0].end_s + 1e-9, 0, jit, 5, out, &err),
-			    HM_OK);
+			assert_int_equal(hm_sim_eval_run(ev, ej, 2, r.jobs[0].end_s + 1e-9, 0, jit,
+							 5, out, &err),
+					 HM_OK);
 			assert_float_equal(out[0].mean_iter_s * 50, r.jobs[0].end_s, 1e-9);
 			assert_true(out[0].iters == 50 && out[0].end_s < 0);
 			/* Told how many iterations each has left, both end as in the
 			 * simulator: job 1 alone on the links after job 0. */
 			ej[0].iters_left = 50;
 			ej[1].iters_left = 1000;
-			assert_int_equal(hm_sim_eval_run(ev, ej, 2, 1e9, 0, jit, 5, out, &err), HM_OK);
+			assert_int_equal(hm_sim_eval_run(ev, ej, 2, 1e9, 0, jit, 5, out, &err),
+					 HM_OK);
 			for (int i = 0; i < 2; i++) {
 				assert_float_equal(out[i].end_s, r.jobs[i].end_s, 1e-9);
 				assert_true(out[i].iters == (i ? 1000 : 50));
@@ -555,12 +556,14 @@ static void test_eval_matches_sim(void **state)
 
 /*
  * The incremental max-min (only the bottleneck-connected part around a change
- * is re-solved) against a full solve after every change: scattered jobs of
- * 2-4 hosts on a Clos with two paths per pod, three classes, 5% jitter.
+ * is re-solved; a link whose reverse carries the same load joins once) against
+ * a full solve after every change: scattered jobs of 2-4 hosts on a Clos with
+ * two paths per pod, three classes, 5% jitter. mixed: every collective (rings
+ * load both directions of each cut alike, broadcast and all-to-all need not)
+ * and a second, overlapping phase.
  */
-static void test_incremental_maxmin(void **state)
+static void run_incremental_maxmin(bool mixed)
 {
-	(void)state;
 	hm_topo_gen_t g = {0};
 	hm_topo_t *t = NULL;
 	hm_err_t err = {0};
@@ -587,6 +590,13 @@ static void test_incremental_maxmin(void **state)
 		j[i].profile.nphases = 1;
 		j[i].profile.phases[0].coll = HM_COLL_ALLREDUCE_RING;
 		j[i].profile.phases[0].bytes = 2e8 + 1e8 * (i % 5);
+		if (mixed) {
+			j[i].profile.nphases = 2;
+			j[i].profile.phases[0].coll = (hm_coll_t)(i % HM_COLL__COUNT);
+			j[i].profile.phases[1].coll = (hm_coll_t)((i + 2) % HM_COLL__COUNT);
+			j[i].profile.phases[1].bytes = 1e8 + 5e7 * (i % 3);
+			j[i].profile.phases[1].overlap = 0.5 * (i % 2);
+		}
 		j[i].iterations = 1e9;
 		j[i].gpus = nh;
 		for (int k = 0; k < nh; k++) {
@@ -623,12 +633,25 @@ static void test_incremental_maxmin(void **state)
 	hm_topo_free(t);
 }
 
+static void test_incremental_maxmin(void **state)
+{
+	(void)state;
+	run_incremental_maxmin(false);
+}
+
+static void test_incremental_maxmin_mixed(void **state)
+{
+	(void)state;
+	run_incremental_maxmin(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_alone),
 	    cmocka_unit_test(test_eval_matches_sim),
 	    cmocka_unit_test(test_incremental_maxmin),
+	    cmocka_unit_test(test_incremental_maxmin_mixed),
 	    cmocka_unit_test(test_two_jobs_fair),
 	    cmocka_unit_test(test_priority),
 	    cmocka_unit_test(test_slot_holding),

@@ -47,7 +47,9 @@ hm_rc_t hm_mm_reserve(hm_mm_ws_t *ws, int nl, int nph, int nent, hm_err_t *err)
 		     grow((void **)&ws->ver, 0, c, sizeof(unsigned)) &&
 		     grow((void **)&ws->lstart, 0, c, sizeof(int)) &&
 		     grow((void **)&ws->lfill, 0, c, sizeof(int)) &&
-		     grow((void **)&ws->heap, 0, c, sizeof(hm_mm_hent_t));
+		     grow((void **)&ws->heap, 0, c, sizeof(hm_mm_hent_t)) &&
+		     grow((void **)&ws->key, 0, c, sizeof(double)) &&
+		     grow((void **)&ws->live, 0, c, sizeof(int));
 		if (ok)
 			ws->cap_l = c;
 	}
@@ -93,8 +95,13 @@ void hm_mm_ws_free(hm_mm_ws_t *ws)
 	free(ws->order);
 	free(ws->frozen);
 	free(ws->heap);
+	free(ws->key);
+	free(ws->live);
 	memset(ws, 0, sizeof(*ws));
 }
+
+/* Up to this many links a class is filled by scans, beyond by a heap. */
+#define MM_SCAN_LINKS 256
 
 /* 4-ary min-heap: half the depth of a binary one, and sifts dominate a solve. */
 static void sift_down(hm_mm_hent_t *h, int n, int i)
@@ -143,29 +150,40 @@ static void sort_by_class(int *order, const int *prio, int nph)
 	}
 }
 
-/*
- * Water-filling of one class (phases order[lo..hi), all of class c) on the
- * residual capacities: the common level rises; the link with the lowest
- * saturation level (residual - frozen load) / unfrozen flows saturates next and
- * freezes its unfrozen phases there. Freezing a phase at a level not above a
- * link's key only raises that key, so keys in the heap are lower bounds:
- * a popped stale key is recomputed and pushed back down (lazy updates).
- */
-static void fill_class(hm_mm_ws_t *ws, int lo, int hi, int c, int nl, double *rate)
+/* Link l saturates at level: its unfrozen phases of class c freeze there. */
+static int freeze_link(hm_mm_ws_t *ws, int l, int c, double level, double *rate)
 {
-	const int *order = ws->order, *pstart = ws->pstart, *elink = ws->elink, *eflow = ws->eflow;
+	const int *pstart = ws->pstart, *elink = ws->elink, *eflow = ws->eflow;
+	int n = 0;
+
+	for (int x = ws->lstart[l]; x < ws->lstart[l + 1]; x++) {
+		int p = ws->lph[x];
+		if (ws->prio[p] != c || ws->frozen[p])
+			continue;
+		ws->frozen[p] = 1;
+		rate[p] = level;
+		n++;
+		for (int e = pstart[p]; e < pstart[p + 1]; e++) {
+			int m = elink[e];
+			ws->fixed[m] += eflow[e] * level;
+			ws->w[m] -= eflow[e];
+			ws->ver[m]++;
+		}
+	}
+	return n;
+}
+
+/*
+ * Heap water-filling: freezing a phase at a level not above a link's key only
+ * raises that key, so keys in the heap are lower bounds: a popped stale key is
+ * recomputed and pushed back down (lazy updates). O(F + L log L).
+ */
+static void fill_heap(hm_mm_ws_t *ws, int c, int nl, double *rate, int active)
+{
 	hm_mm_hent_t *heap = ws->heap;
-	int nh = 0, active = 0;
+	int nh = 0;
 	double level = 0;
 
-	for (int i = lo; i < hi; i++) {
-		int p = order[i];
-		for (int e = pstart[p]; e < pstart[p + 1]; e++)
-			ws->w[elink[e]] += eflow[e];
-		ws->frozen[p] = pstart[p] == pstart[p + 1];
-		rate[p] = ws->frozen[p] ? HUGE_VAL : 0;
-		active += !ws->frozen[p];
-	}
 	for (int l = 0; l < nl; l++)
 		if (ws->w[l] > 0)
 			heap[nh++] = (hm_mm_hent_t){ws->res[l] / ws->w[l], l, ws->ver[l]};
@@ -190,21 +208,77 @@ static void fill_class(hm_mm_ws_t *ws, int lo, int hi, int c, int nl, double *ra
 		if (heap[0].key > level)
 			level = heap[0].key;
 		heap_fix_top(heap, &nh, -1, 0);
-		for (int x = ws->lstart[l]; x < ws->lstart[l + 1]; x++) {
-			int p = ws->lph[x];
-			if (ws->prio[p] != c || ws->frozen[p])
-				continue;
-			ws->frozen[p] = 1;
-			rate[p] = level;
-			active--;
-			for (int e = pstart[p]; e < pstart[p + 1]; e++) {
-				int m = elink[e];
-				ws->fixed[m] += eflow[e] * level;
-				ws->w[m] -= eflow[e];
-				ws->ver[m]++;
-			}
-		}
+		active -= freeze_link(ws, l, c, level, rate);
 	}
+}
+
+/*
+ * The same water-filling by scans, for small problems (MM_SCAN_LINKS): each
+ * step takes the lowest key over the links that still carry unfrozen phases,
+ * recomputing only the keys a freeze changed (ver != 0). Steps are few (a
+ * handful of distinct levels), and a scan of a short array beats the heap's
+ * unpredictable sifts and its pops of links whose phases all froze elsewhere.
+ * Same levels as the heap (the same expression on the same loads); links with
+ * equal keys may be taken in another order (rounding of the loads only).
+ */
+static void fill_scan(hm_mm_ws_t *ws, int c, int nl, double *rate, int active)
+{
+	int *live = ws->live, nlive = 0;
+	double *key = ws->key, level = 0;
+
+	for (int l = 0; l < nl; l++)
+		if (ws->w[l] > 0) {
+			live[nlive++] = l;
+			key[l] = ws->res[l] / ws->w[l];
+			ws->ver[l] = 0;
+		}
+	while (nlive > 0 && active > 0) {
+		int best = -1, n = 0;
+		for (int i = 0; i < nlive; i++) {
+			int l = live[i];
+			if (ws->w[l] <= 0)
+				continue; /* every phase on it froze: gone */
+			live[n++] = l;
+			if (ws->ver[l]) {
+				double k = (ws->res[l] - ws->fixed[l]) / ws->w[l];
+				key[l] = k < level ? level : k;
+				ws->ver[l] = 0;
+			}
+			if (best < 0 || key[l] < key[best])
+				best = l;
+		}
+		nlive = n;
+		if (best < 0)
+			break;
+		if (key[best] > level)
+			level = key[best];
+		active -= freeze_link(ws, best, c, level, rate);
+	}
+}
+
+/*
+ * Water-filling of one class (phases order[lo..hi), all of class c) on the
+ * residual capacities: the common level rises; the link with the lowest
+ * saturation level (residual - frozen load) / unfrozen flows saturates next and
+ * freezes its unfrozen phases there.
+ */
+static void fill_class(hm_mm_ws_t *ws, int lo, int hi, int c, int nl, double *rate)
+{
+	const int *order = ws->order, *pstart = ws->pstart, *elink = ws->elink, *eflow = ws->eflow;
+	int active = 0;
+
+	for (int i = lo; i < hi; i++) {
+		int p = order[i];
+		for (int e = pstart[p]; e < pstart[p + 1]; e++)
+			ws->w[elink[e]] += eflow[e];
+		ws->frozen[p] = pstart[p] == pstart[p + 1];
+		rate[p] = ws->frozen[p] ? HUGE_VAL : 0;
+		active += !ws->frozen[p];
+	}
+	if (nl <= MM_SCAN_LINKS)
+		fill_scan(ws, c, nl, rate, active);
+	else
+		fill_heap(ws, c, nl, rate, active);
 	for (int l = 0; l < nl; l++) {
 		ws->res[l] -= ws->fixed[l];
 		if (ws->res[l] < 0)

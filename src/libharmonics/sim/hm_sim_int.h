@@ -41,6 +41,8 @@ typedef struct {
 	int *order;            /* [nph] phases by class */
 	unsigned char *frozen; /* [nph] */
 	hm_mm_hent_t *heap;    /* [nl] */
+	double *key;           /* [nl] scan fill: saturation level of each link */
+	int *live;             /* [nl] scan fill: links with unfrozen phases */
 } hm_mm_ws_t;
 
 hm_rc_t hm_mm_reserve(hm_mm_ws_t *ws, int nl, int nph, int nent, hm_err_t *err);
@@ -113,6 +115,7 @@ typedef struct {
 	int act_pos;
 	const hm_phase_load_t *ld;
 	int prio;
+	bool sym; /* as many flows on each link's reverse (see rev) */
 	double rem_bits, rate_bps, t_last_s;
 
 	/* Statistics. */
@@ -162,6 +165,11 @@ typedef struct {
 	unsigned *ltouch, lround; /* links numbered in the current solve round (== lround) */
 	double *lused;            /* bit/s the active phases put on each link */
 	int *lout;                /* shared links of the solve that are not expanded */
+	int *seed;                /* links an ending phase fills (its re-solve's seeds) */
+	int *rev;                 /* the link's other direction (same capacity), or -1 */
+	int *asym;                /* active phases on it that are not symmetric */
+	unsigned *ldrop;          /* == lround: left out of the solve as its reverse's twin */
+	int *lflow;               /* scratch: flows + 1 of the phase being checked */
 	int *stack, *comp;
 	double *mm_rate;
 	double *load; /* sampling scratch */

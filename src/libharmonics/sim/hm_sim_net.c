@@ -66,6 +66,17 @@ bool sim_heap_pop(sim_heap_t *h, sim_ev_t *ev)
 
 /* ---- network ---- */
 
+/* Links a and b are one cable's two directions: twins when loaded alike. */
+static void pair(sim_t *s, int a, int b)
+{
+	int nl = s->topo->nlinks;
+
+	if (a >= 0 && b >= 0 && a < nl && b < nl && a != b && s->cap_bps[a] == s->cap_bps[b]) {
+		s->rev[a] = b;
+		s->rev[b] = a;
+	}
+}
+
 hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 {
 	int nl = s->topo->nlinks, nj = s->nj > 0 ? s->nj : 1;
@@ -81,6 +92,11 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	s->lout = calloc(nls, sizeof(*s->lout));
 	s->lused = calloc(nls, sizeof(*s->lused));
 	s->lloc = calloc(nls, sizeof(*s->lloc));
+	s->rev = malloc(nls * sizeof(*s->rev));
+	s->asym = calloc(nls, sizeof(*s->asym));
+	s->ldrop = calloc(nls, sizeof(*s->ldrop));
+	s->lflow = calloc(nls, sizeof(*s->lflow));
+	s->seed = calloc(nls, sizeof(*s->seed));
 	s->stack = calloc(nls, sizeof(*s->stack));
 	s->load = calloc(nls, sizeof(*s->load));
 	s->jvis = calloc((size_t)nj, sizeof(*s->jvis));
@@ -88,8 +104,8 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	s->comp = calloc((size_t)nj, sizeof(*s->comp));
 	s->mm_rate = calloc((size_t)nj, sizeof(*s->mm_rate));
 	if (!s->cap_bps || !s->lk_jobs || !s->lk_n || !s->lk_cap || !s->lvis || !s->ltouch ||
-	    !s->lout || !s->lused || !s->lloc || !s->stack || !s->load || !s->jvis || !s->active ||
-	    !s->comp || !s->mm_rate)
+	    !s->lout || !s->lused || !s->lloc || !s->rev || !s->asym || !s->ldrop || !s->lflow ||
+	    !s->seed || !s->stack || !s->load || !s->jvis || !s->active || !s->comp || !s->mm_rate)
 		return hm_err_set(err, HM_ERR_NOMEM, "simulator: out of memory for %d links", nl);
 	rc = hm_mm_reserve(&s->ws, nl + nj, nj, 1024, err); /* a folded link per phase */
 	if (rc != HM_OK)
@@ -101,7 +117,16 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 					  "simulator: link %d has capacity %g bit/s (accepted: "
 					  "finite > 0)",
 					  l, s->cap_bps[l]);
+		s->rev[l] = -1;
 	}
+	/* Each link's reverse (the other direction of the same cable). */
+	const hm_topo_t *t = s->topo;
+	for (int h = 0; h < t->nhosts; h++)
+		for (int n = 0; n < t->hosts[h].nics && n < HM_MAX_NICS_PER_HOST; n++)
+			pair(s, t->hosts[h].nic_up_link[n], t->hosts[h].nic_down_link[n]);
+	for (int w = 0; w < t->nswitches; w++)
+		for (int i = 0; i < t->switches[w].nparents; i++)
+			pair(s, t->switches[w].up_link[i], t->switches[w].down_link[i]);
 	return HM_OK;
 }
 
@@ -120,6 +145,11 @@ void sim_net_free(sim_t *s)
 	free(s->lout);
 	free(s->lused);
 	free(s->lloc);
+	free(s->rev);
+	free(s->asym);
+	free(s->ldrop);
+	free(s->lflow);
+	free(s->seed);
 	free(s->stack);
 	free(s->load);
 	free(s->jvis);
@@ -150,18 +180,55 @@ static void set_rate(sim_t *s, sim_job_t *sj, double r)
 }
 
 /*
+ * Is shared link m (first seen in this round's problem) the twin of its reverse,
+ * already in it? When every phase on both is symmetric, both carry the same
+ * phases with the same flows; with equal capacities, loads (the same additions
+ * in the same order) and expansion, their residuals in the problem are equal
+ * to the bit, so the second constraint repeats the first: left out, it changes
+ * no level (the first always saturates first or together, freezing the same
+ * phases). Its residual after the solve is its reverse's.
+ */
+static bool twin(const sim_t *s, int m, unsigned g)
+{
+	int r = s->rev[m];
+
+	return r >= 0 && s->ltouch[r] == s->lround && s->ldrop[r] != s->lround && s->asym[m] == 0 &&
+	       s->asym[r] == 0 && s->lused[m] == s->lused[r] &&
+	       (s->lvis[m] == g) == (s->lvis[r] == g);
+}
+
+/* Collect job j's phase into the solve; its bottleneck links join the breadth. */
+static void collect(sim_t *s, int j, unsigned g, int *nstack, int *nc)
+{
+	const hm_phase_load_t *ld = s->jobs[j].ld;
+
+	s->jvis[j] = g;
+	s->comp[(*nc)++] = j;
+	for (int k = 0; k < ld->nlinks; k++) {
+		int m = ld->links[k];
+		if (s->lvis[m] != g && saturated(s, m)) {
+			s->lvis[m] = g;
+			s->stack[(*nstack)++] = m;
+		}
+	}
+}
+
+/*
  * Incremental max-min: a change re-solves only the phases it can affect.
- * Breadth from the seed links (the starting or ending phase's) over phases
- * and their links, but onwards only through links that are bottlenecks
- * (saturated) now: a phase whose other links all keep slack is limited by a
- * bottleneck of its own that the change does not reach. Links of the
- * collected phases that are not expanded keep the bandwidth of the phases
+ * Breadth from the change (a starting phase, or the links an ending phase
+ * saturated) over phases and their links, but onwards only through links that
+ * are bottlenecks (saturated) now: a phase whose other links all keep slack is
+ * limited by a bottleneck of its own that the change does not reach. Links of
+ * the collected phases that are not expanded keep the bandwidth of the phases
  * outside as a fixed load. If the solve saturates such a link, it is expanded
  * and the solve repeated; so every phase left outside keeps a bottleneck the
  * solve never touched, and the result is the max-min of the whole network.
+ * An ending phase's links that kept slack free bandwidth nobody was limited
+ * by, and a starting phase's such links are loaded as fixed links (expanded
+ * if it fills them), so neither seeds the breadth.
  * Cost: the bottleneck-connected part around the change, not the component.
  */
-static hm_rc_t resolve(sim_t *s, const hm_phase_load_t *seed, hm_err_t *err)
+static hm_rc_t resolve(sim_t *s, const int *seed, int nseed, int self, hm_err_t *err)
 {
 	int nstack = 0, nc = 0, nl = 0, nent = 0, nout = 0;
 	unsigned g = ++s->gen;
@@ -173,32 +240,23 @@ static hm_rc_t resolve(sim_t *s, const hm_phase_load_t *seed, hm_err_t *err)
 		memset(s->jvis, 0, (size_t)s->nj * sizeof(*s->jvis));
 		g = ++s->gen;
 	}
-	for (int k = 0; k < seed->nlinks; k++) {
-		int l = seed->links[k];
+	for (int k = 0; k < nseed; k++) {
+		int l = seed[k];
 		if (s->lvis[l] != g) {
 			s->lvis[l] = g;
 			s->stack[nstack++] = l;
 		}
 	}
+	int nc0 = 0;
+	if (self >= 0)
+		collect(s, self, g, &nstack, &nc);
 	for (;;) {
-		int nc0 = nc;
-
 		while (nstack > 0) {
 			int l = s->stack[--nstack];
 			for (int i = 0; i < s->lk_n[l]; i++) {
 				int j = s->lk_jobs[l][i];
-				if (s->jvis[j] == g)
-					continue;
-				s->jvis[j] = g;
-				s->comp[nc++] = j;
-				const hm_phase_load_t *ld = s->jobs[j].ld;
-				for (int k = 0; k < ld->nlinks; k++) {
-					int m = ld->links[k];
-					if (s->lvis[m] != g && saturated(s, m)) {
-						s->lvis[m] = g;
-						s->stack[nstack++] = m;
-					}
-				}
+				if (s->jvis[j] != g)
+					collect(s, j, g, &nstack, &nc);
 			}
 		}
 		if (nc == nc0)
@@ -207,6 +265,7 @@ static hm_rc_t resolve(sim_t *s, const hm_phase_load_t *seed, hm_err_t *err)
 		 * a link not expanded has its capacity less the load of phases outside. */
 		if (++s->lround == 0) {
 			memset(s->ltouch, 0, (size_t)s->topo->nlinks * sizeof(*s->ltouch));
+			memset(s->ldrop, 0, (size_t)s->topo->nlinks * sizeof(*s->ldrop));
 			s->lround = 1;
 		}
 		nl = 0;
@@ -232,6 +291,16 @@ static hm_rc_t resolve(sim_t *s, const hm_phase_load_t *seed, hm_err_t *err)
 						own = fmin(own, s->cap_bps[m] / ld->flows[k]);
 					continue;
 				}
+				if (s->ltouch[m] != s->lround && twin(s, m, g)) {
+					/* Its reverse's constraint, to the bit: one is enough. */
+					s->ltouch[m] = s->lround;
+					s->ldrop[m] = s->lround;
+					s->lloc[m] = s->lloc[s->rev[m]];
+					if (s->lvis[m] != g)
+						s->lout[nout++] = m;
+				}
+				if (s->ldrop[m] == s->lround)
+					continue;
 				if (s->ltouch[m] != s->lround) {
 					s->ltouch[m] = s->lround;
 					s->lloc[m] = nl;
@@ -272,6 +341,7 @@ static hm_rc_t resolve(sim_t *s, const hm_phase_load_t *seed, hm_err_t *err)
 		}
 		if (nstack == 0)
 			break;
+		nc0 = nc;
 	}
 	for (int i = 0; i < nc; i++) {
 		sim_job_t *sj = &s->jobs[s->comp[i]];
@@ -400,18 +470,36 @@ static bool start_alone(sim_t *s, int j)
 			     NULL) == HM_OK;
 }
 
-/* An ending phase that filled no link shared with another phase frees
- * bandwidth nobody was waiting for: no solve. */
-static bool stop_alone(const sim_t *s, const sim_job_t *sj)
+/* The links an ending phase fills and shares (the seeds of its re-solve, in
+ * s->seed): none frees bandwidth anybody was waiting for, so no solve. */
+static int stop_seeds(sim_t *s, const sim_job_t *sj)
 {
 	const hm_phase_load_t *ld = sj->ld;
+	int n = 0;
 
 	for (int k = 0; k < ld->nlinks; k++) {
 		int m = ld->links[k];
 		if (s->lk_n[m] > 1 && saturated(s, m))
-			return false;
+			s->seed[n++] = m;
 	}
-	return true;
+	return n;
+}
+
+/* Does phase ld put as many flows on each link's reverse as on the link (a
+ * ring's every cut is crossed as often both ways)? */
+static bool symmetric(sim_t *s, const hm_phase_load_t *ld)
+{
+	bool sym = true;
+
+	for (int k = 0; k < ld->nlinks; k++)
+		s->lflow[ld->links[k]] = ld->flows[k] + 1;
+	for (int k = 0; k < ld->nlinks && sym; k++) {
+		int r = s->rev[ld->links[k]];
+		sym = r >= 0 && s->lflow[r] == ld->flows[k] + 1;
+	}
+	for (int k = 0; k < ld->nlinks; k++)
+		s->lflow[ld->links[k]] = 0;
+	return sym;
 }
 
 hm_rc_t sim_net_start(sim_t *s, int j, const hm_phase_load_t *ld, int prio, hm_err_t *err)
@@ -435,7 +523,10 @@ hm_rc_t sim_net_start(sim_t *s, int j, const hm_phase_load_t *ld, int prio, hm_e
 		if (rc != HM_OK)
 			return rc;
 	}
-	rc = start_alone(s, j) ? HM_OK : resolve(s, ld, err);
+	sj->sym = symmetric(s, ld);
+	for (int k = 0; k < ld->nlinks && !sj->sym; k++)
+		s->asym[ld->links[k]]++;
+	rc = start_alone(s, j) ? HM_OK : resolve(s, NULL, 0, j, err);
 	if (rc == HM_OK && s->o.check_maxmin)
 		rc = check_full(s, err);
 	return rc;
@@ -452,12 +543,14 @@ hm_rc_t sim_net_stop(sim_t *s, int j, hm_err_t *err)
 	s->active[sj->act_pos] = last;
 	s->jobs[last].act_pos = sj->act_pos;
 	sj->act_pos = -1;
-	bool alone = stop_alone(s, sj);
+	int nseed = stop_seeds(s, sj);
 	set_rate(s, sj, 0);
-	for (int k = 0; k < ld->nlinks; k++)
+	for (int k = 0; k < ld->nlinks; k++) {
 		link_del(s, ld->links[k], j);
+		s->asym[ld->links[k]] -= !sj->sym;
+	}
 	sj->ld = NULL;
-	hm_rc_t rc = alone ? HM_OK : resolve(s, ld, err);
+	hm_rc_t rc = nseed == 0 ? HM_OK : resolve(s, s->seed, nseed, -1, err);
 	if (rc == HM_OK && s->o.check_maxmin)
 		rc = check_full(s, err);
 	return rc;
