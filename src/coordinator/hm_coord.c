@@ -128,6 +128,8 @@ void hm_coord_destroy(hm_coord_t *c)
 	}
 	free(c->jobs);
 	free(c->nodes);
+	free(c->hj_start);
+	free(c->hj_list);
 	hm_coord_racks_free(c);
 	policy_close(c->pol, c->pol_state);
 	hm_topo_free(c->topo);
@@ -200,6 +202,7 @@ void hm_coord_derive(hm_coord_t *c, hm_cjob_t *j)
 	bool *rack_seen = NULL, placed = false;
 
 	hm_cjob_clear_derived(j);
+	c->hj_stale = true; /* its placement is derived again */
 	j->schedulable = false;
 	j->nracks = 0;
 	j->job.gpus = 0;
@@ -334,6 +337,7 @@ hm_rc_t hm_coord_set_policy_ops(hm_coord_t *c, const hm_policy_ops_t *ops, hm_er
 
 hm_cjob_t *hm_coord_add(hm_coord_t *c, const hm_coord_job_info_t *info)
 {
+	c->hj_stale = true;
 	hm_cjob_t *j;
 
 	if (c->njobs == c->cap) {
@@ -424,6 +428,7 @@ hm_rc_t hm_coord_job_remove(hm_coord_t *c, uint32_t job_id)
 	hm_cjob_clear_derived(j);
 	free(j->nodes);
 	*j = c->jobs[--c->njobs];
+	c->hj_stale = true;
 	c->need_decide = true;
 	c->had_departure = true;
 out:

@@ -132,6 +132,10 @@ struct hm_coord {
 	void *notify_arg;
 
 	hm_crack_t *racks; /* [topo->nracks] */
+	/* Jobs on each host in table order, CSR: jobs[hj_list[hj_start[h] ..
+	   hj_start[h + 1])] (hm_coord_nodes.c); rebuilt when hj_stale. */
+	int *hj_start, *hj_list;
+	bool hj_stale;
 	hm_tier_box_t tier;
 	hm_rack_transport_t rack_tr; /* the policy's way to the racks (hm_coord_exchange) */
 	bool deciding;               /* mutex released while the leaders solve: no changes */

@@ -115,6 +115,7 @@ hm_rc_t hm_coord_nodes_rebuild(hm_coord_t *c, const hm_topo_t *old_topo)
 	hm_crack_t *old_racks;
 	hm_rc_t rc;
 
+	c->hj_stale = true; /* hosts renumbered */
 	if (!nn) {
 		free(c->nodes);
 		c->nodes = NULL; /* no node may index a table of another topology */
@@ -291,6 +292,62 @@ static void job_entry(const hm_cjob_t *j, int64_t now_us, hm_aw_job_assign_t *e)
 	}
 }
 
+/* Slot s of j is the first on its host (a job is listed once per host). */
+static bool first_on_host(const hm_cjob_t *j, int s)
+{
+	for (int k = 0; k < s; k++)
+		if (j->pl.slots[k].host == j->pl.slots[s].host)
+			return false;
+	return true;
+}
+
+/* The per-host job index (caller holds mu); false when out of memory. */
+static bool host_jobs(hm_coord_t *c)
+{
+	int nh = c->topo->nhosts, total = 0;
+	int *start = NULL, *pos = NULL, *list = NULL;
+	bool ok = false;
+
+	if (!c->hj_stale && c->hj_start)
+		return true;
+	start = calloc((size_t)nh + 1, sizeof(int));
+	pos = calloc((size_t)nh + 1, sizeof(int));
+	if (!start || !pos)
+		goto out;
+	for (int i = 0; i < c->njobs; i++)
+		for (int s = 0; s < c->jobs[i].pl.nslots; s++) {
+			int h = c->jobs[i].pl.slots[s].host;
+			if (h >= 0 && h < nh && first_on_host(&c->jobs[i], s)) {
+				start[h + 1]++;
+				total++;
+			}
+		}
+	if (!(list = malloc(sizeof(int) * ((size_t)total + 1))))
+		goto out;
+	for (int h = 0; h < nh; h++) {
+		start[h + 1] += start[h];
+		pos[h] = start[h];
+	}
+	for (int i = 0; i < c->njobs; i++) /* table order within each host */
+		for (int s = 0; s < c->jobs[i].pl.nslots; s++) {
+			int h = c->jobs[i].pl.slots[s].host;
+			if (h >= 0 && h < nh && first_on_host(&c->jobs[i], s))
+				list[pos[h]++] = i;
+		}
+	free(c->hj_start);
+	free(c->hj_list);
+	c->hj_start = start;
+	c->hj_list = list;
+	start = list = NULL;
+	c->hj_stale = false;
+	ok = true;
+out:
+	free(start);
+	free(pos);
+	free(list);
+	return ok;
+}
+
 hm_rc_t hm_coord_node_assign(hm_coord_t *c, const char *node, double now_s,
 			     hm_aw_node_assign_t *out, unsigned long *gen, hm_err_t *err)
 {
@@ -308,11 +365,13 @@ hm_rc_t hm_coord_node_assign(hm_coord_t *c, const char *node, double now_s,
 	}
 	if (gen)
 		*gen = n->gen;
-	for (int i = 0; i < c->njobs; i++) {
-		hm_cjob_t *j = &c->jobs[i];
+	if (!host_jobs(c)) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "node %s: out of memory", node);
+		goto out;
+	}
+	for (int k = c->hj_start[h]; k < c->hj_start[h + 1]; k++) {
+		hm_cjob_t *j = &c->jobs[c->hj_list[k]];
 
-		if (!on_host(j, h, NULL))
-			continue;
 		settle(j, now_us);
 		if (out->njobs == HM_AW_MAX_JOBS) {
 			rc = hm_err_set(err, HM_ERR_RANGE,
