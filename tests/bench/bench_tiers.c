@@ -396,6 +396,7 @@ static int dial(int port, lconn_t *c, hm_err_t *err)
 	m.seq = ++c->seq;
 	snprintf(m.node, sizeof(m.node), "%s", c->node);
 	snprintf(m.agent_version, sizeof(m.agent_version), "bench_tiers");
+	m.rack_solver = true; /* it answers rack_round, as the agent does */
 	rc = hm_aw_alloc_nodes(&m, 1, err) == HM_OK ? 0 : -1;
 	if (rc == 0) {
 		snprintf(m.nodes[0].node, sizeof(m.nodes[0].node), "%s", c->node);
