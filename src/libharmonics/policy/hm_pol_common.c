@@ -90,7 +90,9 @@ int hm_pol_traffic_links(const hm_traffic_t *tr, int *links, double *bits, int c
 
 static double duty(const hm_pjob_t *p)
 {
-	return p->T_s > 0 ? fmin(1, p->burst_s / p->T_s) : 0;
+	double d = p->T_s > 0 ? p->burst_s / p->T_s : 0;
+
+	return d < 1 ? d : 1; /* fmin(1, d) without the library call */
 }
 
 static void job_params(const hm_sched_job_t *sj, const hm_traffic_t *tr, hm_pjob_t *pj)
@@ -356,7 +358,7 @@ double hm_burst_overlap_rate(const hm_burst_t *a, const hm_burst_t *b)
 
 double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lload)
 {
-	double best = 0;
+	double best = 0, da = duty(a), db = duty(b);
 	int i = 0, j = 0;
 
 	while (i < a->nlinks && j < b->nlinks) {
@@ -367,8 +369,8 @@ double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lloa
 		} else {
 			double e = a->demand[i] + b->demand[j] - 1.0;
 			if (lload) {
-				double bg = lload[a->links[i]] - a->demand[i] * duty(a) -
-					    b->demand[j] * duty(b);
+				double bg =
+				    lload[a->links[i]] - a->demand[i] * da - b->demand[j] * db;
 				e += bg > 0 ? bg : 0;
 			}
 			if (e > best)

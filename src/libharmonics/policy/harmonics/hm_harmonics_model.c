@@ -179,14 +179,18 @@ static hm_rc_t group_margins(hm_hmodel_t *m, hm_err_t *err)
 {
 	hm_uf_t uf = {0};
 	double *rel = NULL;
+	int *seen = NULL;
 	hm_rc_t rc = HM_OK;
 
 	rel = calloc((size_t)m->njobs + 1, sizeof(double));
-	if (!rel || hm_uf_init(&uf, m->njobs) != HM_OK) {
+	seen = malloc(sizeof(int) * (size_t)(m->njobs + 1));
+	if (!rel || !seen || hm_uf_init(&uf, m->njobs) != HM_OK) {
 		rc =
 		    hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory for %d jobs", m->njobs);
 		goto out;
 	}
+	for (int x = 0; x < m->njobs; x++)
+		seen[x] = -1;
 	for (int x = 0; x < m->njobs; x++) {
 		const hm_hjob_t *j = &m->jobs[x];
 		if (!j->partnered)
@@ -197,9 +201,11 @@ static hm_rc_t group_margins(hm_hmodel_t *m, hm_err_t *err)
 				continue;
 			for (int q = lo; q < hi; q++) {
 				int y = m->view.ljobs[q];
-				if (y > x && m->jobs[y].partnered &&
-				    hm_uf_find(&uf, x) != hm_uf_find(&uf, y) &&
-				    hm_pjob_excess(j->pj, m->jobs[y].pj, NULL) > 0)
+				if (y <= x || seen[y] == x || !m->jobs[y].partnered ||
+				    hm_uf_find(&uf, x) == hm_uf_find(&uf, y))
+					continue;
+				seen[y] = x; /* a pair on several links: once */
+				if (hm_pjob_excess(j->pj, m->jobs[y].pj, NULL) > 0)
 					hm_uf_union(&uf, x, y);
 			}
 		}
@@ -218,6 +224,7 @@ static hm_rc_t group_margins(hm_hmodel_t *m, hm_err_t *err)
 out:
 	hm_uf_free(&uf);
 	free(rel);
+	free(seen);
 	return rc;
 }
 
@@ -481,7 +488,7 @@ out:
 	return ok;
 }
 
-void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n)
+void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, int *seen)
 {
 	int K = m->cfg.classes;
 
@@ -502,7 +509,12 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n)
 			for (int p = lo; p < hi; p++) {
 				int y = m->view.ljobs[p];
 				const hm_hjob_t *o = &m->jobs[y];
-				if (y == x || !o->prio_set || !key_less(m, y, x))
+				/* A neighbour on several links: once (nothing below
+				 * changes while x is placed). */
+				if (y == x || seen[y] == x)
+					continue;
+				seen[y] = x;
+				if (!o->prio_set || !key_less(m, y, x))
 					continue;
 				if (compressed && o->grp)
 					continue; /* the group's own order is the compressed one */
@@ -521,13 +533,14 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n)
 hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 {
 	hm_uf_t uf = {0};
-	int *start = NULL, *fill = NULL, *list = NULL, *size = NULL;
+	int *start = NULL, *fill = NULL, *list = NULL, *size = NULL, *seen = NULL;
 	hm_rc_t rc = HM_OK;
 
 	if (hm_uf_init(&uf, m->njobs) != HM_OK)
 		goto nomem;
 	size = malloc(sizeof(int) * (size_t)(m->njobs + 1));
-	if (!size)
+	seen = malloc(sizeof(int) * (size_t)(m->njobs + 1));
+	if (!size || !seen)
 		goto nomem;
 	for (int x = 0; x < m->njobs; x++)
 		size[x] = 1;
@@ -537,9 +550,12 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 	 * to be compressed exactly (light edges order it; they need not chain
 	 * a large cluster into one layered group).
 	 */
+	for (int x = 0; x < m->njobs; x++)
+		seen[x] = -1;
 	for (int pass = 0; pass < 2; pass++)
 		for (int x = 0; x < m->njobs; x++) {
 			const hm_hjob_t *j = &m->jobs[x];
+			int rx = hm_uf_find(&uf, x);
 			if (j->rack == HM_HJOB_NONET)
 				continue;
 			for (int k = 0; k < j->pj->nlinks; k++) {
@@ -548,17 +564,26 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 				if (!hm_hmodel_link_scan(m, l, &lo, &hi))
 					continue;
 				for (int q = lo; q < hi; q++) {
-					int y = m->view.ljobs[q], rx = hm_uf_find(&uf, x),
-					    ry = hm_uf_find(&uf, y);
-					if (y <= x || rx == ry)
+					int y = m->view.ljobs[q], ry;
+					if (y <= x)
 						continue;
-					if (pass == 0 && !(hm_pjob_excess(j->pj, m->jobs[y].pj,
-									  m->view.lload) > 0))
+					ry = hm_uf_find(&uf, y);
+					if (rx == ry)
 						continue;
+					/* A pair on several contended links: its excess once. */
+					if (pass == 0 && seen[y] == x)
+						continue;
+					if (pass == 0) {
+						seen[y] = x;
+						if (!(hm_pjob_excess(j->pj, m->jobs[y].pj,
+								     m->view.lload) > 0))
+							continue;
+					}
 					if (pass == 1 && size[rx] + size[ry] > HM_LIGHT_GROUP_MAX)
 						continue;
 					hm_uf_union(&uf, x, y);
 					size[hm_uf_find(&uf, x)] = size[rx] + size[ry];
+					rx = hm_uf_find(&uf, x);
 				}
 			}
 		}
@@ -578,9 +603,11 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 			list[start[r] + fill[r]++] = x;
 		}
 	prio_keys(m, start, list);
+	for (int x = 0; x < m->njobs; x++)
+		seen[x] = -1;
 	for (int r = 0; r < m->njobs; r++)
 		if (start[r + 1] > start[r])
-			hm_prio_layer(m, list + start[r], start[r + 1] - start[r]);
+			hm_prio_layer(m, list + start[r], start[r + 1] - start[r], seen);
 	goto out;
 nomem:
 	rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: classes: out of memory");
@@ -590,5 +617,6 @@ out:
 	free(fill);
 	free(list);
 	free(size);
+	free(seen);
 	return rc;
 }

@@ -135,8 +135,9 @@ double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j);
  * larger groups are layered (each job one class below the lowest contending
  * job before it). Neighbours outside the group that already have a class
  * (prio_set, e.g. cross-rack jobs in a rack's call) push a job down below them.
+ * seen: scratch of m->njobs entries, none equal to a member of jobs[] on entry.
  */
-void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n);
+void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, int *seen);
 
 /*
  * Classes of every networked job, after both tiers decided holding: the keys
