@@ -13,17 +13,6 @@ const hm_traffic_t *hm_pol_traffic(const hm_sched_job_t *j, int path)
 	return j->traffic;
 }
 
-typedef struct {
-	int link;
-	double bits;
-} lb_t;
-
-static int lb_cmp(const void *a, const void *b)
-{
-	const lb_t *x = a, *y = b;
-	return (x->link > y->link) - (x->link < y->link);
-}
-
 static int traffic_entries(const hm_traffic_t *tr)
 {
 	int n = 0;
@@ -46,10 +35,9 @@ int hm_pol_ord_cmp(const void *x, const void *y)
 
 int hm_pol_traffic_links(const hm_traffic_t *tr, int *links, double *bits, int cap)
 {
-	int n = 0, total = traffic_entries(tr), out = 0;
-	lb_t *tmp;
+	int np, pos[HM_MAX_PHASES] = {0}, out = 0;
 
-	if (total == 0)
+	if (traffic_entries(tr) == 0)
 		return 0;
 	if (tr->nphases == 1) {
 		/* One phase: its links are ascending already (hm_job.h). */
@@ -61,31 +49,37 @@ int hm_pol_traffic_links(const hm_traffic_t *tr, int *links, double *bits, int c
 		}
 		return out;
 	}
-	tmp = malloc(sizeof(*tmp) * (size_t)total);
-	if (!tmp)
-		return -1;
-	for (int p = 0; p < tr->nphases && p < HM_MAX_PHASES; p++) {
-		const hm_phase_load_t *ph = &tr->phases[p];
-		for (int i = 0; i < ph->nlinks; i++) {
-			tmp[n].link = ph->links[i];
-			tmp[n].bits = ph->flow_bytes * 8.0 * (double)ph->flows[i];
-			n++;
+	/* Several: merge them, a link's bits summed in phase order (as a stable
+	 * sort of all entries gave, without its copy). */
+	np = tr->nphases < HM_MAX_PHASES ? tr->nphases : HM_MAX_PHASES;
+	for (;;) {
+		int l = 0;
+		bool found = false;
+		for (int p = 0; p < np; p++) {
+			const hm_phase_load_t *ph = &tr->phases[p];
+			if (pos[p] < ph->nlinks && (!found || ph->links[pos[p]] < l)) {
+				l = ph->links[pos[p]];
+				found = true;
+			}
+		}
+		if (!found)
+			return out;
+		for (int p = 0; p < np; p++) {
+			const hm_phase_load_t *ph = &tr->phases[p];
+			for (; pos[p] < ph->nlinks && ph->links[pos[p]] == l; pos[p]++) {
+				double b = ph->flow_bytes * 8.0 * (double)ph->flows[pos[p]];
+				if (out > 0 && links[out - 1] == l) {
+					bits[out - 1] += b;
+					continue;
+				}
+				if (out == cap)
+					return out;
+				links[out] = l;
+				bits[out] = b;
+				out++;
+			}
 		}
 	}
-	qsort(tmp, (size_t)n, sizeof(*tmp), lb_cmp);
-	for (int i = 0; i < n; i++) {
-		if (out > 0 && links[out - 1] == tmp[i].link) {
-			bits[out - 1] += tmp[i].bits;
-			continue;
-		}
-		if (out == cap)
-			break;
-		links[out] = tmp[i].link;
-		bits[out] = tmp[i].bits;
-		out++;
-	}
-	free(tmp);
-	return out;
 }
 
 static double duty(const hm_pjob_t *p)
@@ -356,6 +350,29 @@ double hm_burst_overlap_rate(const hm_burst_t *a, const hm_burst_t *b)
 	return sum / (p * a->P_s);
 }
 
+/* First k in [lo, n) with links[k] >= v (n when none): galloping, so that a
+ * short link list against a long one costs its length times a logarithm. */
+static int skip_to(const int *links, int lo, int n, int v)
+{
+	int hi = lo, step = 1;
+
+	while (hi < n && links[hi] < v) {
+		lo = hi + 1;
+		hi += step;
+		step *= 2;
+	}
+	if (hi > n)
+		hi = n;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (links[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lload)
 {
 	double best = 0, da = duty(a), db = duty(b);
@@ -363,9 +380,9 @@ double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lloa
 
 	while (i < a->nlinks && j < b->nlinks) {
 		if (a->links[i] < b->links[j]) {
-			i++;
+			i = skip_to(a->links, i + 1, a->nlinks, b->links[j]);
 		} else if (a->links[i] > b->links[j]) {
-			j++;
+			j = skip_to(b->links, j + 1, b->nlinks, a->links[i]);
 		} else {
 			double e = a->demand[i] + b->demand[j] - 1.0;
 			if (lload) {
@@ -387,12 +404,31 @@ typedef struct {
 	int idx;
 } kv_t;
 
-static int kv_desc(const void *x, const void *y)
+static bool kv_before(const kv_t *a, const kv_t *b)
 {
-	const kv_t *a = x, *b = y;
 	if (a->key != b->key)
-		return a->key > b->key ? -1 : 1;
-	return (a->idx > b->idx) - (a->idx < b->idx);
+		return a->key > b->key;
+	return a->idx < b->idx;
+}
+
+/* Descending key, ascending index (a total order): a merge sort with the
+ * comparison inlined, tmp[n] scratch (qsort's indirect calls were half of
+ * the path choice at 23,000 jobs). */
+static void kv_sort(kv_t *v, kv_t *tmp, int n)
+{
+	for (int w = 1; w < n; w *= 2) {
+		for (int lo = 0; lo < n; lo += 2 * w) {
+			int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			int i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				tmp[k++] = kv_before(&v[j], &v[i]) ? v[j++] : v[i++];
+			while (i < mid)
+				tmp[k++] = v[i++];
+			while (j < hi)
+				tmp[k++] = v[j++];
+		}
+		memcpy(v, tmp, sizeof(*v) * (size_t)n);
+	}
 }
 
 /* Utilisation of the most loaded link of traffic tr with load[] plus the job's. */
@@ -435,7 +471,7 @@ hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const double *T_s, const 
 	int nl = ctx->topo->nlinks, cap = 0;
 	double *load = calloc((size_t)nl + 1, sizeof(double)), *bits = NULL;
 	int *links = NULL;
-	kv_t *ord = malloc(sizeof(kv_t) * (size_t)(ctx->njobs + 1));
+	kv_t *ord = malloc(sizeof(kv_t) * 2 * (size_t)(ctx->njobs + 1));
 
 	if (!load || !ord) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "paths: out of memory");
@@ -446,7 +482,7 @@ hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const double *T_s, const 
 		ord[i].idx = i;
 		path[i] = ctx->jobs[i].dec.path;
 	}
-	qsort(ord, (size_t)ctx->njobs, sizeof(kv_t), kv_desc);
+	kv_sort(ord, ord + ctx->njobs + 1, ctx->njobs);
 	for (int q = 0; q < ctx->njobs; q++) {
 		int i = ord[q].idx, np = ctx->jobs[i].npaths, best_p = 0, cur = -1, n;
 		double best = INFINITY, cur_u = INFINITY, T = T_s[i];
