@@ -1,5 +1,4 @@
 /* The problem shared by the two Harmonics tiers (see hm_harmonics_model.h). */
-#define _GNU_SOURCE /* qsort_r: racks sort in parallel threads */
 #include "hm_harmonics_model.h"
 
 #include "hm_crux.h"
@@ -386,9 +385,31 @@ static int key_order(const hm_hmodel_t *m, int a, int b)
 	return (a > b) - (a < b);
 }
 
-static int key_cmp(const void *x, const void *y, void *arg)
+/*
+ * Sort by key_order with glibc's merge sort (qsort_r's): key_order is not a
+ * strict weak order (2% ties), so the result depends on the comparisons made,
+ * and these are the same; inlined, a third of the cost. tmp: n entries.
+ */
+static void key_sort(const hm_hmodel_t *m, int *b, int n, int *tmp)
 {
-	return key_order(arg, *(const int *)x, *(const int *)y);
+	int n1 = n / 2, n2 = n - n1, *b1 = b, *b2 = b + n1, *t = tmp;
+
+	if (n <= 1)
+		return;
+	key_sort(m, b1, n1, tmp);
+	key_sort(m, b2, n2, tmp);
+	while (n1 > 0 && n2 > 0) {
+		if (key_order(m, *b1, *b2) <= 0) {
+			*t++ = *b1++;
+			n1--;
+		} else {
+			*t++ = *b2++;
+			n2--;
+		}
+	}
+	if (n1 > 0)
+		memcpy(t, b1, sizeof(int) * (size_t)n1);
+	memcpy(b, tmp, sizeof(int) * (size_t)(n - n2));
 }
 
 static bool key_less(const hm_hmodel_t *m, int a, int b)
@@ -488,12 +509,12 @@ out:
 	return ok;
 }
 
-void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, int *seen)
+void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, int *seen, int *tmp)
 {
 	int K = m->cfg.classes;
 
 	/* Total order (key, index): deterministic whatever the caller's order. */
-	qsort_r(jobs, (size_t)n, sizeof(int), key_cmp, m);
+	key_sort(m, jobs, n, tmp);
 	for (int q = 0; q < n; q++)
 		m->jobs[jobs[q]].grp = true;
 	bool compressed = prio_compress(m, jobs, n);
@@ -607,7 +628,7 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 		seen[x] = -1;
 	for (int r = 0; r < m->njobs; r++)
 		if (start[r + 1] > start[r])
-			hm_prio_layer(m, list + start[r], start[r + 1] - start[r], seen);
+			hm_prio_layer(m, list + start[r], start[r + 1] - start[r], seen, fill);
 	goto out;
 nomem:
 	rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: classes: out of memory");

@@ -135,9 +135,10 @@ double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j);
  * larger groups are layered (each job one class below the lowest contending
  * job before it). Neighbours outside the group that already have a class
  * (prio_set, e.g. cross-rack jobs in a rack's call) push a job down below them.
- * seen: scratch of m->njobs entries, none equal to a member of jobs[] on entry.
+ * seen: scratch of m->njobs entries, none equal to a member of jobs[] on
+ * entry; tmp: scratch of n entries.
  */
-void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, int *seen);
+void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, int *seen, int *tmp);
 
 /*
  * Classes of every networked job, after both tiers decided holding: the keys
