@@ -371,14 +371,14 @@ void hm_hmodel_free(hm_hmodel_t *m)
 
 /* Keys within 2% are a tie (measurements wobble): the current class, then the
  * index decide, so classes do not flip between epochs. */
-static int key_order(const hm_hmodel_t *m, int a, int b)
+static inline int key_order(const hm_hmodel_t *m, int a, int b)
 {
-	double ka = m->jobs[a].key, kb = m->jobs[b].key;
+	double ka = m->jobs[a].key, kb = m->jobs[b].key, kmax = ka > kb ? ka : kb;
 
 	/* Held jobs first: their bursts must not be slowed by free-running ones. */
 	if (m->jobs[a].hold != m->jobs[b].hold)
 		return m->jobs[a].hold ? -1 : 1;
-	if (fabs(ka - kb) > 0.02 * fmax(ka, kb))
+	if (fabs(ka - kb) > 0.02 * kmax) /* fmax without the library call */
 		return ka < kb ? -1 : 1;
 	if (m->jobs[a].prev_prio != m->jobs[b].prev_prio)
 		return m->jobs[a].prev_prio < m->jobs[b].prev_prio ? -1 : 1;
