@@ -252,15 +252,6 @@ hm_rc_t hm_uf_init(hm_uf_t *u, int n)
 	return HM_OK;
 }
 
-int hm_uf_find(hm_uf_t *u, int a)
-{
-	while (u->parent[a] != a) {
-		u->parent[a] = u->parent[u->parent[a]];
-		a = u->parent[a];
-	}
-	return a;
-}
-
 bool hm_uf_union(hm_uf_t *u, int a, int b)
 {
 	a = hm_uf_find(u, a);
@@ -352,7 +343,7 @@ double hm_burst_overlap_rate(const hm_burst_t *a, const hm_burst_t *b)
 
 /* First k in [lo, n) with links[k] >= v (n when none): galloping, so that a
  * short link list against a long one costs its length times a logarithm. */
-static int skip_to(const int *links, int lo, int n, int v)
+static inline int skip_to(const int *links, int lo, int n, int v)
 {
 	int hi = lo, step = 1;
 

@@ -84,7 +84,15 @@ typedef struct {
 	int n;
 } hm_uf_t;
 hm_rc_t hm_uf_init(hm_uf_t *u, int n);
-int hm_uf_find(hm_uf_t *u, int a);
+/* Inline: the class and component passes call it per pair. */
+static inline int hm_uf_find(hm_uf_t *u, int a)
+{
+	while (u->parent[a] != a) {
+		u->parent[a] = u->parent[u->parent[a]];
+		a = u->parent[a];
+	}
+	return a;
+}
 bool hm_uf_union(hm_uf_t *u, int a, int b); /* true when a and b were apart */
 void hm_uf_free(hm_uf_t *u);
 
