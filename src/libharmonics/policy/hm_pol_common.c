@@ -390,6 +390,30 @@ double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lloa
 	return best > 1 ? 1 : best;
 }
 
+double hm_pjob_excess_at(const hm_pjob_t *a, const int *apos, const hm_pjob_t *b,
+			 const double *lload)
+{
+	double best = 0, da = duty(a), db = duty(b);
+
+	if (b->nlinks > 4 * a->nlinks) /* galloping through b is cheaper */
+		return hm_pjob_excess(a, b, lload);
+	/* b's links in ascending order: the shared ones, as the merge visits them. */
+	for (int j = 0; j < b->nlinks; j++) {
+		int i = apos[b->links[j]] - 1;
+		double e;
+		if (i < 0)
+			continue;
+		e = a->demand[i] + b->demand[j] - 1.0;
+		if (lload) {
+			double bg = lload[a->links[i]] - a->demand[i] * da - b->demand[j] * db;
+			e += bg > 0 ? bg : 0;
+		}
+		if (e > best)
+			best = e;
+	}
+	return best > 1 ? 1 : best;
+}
+
 typedef struct {
 	double key;
 	int idx;

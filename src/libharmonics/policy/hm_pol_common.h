@@ -122,6 +122,12 @@ double hm_burst_overlap_rate(const hm_burst_t *a, const hm_burst_t *b);
  * congest together although no two of them would.
  */
 double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lload);
+/*
+ * The same for many b against one a, in the time of b's links: apos[l] is
+ * 1 + the position of link l in a->links, 0 for links a does not load.
+ */
+double hm_pjob_excess_at(const hm_pjob_t *a, const int *apos, const hm_pjob_t *b,
+			 const double *lload);
 
 /* False when no two jobs on link l can exceed it (cheap filter before pairs). */
 static inline bool hm_pview_link_contended(const hm_pview_t *v, int l)

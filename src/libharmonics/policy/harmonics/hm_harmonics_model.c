@@ -167,6 +167,27 @@ static int rack_insert(int *racks, int n, int r)
 }
 
 /*
+ * Job x's links into apos[] (hm_pjob_excess_at), the previous job's (*cur)
+ * cleared: a job's pairs then cost the partner's links only.
+ */
+static void scatter_links(const hm_hmodel_t *m, int *apos, int *cur, int x)
+{
+	const hm_pjob_t *p;
+
+	if (*cur == x)
+		return;
+	if (*cur >= 0) {
+		p = m->jobs[*cur].pj;
+		for (int k = 0; k < p->nlinks; k++)
+			apos[p->links[k]] = 0;
+	}
+	p = m->jobs[x].pj;
+	for (int k = 0; k < p->nlinks; k++)
+		apos[p->links[k]] = k + 1;
+	*cur = x;
+}
+
+/*
  * One period margin per contention group (jobs linked by links where their own
  * demands exceed it): R = T (1 + z max sd/T). Identical jobs then get identical
  * robust periods whatever their measured spreads, so one can take the other's
@@ -178,12 +199,13 @@ static hm_rc_t group_margins(hm_hmodel_t *m, hm_err_t *err)
 {
 	hm_uf_t uf = {0};
 	double *rel = NULL;
-	int *seen = NULL;
+	int *seen = NULL, *apos = NULL, cur = -1;
 	hm_rc_t rc = HM_OK;
 
 	rel = calloc((size_t)m->njobs + 1, sizeof(double));
 	seen = malloc(sizeof(int) * (size_t)(m->njobs + 1));
-	if (!rel || !seen || hm_uf_init(&uf, m->njobs) != HM_OK) {
+	apos = calloc((size_t)m->view.nlinks + 1, sizeof(int));
+	if (!rel || !seen || !apos || hm_uf_init(&uf, m->njobs) != HM_OK) {
 		rc =
 		    hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory for %d jobs", m->njobs);
 		goto out;
@@ -204,7 +226,8 @@ static hm_rc_t group_margins(hm_hmodel_t *m, hm_err_t *err)
 				    hm_uf_find(&uf, x) == hm_uf_find(&uf, y))
 					continue;
 				seen[y] = x; /* a pair on several links: once */
-				if (hm_pjob_excess(j->pj, m->jobs[y].pj, NULL) > 0)
+				scatter_links(m, apos, &cur, x);
+				if (hm_pjob_excess_at(j->pj, apos, m->jobs[y].pj, NULL) > 0)
 					hm_uf_union(&uf, x, y);
 			}
 		}
@@ -224,6 +247,7 @@ out:
 	hm_uf_free(&uf);
 	free(rel);
 	free(seen);
+	free(apos);
 	return rc;
 }
 
@@ -509,12 +533,12 @@ out:
 	return ok;
 }
 
-void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, int *seen, int *tmp)
+void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, hm_prio_scratch_t *sc)
 {
-	int K = m->cfg.classes;
+	int K = m->cfg.classes, *seen = sc->seen, cur = -1;
 
 	/* Total order (key, index): deterministic whatever the caller's order. */
-	key_sort(m, jobs, n, tmp);
+	key_sort(m, jobs, n, sc->tmp);
 	for (int q = 0; q < n; q++)
 		m->jobs[jobs[q]].grp = true;
 	bool compressed = prio_compress(m, jobs, n);
@@ -539,14 +563,19 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, int *seen, int *tmp)
 					continue;
 				if (compressed && o->grp)
 					continue; /* the group's own order is the compressed one */
-				if (o->prio + 1 > lvl &&
-				    hm_pjob_excess(j->pj, o->pj, m->view.lload) > 0)
+				if (o->prio + 1 <= lvl)
+					continue;
+				scatter_links(m, sc->apos, &cur, x);
+				if (hm_pjob_excess_at(j->pj, sc->apos, o->pj, m->view.lload) > 0)
 					lvl = o->prio + 1;
 			}
 		}
 		j->prio = lvl < K ? lvl : K - 1;
 		j->prio_set = true;
 	}
+	if (cur >= 0) /* apos back to zeros */
+		for (int k = 0; k < m->jobs[cur].pj->nlinks; k++)
+			sc->apos[m->jobs[cur].pj->links[k]] = 0;
 	for (int q = 0; q < n; q++)
 		m->jobs[jobs[q]].grp = false;
 }
@@ -554,14 +583,17 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, int *seen, int *tmp)
 hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 {
 	hm_uf_t uf = {0};
-	int *start = NULL, *fill = NULL, *list = NULL, *size = NULL, *seen = NULL;
+	int *start = NULL, *fill = NULL, *list = NULL, *size = NULL, *seen = NULL, *apos = NULL;
+	int cur = -1;
+	hm_prio_scratch_t sc;
 	hm_rc_t rc = HM_OK;
 
 	if (hm_uf_init(&uf, m->njobs) != HM_OK)
 		goto nomem;
 	size = malloc(sizeof(int) * (size_t)(m->njobs + 1));
 	seen = malloc(sizeof(int) * (size_t)(m->njobs + 1));
-	if (!size || !seen)
+	apos = calloc((size_t)m->view.nlinks + 1, sizeof(int));
+	if (!size || !seen || !apos)
 		goto nomem;
 	for (int x = 0; x < m->njobs; x++)
 		size[x] = 1;
@@ -579,7 +611,11 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 			int rx = hm_uf_find(&uf, x);
 			if (j->rack == HM_HJOB_NONET)
 				continue;
-			for (int k = 0; k < j->pj->nlinks; k++) {
+			/* Light edges cannot grow a group already at the limit (sizes
+			 * only grow): most jobs of a large cluster are in one. */
+			for (int k = 0;
+			     k < j->pj->nlinks && !(pass == 1 && size[rx] >= HM_LIGHT_GROUP_MAX);
+			     k++) {
 				int l = j->pj->links[k];
 				int lo, hi;
 				if (!hm_hmodel_link_scan(m, l, &lo, &hi))
@@ -596,8 +632,9 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 						continue;
 					if (pass == 0) {
 						seen[y] = x;
-						if (!(hm_pjob_excess(j->pj, m->jobs[y].pj,
-								     m->view.lload) > 0))
+						scatter_links(m, apos, &cur, x);
+						if (!(hm_pjob_excess_at(j->pj, apos, m->jobs[y].pj,
+									m->view.lload) > 0))
 							continue;
 					}
 					if (pass == 1 && size[rx] + size[ry] > HM_LIGHT_GROUP_MAX)
@@ -626,9 +663,15 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 	prio_keys(m, start, list);
 	for (int x = 0; x < m->njobs; x++)
 		seen[x] = -1;
+	if (cur >= 0) /* apos back to zeros for the layering */
+		for (int k = 0; k < m->jobs[cur].pj->nlinks; k++)
+			apos[m->jobs[cur].pj->links[k]] = 0;
+	sc.seen = seen;
+	sc.tmp = fill;
+	sc.apos = apos;
 	for (int r = 0; r < m->njobs; r++)
 		if (start[r + 1] > start[r])
-			hm_prio_layer(m, list + start[r], start[r + 1] - start[r], seen, fill);
+			hm_prio_layer(m, list + start[r], start[r + 1] - start[r], &sc);
 	goto out;
 nomem:
 	rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: classes: out of memory");
@@ -639,5 +682,6 @@ out:
 	free(list);
 	free(size);
 	free(seen);
+	free(apos);
 	return rc;
 }
