@@ -196,7 +196,8 @@ hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs
 			pj->bits += pj->lbits[m];
 			if (tx > pj->bneck_s)
 				pj->bneck_s = tx;
-			pj->demand[m] = pj->burst_s > 0 ? fmin(1.0, tx / pj->burst_s) : 1.0;
+			double d = pj->burst_s > 0 ? tx / pj->burst_s : 1.0;
+			pj->demand[m] = d < 1.0 ? d : 1.0; /* fmin without the call */
 			cnt[pj->links[m]]++;
 		}
 	}
@@ -455,7 +456,7 @@ static double worst_util(const hm_topo_t *t, const double *load, const int *link
 	for (int k = 0; k < n; k++) {
 		double c = t->links[links[k]].capacity_bps;
 		double u = c > 0 ? (load[links[k]] + bits[k] / T_s) / c : 0;
-		worst = fmax(worst, u);
+		worst = u > worst ? u : worst; /* fmax without the call */
 	}
 	return worst;
 }

@@ -53,15 +53,18 @@ hm_burst_t hm_hjob_burst(const hm_hjob_t *j)
 double hm_hjob_free_rate(const hm_hjob_t *a, const hm_hjob_t *b)
 {
 	const hm_pjob_t *x = a->pj, *y = b->pj;
-	double duty = fmin(1, x->burst_s / x->T_s) * fmin(1, y->burst_s / y->T_s);
-	double T = fmin(x->T_s, y->T_s), slack = T - x->burst_s - y->burst_s;
+	/* fmin / fmax written out: no library call (values are never NaN). */
+	double dx = x->burst_s / x->T_s, dy = y->burst_s / y->T_s;
+	double duty = (dx < 1 ? dx : 1) * (dy < 1 ? dy : 1);
+	double T = x->T_s < y->T_s ? x->T_s : y->T_s, slack = T - x->burst_s - y->burst_s;
+	double Tmax = x->T_s > y->T_s ? x->T_s : y->T_s;
 
 	/*
 	 * Their gap then walks with the compute jitter between 0 and the slack,
 	 * and the lower job loses what it crosses either bound: about
 	 * (sd_x^2 + sd_y^2) / (2 slack) per iteration.
 	 */
-	if (fabs(x->T_s - y->T_s) <= HM_SAME_PERIOD * fmax(x->T_s, y->T_s) && slack > 0) {
+	if (fabs(x->T_s - y->T_s) <= HM_SAME_PERIOD * Tmax && slack > 0) {
 		double var = x->sd_s * x->sd_s + y->sd_s * y->sd_s;
 		double r = var / (2 * slack * T);
 		return r < duty ? r : duty;
