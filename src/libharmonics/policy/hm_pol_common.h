@@ -123,8 +123,9 @@ double hm_burst_overlap_rate(const hm_burst_t *a, const hm_burst_t *b);
  */
 double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lload);
 /*
- * The same for many b against one a, in the time of b's links: apos[l] is
- * 1 + the position of link l in a->links, 0 for links a does not load.
+ * The same for many b against one a, in the time of b's links (the galloping
+ * merge when b's are over 4 times a's): apos[l] is 1 + the position of link l
+ * in a->links, 0 for links a does not load.
  */
 double hm_pjob_excess_at(const hm_pjob_t *a, const int *apos, const hm_pjob_t *b,
 			 const double *lload);
