@@ -13,17 +13,6 @@ const hm_traffic_t *hm_pol_traffic(const hm_sched_job_t *j, int path)
 	return j->traffic;
 }
 
-typedef struct {
-	int link;
-	double bits;
-} lb_t;
-
-static int lb_cmp(const void *a, const void *b)
-{
-	const lb_t *x = a, *y = b;
-	return (x->link > y->link) - (x->link < y->link);
-}
-
 static int traffic_entries(const hm_traffic_t *tr)
 {
 	int n = 0;
@@ -46,10 +35,9 @@ int hm_pol_ord_cmp(const void *x, const void *y)
 
 int hm_pol_traffic_links(const hm_traffic_t *tr, int *links, double *bits, int cap)
 {
-	int n = 0, total = traffic_entries(tr), out = 0;
-	lb_t *tmp;
+	int np, pos[HM_MAX_PHASES] = {0}, out = 0;
 
-	if (total == 0)
+	if (traffic_entries(tr) == 0)
 		return 0;
 	if (tr->nphases == 1) {
 		/* One phase: its links are ascending already (hm_job.h). */
@@ -61,36 +49,44 @@ int hm_pol_traffic_links(const hm_traffic_t *tr, int *links, double *bits, int c
 		}
 		return out;
 	}
-	tmp = malloc(sizeof(*tmp) * (size_t)total);
-	if (!tmp)
-		return -1;
-	for (int p = 0; p < tr->nphases && p < HM_MAX_PHASES; p++) {
-		const hm_phase_load_t *ph = &tr->phases[p];
-		for (int i = 0; i < ph->nlinks; i++) {
-			tmp[n].link = ph->links[i];
-			tmp[n].bits = ph->flow_bytes * 8.0 * (double)ph->flows[i];
-			n++;
+	/* Several: merge them, a link's bits summed in phase order (as a stable
+	 * sort of all entries gave, without its copy). */
+	np = tr->nphases < HM_MAX_PHASES ? tr->nphases : HM_MAX_PHASES;
+	for (;;) {
+		int l = 0;
+		bool found = false;
+		for (int p = 0; p < np; p++) {
+			const hm_phase_load_t *ph = &tr->phases[p];
+			if (pos[p] < ph->nlinks && (!found || ph->links[pos[p]] < l)) {
+				l = ph->links[pos[p]];
+				found = true;
+			}
+		}
+		if (!found)
+			return out;
+		for (int p = 0; p < np; p++) {
+			const hm_phase_load_t *ph = &tr->phases[p];
+			for (; pos[p] < ph->nlinks && ph->links[pos[p]] == l; pos[p]++) {
+				double b = ph->flow_bytes * 8.0 * (double)ph->flows[pos[p]];
+				if (out > 0 && links[out - 1] == l) {
+					bits[out - 1] += b;
+					continue;
+				}
+				if (out == cap)
+					return out;
+				links[out] = l;
+				bits[out] = b;
+				out++;
+			}
 		}
 	}
-	qsort(tmp, (size_t)n, sizeof(*tmp), lb_cmp);
-	for (int i = 0; i < n; i++) {
-		if (out > 0 && links[out - 1] == tmp[i].link) {
-			bits[out - 1] += tmp[i].bits;
-			continue;
-		}
-		if (out == cap)
-			break;
-		links[out] = tmp[i].link;
-		bits[out] = tmp[i].bits;
-		out++;
-	}
-	free(tmp);
-	return out;
 }
 
 static double duty(const hm_pjob_t *p)
 {
-	return p->T_s > 0 ? fmin(1, p->burst_s / p->T_s) : 0;
+	double d = p->T_s > 0 ? p->burst_s / p->T_s : 0;
+
+	return d < 1 ? d : 1; /* fmin(1, d) without the library call */
 }
 
 static void job_params(const hm_sched_job_t *sj, const hm_traffic_t *tr, hm_pjob_t *pj)
@@ -200,7 +196,8 @@ hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs
 			pj->bits += pj->lbits[m];
 			if (tx > pj->bneck_s)
 				pj->bneck_s = tx;
-			pj->demand[m] = pj->burst_s > 0 ? fmin(1.0, tx / pj->burst_s) : 1.0;
+			double d = pj->burst_s > 0 ? tx / pj->burst_s : 1.0;
+			pj->demand[m] = d < 1.0 ? d : 1.0; /* fmin without the call */
 			cnt[pj->links[m]]++;
 		}
 	}
@@ -254,15 +251,6 @@ hm_rc_t hm_uf_init(hm_uf_t *u, int n)
 	for (int i = 0; i < n; i++)
 		u->parent[i] = i;
 	return HM_OK;
-}
-
-int hm_uf_find(hm_uf_t *u, int a)
-{
-	while (u->parent[a] != a) {
-		u->parent[a] = u->parent[u->parent[a]];
-		a = u->parent[a];
-	}
-	return a;
 }
 
 bool hm_uf_union(hm_uf_t *u, int a, int b)
@@ -354,21 +342,44 @@ double hm_burst_overlap_rate(const hm_burst_t *a, const hm_burst_t *b)
 	return sum / (p * a->P_s);
 }
 
+/* First k in [lo, n) with links[k] >= v (n when none): galloping, so that a
+ * short link list against a long one costs its length times a logarithm. */
+static inline int skip_to(const int *links, int lo, int n, int v)
+{
+	int hi = lo, step = 1;
+
+	while (hi < n && links[hi] < v) {
+		lo = hi + 1;
+		hi += step;
+		step *= 2;
+	}
+	if (hi > n)
+		hi = n;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (links[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lload)
 {
-	double best = 0;
+	double best = 0, da = duty(a), db = duty(b);
 	int i = 0, j = 0;
 
 	while (i < a->nlinks && j < b->nlinks) {
 		if (a->links[i] < b->links[j]) {
-			i++;
+			i = skip_to(a->links, i + 1, a->nlinks, b->links[j]);
 		} else if (a->links[i] > b->links[j]) {
-			j++;
+			j = skip_to(b->links, j + 1, b->nlinks, a->links[i]);
 		} else {
 			double e = a->demand[i] + b->demand[j] - 1.0;
 			if (lload) {
-				double bg = lload[a->links[i]] - a->demand[i] * duty(a) -
-					    b->demand[j] * duty(b);
+				double bg =
+				    lload[a->links[i]] - a->demand[i] * da - b->demand[j] * db;
 				e += bg > 0 ? bg : 0;
 			}
 			if (e > best)
@@ -380,17 +391,74 @@ double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lloa
 	return best > 1 ? 1 : best;
 }
 
+double hm_pjob_excess_at(const hm_pjob_t *a, const int *apos, const hm_pjob_t *b,
+			 const double *lload)
+{
+	double best = 0, da = duty(a), db = duty(b);
+
+	if (b->nlinks > 4 * a->nlinks) /* galloping through b is cheaper */
+		return hm_pjob_excess(a, b, lload);
+	/* b's links in ascending order: the shared ones, as the merge visits them. */
+	for (int j = 0; j < b->nlinks; j++) {
+		int i = apos[b->links[j]] - 1;
+		double e;
+		if (i < 0)
+			continue;
+		e = a->demand[i] + b->demand[j] - 1.0;
+		if (lload) {
+			double bg = lload[a->links[i]] - a->demand[i] * da - b->demand[j] * db;
+			e += bg > 0 ? bg : 0;
+		}
+		if (e > best)
+			best = e;
+	}
+	return best > 1 ? 1 : best;
+}
+
 typedef struct {
 	double key;
 	int idx;
 } kv_t;
 
-static int kv_desc(const void *x, const void *y)
+/* The key's bits as an integer that ascends as the key descends (-0 as +0:
+ * they compare equal; keys are never NaN). */
+static uint64_t kv_desc_bits(double key)
 {
-	const kv_t *a = x, *b = y;
-	if (a->key != b->key)
-		return a->key > b->key ? -1 : 1;
-	return (a->idx > b->idx) - (a->idx < b->idx);
+	uint64_t b;
+
+	key += 0.0;
+	memcpy(&b, &key, sizeof(b));
+	b = b >> 63 ? ~b : b | (1ULL << 63);
+	return ~b;
+}
+
+/*
+ * Descending key, ascending index (v[] comes in index order): a stable LSD
+ * radix sort, 11 bits a pass, tmp[n] scratch (qsort's indirect comparisons
+ * were half of the path choice at 23,000 jobs).
+ */
+static void kv_sort(kv_t *v, kv_t *tmp, int n)
+{
+	kv_t *src = v, *dst = tmp, *t;
+
+	for (int shift = 0; shift < 64; shift += 11) {
+		int cnt[2049] = {0}, same = 0;
+		for (int i = 0; i < n; i++)
+			cnt[((kv_desc_bits(src[i].key) >> shift) & 2047) + 1]++;
+		for (int d = 1; d <= 2048; d++)
+			same |= cnt[d] == n;
+		if (same)
+			continue; /* one digit for all: the pass keeps the order */
+		for (int d = 0; d < 2048; d++)
+			cnt[d + 1] += cnt[d];
+		for (int i = 0; i < n; i++)
+			dst[cnt[(kv_desc_bits(src[i].key) >> shift) & 2047]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, sizeof(*v) * (size_t)n);
 }
 
 /* Utilisation of the most loaded link of traffic tr with load[] plus the job's. */
@@ -402,7 +470,7 @@ static double worst_util(const hm_topo_t *t, const double *load, const int *link
 	for (int k = 0; k < n; k++) {
 		double c = t->links[links[k]].capacity_bps;
 		double u = c > 0 ? (load[links[k]] + bits[k] / T_s) / c : 0;
-		worst = fmax(worst, u);
+		worst = u > worst ? u : worst; /* fmax without the call */
 	}
 	return worst;
 }
@@ -433,7 +501,7 @@ hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const double *T_s, const 
 	int nl = ctx->topo->nlinks, cap = 0;
 	double *load = calloc((size_t)nl + 1, sizeof(double)), *bits = NULL;
 	int *links = NULL;
-	kv_t *ord = malloc(sizeof(kv_t) * (size_t)(ctx->njobs + 1));
+	kv_t *ord = malloc(sizeof(kv_t) * 2 * (size_t)(ctx->njobs + 1));
 
 	if (!load || !ord) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "paths: out of memory");
@@ -444,7 +512,7 @@ hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const double *T_s, const 
 		ord[i].idx = i;
 		path[i] = ctx->jobs[i].dec.path;
 	}
-	qsort(ord, (size_t)ctx->njobs, sizeof(kv_t), kv_desc);
+	kv_sort(ord, ord + ctx->njobs + 1, ctx->njobs);
 	for (int q = 0; q < ctx->njobs; q++) {
 		int i = ord[q].idx, np = ctx->jobs[i].npaths, best_p = 0, cur = -1, n;
 		double best = INFINITY, cur_u = INFINITY, T = T_s[i];

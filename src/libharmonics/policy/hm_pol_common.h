@@ -84,7 +84,15 @@ typedef struct {
 	int n;
 } hm_uf_t;
 hm_rc_t hm_uf_init(hm_uf_t *u, int n);
-int hm_uf_find(hm_uf_t *u, int a);
+/* Inline: the class and component passes call it per pair. */
+static inline int hm_uf_find(hm_uf_t *u, int a)
+{
+	while (u->parent[a] != a) {
+		u->parent[a] = u->parent[u->parent[a]];
+		a = u->parent[a];
+	}
+	return a;
+}
 bool hm_uf_union(hm_uf_t *u, int a, int b); /* true when a and b were apart */
 void hm_uf_free(hm_uf_t *u);
 
@@ -114,6 +122,13 @@ double hm_burst_overlap_rate(const hm_burst_t *a, const hm_burst_t *b);
  * congest together although no two of them would.
  */
 double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lload);
+/*
+ * The same for many b against one a, in the time of b's links (the galloping
+ * merge when b's are over 4 times a's): apos[l] is 1 + the position of link l
+ * in a->links, 0 for links a does not load.
+ */
+double hm_pjob_excess_at(const hm_pjob_t *a, const int *apos, const hm_pjob_t *b,
+			 const double *lload);
 
 /* False when no two jobs on link l can exceed it (cheap filter before pairs). */
 static inline bool hm_pview_link_contended(const hm_pview_t *v, int l)

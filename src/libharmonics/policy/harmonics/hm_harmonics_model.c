@@ -1,5 +1,4 @@
 /* The problem shared by the two Harmonics tiers (see hm_harmonics_model.h). */
-#define _GNU_SOURCE /* qsort_r: racks sort in parallel threads */
 #include "hm_harmonics_model.h"
 
 #include "hm_crux.h"
@@ -54,15 +53,18 @@ hm_burst_t hm_hjob_burst(const hm_hjob_t *j)
 double hm_hjob_free_rate(const hm_hjob_t *a, const hm_hjob_t *b)
 {
 	const hm_pjob_t *x = a->pj, *y = b->pj;
-	double duty = fmin(1, x->burst_s / x->T_s) * fmin(1, y->burst_s / y->T_s);
-	double T = fmin(x->T_s, y->T_s), slack = T - x->burst_s - y->burst_s;
+	/* fmin / fmax written out: no library call (values are never NaN). */
+	double dx = x->burst_s / x->T_s, dy = y->burst_s / y->T_s;
+	double duty = (dx < 1 ? dx : 1) * (dy < 1 ? dy : 1);
+	double T = x->T_s < y->T_s ? x->T_s : y->T_s, slack = T - x->burst_s - y->burst_s;
+	double Tmax = x->T_s > y->T_s ? x->T_s : y->T_s;
 
 	/*
 	 * Their gap then walks with the compute jitter between 0 and the slack,
 	 * and the lower job loses what it crosses either bound: about
 	 * (sd_x^2 + sd_y^2) / (2 slack) per iteration.
 	 */
-	if (fabs(x->T_s - y->T_s) <= HM_SAME_PERIOD * fmax(x->T_s, y->T_s) && slack > 0) {
+	if (fabs(x->T_s - y->T_s) <= HM_SAME_PERIOD * Tmax && slack > 0) {
 		double var = x->sd_s * x->sd_s + y->sd_s * y->sd_s;
 		double r = var / (2 * slack * T);
 		return r < duty ? r : duty;
@@ -168,6 +170,27 @@ static int rack_insert(int *racks, int n, int r)
 }
 
 /*
+ * Job x's links into apos[] (hm_pjob_excess_at), the previous job's (*cur)
+ * cleared: a job's pairs then cost the partner's links only.
+ */
+static void scatter_links(const hm_hmodel_t *m, int *apos, int *cur, int x)
+{
+	const hm_pjob_t *p;
+
+	if (*cur == x)
+		return;
+	if (*cur >= 0) {
+		p = m->jobs[*cur].pj;
+		for (int k = 0; k < p->nlinks; k++)
+			apos[p->links[k]] = 0;
+	}
+	p = m->jobs[x].pj;
+	for (int k = 0; k < p->nlinks; k++)
+		apos[p->links[k]] = k + 1;
+	*cur = x;
+}
+
+/*
  * One period margin per contention group (jobs linked by links where their own
  * demands exceed it): R = T (1 + z max sd/T). Identical jobs then get identical
  * robust periods whatever their measured spreads, so one can take the other's
@@ -179,14 +202,19 @@ static hm_rc_t group_margins(hm_hmodel_t *m, hm_err_t *err)
 {
 	hm_uf_t uf = {0};
 	double *rel = NULL;
+	int *seen = NULL, *apos = NULL, cur = -1;
 	hm_rc_t rc = HM_OK;
 
 	rel = calloc((size_t)m->njobs + 1, sizeof(double));
-	if (!rel || hm_uf_init(&uf, m->njobs) != HM_OK) {
+	seen = malloc(sizeof(int) * (size_t)(m->njobs + 1));
+	apos = calloc((size_t)m->view.nlinks + 1, sizeof(int));
+	if (!rel || !seen || !apos || hm_uf_init(&uf, m->njobs) != HM_OK) {
 		rc =
 		    hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory for %d jobs", m->njobs);
 		goto out;
 	}
+	for (int x = 0; x < m->njobs; x++)
+		seen[x] = -1;
 	for (int x = 0; x < m->njobs; x++) {
 		const hm_hjob_t *j = &m->jobs[x];
 		if (!j->partnered)
@@ -197,9 +225,12 @@ static hm_rc_t group_margins(hm_hmodel_t *m, hm_err_t *err)
 				continue;
 			for (int q = lo; q < hi; q++) {
 				int y = m->view.ljobs[q];
-				if (y > x && m->jobs[y].partnered &&
-				    hm_uf_find(&uf, x) != hm_uf_find(&uf, y) &&
-				    hm_pjob_excess(j->pj, m->jobs[y].pj, NULL) > 0)
+				if (y <= x || seen[y] == x || !m->jobs[y].partnered ||
+				    hm_uf_find(&uf, x) == hm_uf_find(&uf, y))
+					continue;
+				seen[y] = x; /* a pair on several links: once */
+				scatter_links(m, apos, &cur, x);
+				if (hm_pjob_excess_at(j->pj, apos, m->jobs[y].pj, NULL) > 0)
 					hm_uf_union(&uf, x, y);
 			}
 		}
@@ -218,6 +249,8 @@ static hm_rc_t group_margins(hm_hmodel_t *m, hm_err_t *err)
 out:
 	hm_uf_free(&uf);
 	free(rel);
+	free(seen);
+	free(apos);
 	return rc;
 }
 
@@ -365,23 +398,45 @@ void hm_hmodel_free(hm_hmodel_t *m)
 
 /* Keys within 2% are a tie (measurements wobble): the current class, then the
  * index decide, so classes do not flip between epochs. */
-static int key_order(const hm_hmodel_t *m, int a, int b)
+static inline int key_order(const hm_hmodel_t *m, int a, int b)
 {
-	double ka = m->jobs[a].key, kb = m->jobs[b].key;
+	double ka = m->jobs[a].key, kb = m->jobs[b].key, kmax = ka > kb ? ka : kb;
 
 	/* Held jobs first: their bursts must not be slowed by free-running ones. */
 	if (m->jobs[a].hold != m->jobs[b].hold)
 		return m->jobs[a].hold ? -1 : 1;
-	if (fabs(ka - kb) > 0.02 * fmax(ka, kb))
+	if (fabs(ka - kb) > 0.02 * kmax) /* fmax without the library call */
 		return ka < kb ? -1 : 1;
 	if (m->jobs[a].prev_prio != m->jobs[b].prev_prio)
 		return m->jobs[a].prev_prio < m->jobs[b].prev_prio ? -1 : 1;
 	return (a > b) - (a < b);
 }
 
-static int key_cmp(const void *x, const void *y, void *arg)
+/*
+ * Sort by key_order with glibc's merge sort (qsort_r's): key_order is not a
+ * strict weak order (2% ties), so the result depends on the comparisons made,
+ * and these are the same; inlined, a third of the cost. tmp: n entries.
+ */
+static void key_sort(const hm_hmodel_t *m, int *b, int n, int *tmp)
 {
-	return key_order(arg, *(const int *)x, *(const int *)y);
+	int n1 = n / 2, n2 = n - n1, *b1 = b, *b2 = b + n1, *t = tmp;
+
+	if (n <= 1)
+		return;
+	key_sort(m, b1, n1, tmp);
+	key_sort(m, b2, n2, tmp);
+	while (n1 > 0 && n2 > 0) {
+		if (key_order(m, *b1, *b2) <= 0) {
+			*t++ = *b1++;
+			n1--;
+		} else {
+			*t++ = *b2++;
+			n2--;
+		}
+	}
+	if (n1 > 0)
+		memcpy(t, b1, sizeof(int) * (size_t)n1);
+	memcpy(b, tmp, sizeof(int) * (size_t)(n - n2));
 }
 
 static bool key_less(const hm_hmodel_t *m, int a, int b)
@@ -481,12 +536,12 @@ out:
 	return ok;
 }
 
-void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n)
+void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, hm_prio_scratch_t *sc)
 {
-	int K = m->cfg.classes;
+	int K = m->cfg.classes, *seen = sc->seen, cur = -1;
 
 	/* Total order (key, index): deterministic whatever the caller's order. */
-	qsort_r(jobs, (size_t)n, sizeof(int), key_cmp, m);
+	key_sort(m, jobs, n, sc->tmp);
 	for (int q = 0; q < n; q++)
 		m->jobs[jobs[q]].grp = true;
 	bool compressed = prio_compress(m, jobs, n);
@@ -502,18 +557,28 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n)
 			for (int p = lo; p < hi; p++) {
 				int y = m->view.ljobs[p];
 				const hm_hjob_t *o = &m->jobs[y];
-				if (y == x || !o->prio_set || !key_less(m, y, x))
+				/* A neighbour on several links: once (nothing below
+				 * changes while x is placed). */
+				if (y == x || seen[y] == x)
+					continue;
+				seen[y] = x;
+				if (!o->prio_set || !key_less(m, y, x))
 					continue;
 				if (compressed && o->grp)
 					continue; /* the group's own order is the compressed one */
-				if (o->prio + 1 > lvl &&
-				    hm_pjob_excess(j->pj, o->pj, m->view.lload) > 0)
+				if (o->prio + 1 <= lvl)
+					continue;
+				scatter_links(m, sc->apos, &cur, x);
+				if (hm_pjob_excess_at(j->pj, sc->apos, o->pj, m->view.lload) > 0)
 					lvl = o->prio + 1;
 			}
 		}
 		j->prio = lvl < K ? lvl : K - 1;
 		j->prio_set = true;
 	}
+	if (cur >= 0) /* apos back to zeros */
+		for (int k = 0; k < m->jobs[cur].pj->nlinks; k++)
+			sc->apos[m->jobs[cur].pj->links[k]] = 0;
 	for (int q = 0; q < n; q++)
 		m->jobs[jobs[q]].grp = false;
 }
@@ -521,13 +586,17 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n)
 hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 {
 	hm_uf_t uf = {0};
-	int *start = NULL, *fill = NULL, *list = NULL, *size = NULL;
+	int *start = NULL, *fill = NULL, *list = NULL, *size = NULL, *seen = NULL, *apos = NULL;
+	int cur = -1;
+	hm_prio_scratch_t sc;
 	hm_rc_t rc = HM_OK;
 
 	if (hm_uf_init(&uf, m->njobs) != HM_OK)
 		goto nomem;
 	size = malloc(sizeof(int) * (size_t)(m->njobs + 1));
-	if (!size)
+	seen = malloc(sizeof(int) * (size_t)(m->njobs + 1));
+	apos = calloc((size_t)m->view.nlinks + 1, sizeof(int));
+	if (!size || !seen || !apos)
 		goto nomem;
 	for (int x = 0; x < m->njobs; x++)
 		size[x] = 1;
@@ -537,28 +606,45 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 	 * to be compressed exactly (light edges order it; they need not chain
 	 * a large cluster into one layered group).
 	 */
+	for (int x = 0; x < m->njobs; x++)
+		seen[x] = -1;
 	for (int pass = 0; pass < 2; pass++)
 		for (int x = 0; x < m->njobs; x++) {
 			const hm_hjob_t *j = &m->jobs[x];
+			int rx = hm_uf_find(&uf, x);
 			if (j->rack == HM_HJOB_NONET)
 				continue;
-			for (int k = 0; k < j->pj->nlinks; k++) {
+			/* Light edges cannot grow a group already at the limit (sizes
+			 * only grow): most jobs of a large cluster are in one. */
+			for (int k = 0;
+			     k < j->pj->nlinks && !(pass == 1 && size[rx] >= HM_LIGHT_GROUP_MAX);
+			     k++) {
 				int l = j->pj->links[k];
 				int lo, hi;
 				if (!hm_hmodel_link_scan(m, l, &lo, &hi))
 					continue;
 				for (int q = lo; q < hi; q++) {
-					int y = m->view.ljobs[q], rx = hm_uf_find(&uf, x),
-					    ry = hm_uf_find(&uf, y);
-					if (y <= x || rx == ry)
+					int y = m->view.ljobs[q], ry;
+					if (y <= x)
 						continue;
-					if (pass == 0 && !(hm_pjob_excess(j->pj, m->jobs[y].pj,
-									  m->view.lload) > 0))
+					ry = hm_uf_find(&uf, y);
+					if (rx == ry)
 						continue;
+					/* A pair on several contended links: its excess once. */
+					if (pass == 0 && seen[y] == x)
+						continue;
+					if (pass == 0) {
+						seen[y] = x;
+						scatter_links(m, apos, &cur, x);
+						if (!(hm_pjob_excess_at(j->pj, apos, m->jobs[y].pj,
+									m->view.lload) > 0))
+							continue;
+					}
 					if (pass == 1 && size[rx] + size[ry] > HM_LIGHT_GROUP_MAX)
 						continue;
 					hm_uf_union(&uf, x, y);
 					size[hm_uf_find(&uf, x)] = size[rx] + size[ry];
+					rx = hm_uf_find(&uf, x);
 				}
 			}
 		}
@@ -578,9 +664,17 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 			list[start[r] + fill[r]++] = x;
 		}
 	prio_keys(m, start, list);
+	for (int x = 0; x < m->njobs; x++)
+		seen[x] = -1;
+	if (cur >= 0) /* apos back to zeros for the layering */
+		for (int k = 0; k < m->jobs[cur].pj->nlinks; k++)
+			apos[m->jobs[cur].pj->links[k]] = 0;
+	sc.seen = seen;
+	sc.tmp = fill;
+	sc.apos = apos;
 	for (int r = 0; r < m->njobs; r++)
 		if (start[r + 1] > start[r])
-			hm_prio_layer(m, list + start[r], start[r + 1] - start[r]);
+			hm_prio_layer(m, list + start[r], start[r + 1] - start[r], &sc);
 	goto out;
 nomem:
 	rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: classes: out of memory");
@@ -590,5 +684,7 @@ out:
 	free(fill);
 	free(list);
 	free(size);
+	free(seen);
+	free(apos);
 	return rc;
 }

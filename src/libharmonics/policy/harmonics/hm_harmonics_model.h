@@ -135,8 +135,15 @@ double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j);
  * larger groups are layered (each job one class below the lowest contending
  * job before it). Neighbours outside the group that already have a class
  * (prio_set, e.g. cross-rack jobs in a rack's call) push a job down below them.
+ * sc: scratch sized to the model (hm_hmodel_classes owns one).
  */
-void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n);
+typedef struct {
+	int *seen; /* per job; no entry equal to a member of jobs[] on entry */
+	int *tmp;  /* per job: sort space */
+	int *apos; /* per link, 0 on entry: one job's links (hm_pjob_excess_at) */
+} hm_prio_scratch_t;
+
+void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, hm_prio_scratch_t *sc);
 
 /*
  * Classes of every networked job, after both tiers decided holding: the keys
