@@ -143,12 +143,52 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-hm_rc_t hm_tier_rack_solve(const hm_rack_req_t *q, hm_rack_rep_t *rep, hm_err_t *err)
+/* What one thread reuses from rack to rack: the Local Scheduler's scratch and
+   the rack model's arrays (grown, never shrunk). */
+typedef struct {
+	hm_local_t *ls;
+	hm_hjob_t *jobs;
+	hm_pjob_t *pj;
+	int *rjobs;
+	int cap;
+} scratch_t;
+
+static void scratch_free(scratch_t *sc)
+{
+	hm_local_free(sc->ls);
+	free(sc->jobs);
+	free(sc->pj);
+	free(sc->rjobs);
+	memset(sc, 0, sizeof(*sc));
+}
+
+static bool scratch_fit(scratch_t *sc, int n)
+{
+	if (!sc->ls && !(sc->ls = hm_local_create(NULL)))
+		return false;
+	if (n > sc->cap) {
+		hm_hjob_t *j = realloc(sc->jobs, sizeof(*j) * (size_t)n);
+		hm_pjob_t *p = j ? realloc(sc->pj, sizeof(*p) * (size_t)n) : NULL;
+		int *r = p ? realloc(sc->rjobs, sizeof(*r) * (size_t)n) : NULL;
+		if (j)
+			sc->jobs = j;
+		if (p)
+			sc->pj = p;
+		if (!r)
+			return false;
+		sc->rjobs = r;
+		sc->cap = n;
+	}
+	memset(sc->jobs, 0, sizeof(*sc->jobs) * (size_t)n);
+	memset(sc->pj, 0, sizeof(*sc->pj) * (size_t)n);
+	return true;
+}
+
+static hm_rc_t solve_with(scratch_t *sc, const hm_rack_req_t *q, hm_rack_rep_t *rep, hm_err_t *err)
 {
 	hm_hmodel_t m;
-	hm_pjob_t *pj = NULL;
-	hm_local_t *ls = NULL;
-	int rstart[2] = {0, q->njobs}, *rjobs = NULL, nlocal = 0;
+	hm_pjob_t *pj;
+	int rstart[2] = {0, q->njobs}, *rjobs, nlocal = 0;
 	double t0 = now_ms();
 	hm_rc_t rc = hm_rack_req_check(q, err);
 
@@ -156,6 +196,12 @@ hm_rc_t hm_tier_rack_solve(const hm_rack_req_t *q, hm_rack_rep_t *rep, hm_err_t 
 	memset(&m, 0, sizeof(m));
 	if (rc != HM_OK)
 		return rc;
+	rep->dec = calloc((size_t)q->njobs + 1, sizeof(*rep->dec));
+	if (!rep->dec || !scratch_fit(sc, q->njobs + 1)) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "rack %d: out of memory for %d jobs", q->rack,
+				q->njobs);
+		goto out;
+	}
 	/* The rack's own model: one rack (index 0), its jobs in the coordinator's order. */
 	m.cfg.shift_grid = q->shift_grid > 0 ? q->shift_grid : 24;
 	m.cfg.hold_min_gain = q->hold_min_gain;
@@ -163,17 +209,9 @@ hm_rc_t hm_tier_rack_solve(const hm_rack_req_t *q, hm_rack_rep_t *rep, hm_err_t 
 	m.njobs = q->njobs;
 	m.nracks = 1;
 	m.rstart = rstart;
-	m.jobs = calloc((size_t)q->njobs + 1, sizeof(*m.jobs));
-	pj = calloc((size_t)q->njobs + 1, sizeof(*pj));
-	rjobs = malloc(sizeof(int) * ((size_t)q->njobs + 1));
-	rep->dec = calloc((size_t)q->njobs + 1, sizeof(*rep->dec));
-	ls = hm_local_create(&m);
-	if (!m.jobs || !pj || !rjobs || !rep->dec || !ls) {
-		rc = hm_err_set(err, HM_ERR_NOMEM, "rack %d: out of memory for %d jobs", q->rack,
-				q->njobs);
-		goto out;
-	}
-	m.rjobs = rjobs;
+	m.jobs = sc->jobs;
+	m.rjobs = rjobs = sc->rjobs;
+	pj = sc->pj;
 	for (int i = 0; i < q->njobs; i++) {
 		const hm_rack_job_t *o = &q->jobs[i];
 		hm_hjob_t *j = &m.jobs[i];
@@ -202,7 +240,7 @@ hm_rc_t hm_tier_rack_solve(const hm_rack_req_t *q, hm_rack_rep_t *rep, hm_err_t 
 			j->prev_s_s = o->prev_s_s;
 		}
 	}
-	rc = hm_local_solve(ls, &m, 0, err);
+	rc = hm_local_solve(sc->ls, &m, 0, err);
 	if (rc != HM_OK)
 		goto out;
 	for (int i = 0; i < q->njobs; i++) {
@@ -225,10 +263,15 @@ hm_rc_t hm_tier_rack_solve(const hm_rack_req_t *q, hm_rack_rep_t *rep, hm_err_t 
 out:
 	if (rc != HM_OK)
 		hm_rack_rep_free(rep);
-	hm_local_free(ls);
-	free(rjobs);
-	free(pj);
-	free(m.jobs);
+	return rc;
+}
+
+hm_rc_t hm_tier_rack_solve(const hm_rack_req_t *q, hm_rack_rep_t *rep, hm_err_t *err)
+{
+	scratch_t sc = {0};
+	hm_rc_t rc = solve_with(&sc, q, rep, err);
+
+	scratch_free(&sc);
 	return rc;
 }
 
@@ -243,6 +286,7 @@ typedef struct {
 static void *pool_worker(void *arg)
 {
 	pool_t *p = arg;
+	scratch_t sc = {0};
 
 	for (;;) {
 		int i;
@@ -252,9 +296,10 @@ static void *pool_worker(void *arg)
 		pthread_mutex_unlock(&p->lock);
 		if (i >= p->n)
 			break;
-		if (hm_tier_rack_solve(&p->reqs[i], &p->reps[i], &err) != HM_OK)
+		if (solve_with(&sc, &p->reqs[i], &p->reps[i], &err) != HM_OK)
 			p->reps[i].answered = false;
 	}
+	scratch_free(&sc);
 	return NULL;
 }
 
