@@ -14,7 +14,7 @@ mkdir -p "$out/corpus" "$out/crashes"
 fuzz_need_libfuzzer fuzz
 
 src=("$top"/src/libharmonics/*/*.c "$top"/src/libharmonics/policy/harmonics/*.c "$top"/src/coordinator/*.c
-	"$top"/src/agent/hm_agent_wire.c)
+	"$top"/src/agent/hm_agent_wire.c "$top"/src/agent/hm_rack_wire.c)
 libinc=()
 for d in "$top"/src/libharmonics/*/ "$top"/src/libharmonics/policy/harmonics/; do libinc+=(-I"$d"); done
 [[ -f $top/build/config.h ]] || { echo "fuzz: run scripts/build.sh first"; exit 1; }
