@@ -82,7 +82,6 @@ typedef struct {
 	long last_round; /* rack round that last got its decisions, 0 = none */
 	double solve_ms; /* that round's Local Scheduler time */
 	unsigned long leader_solves, coord_solves, silent;
-	int round_jobs, round_cross; /* jobs (cross-rack ones) of its last request */
 } hm_crack_t;
 
 /* One rack's request in the round in flight. */

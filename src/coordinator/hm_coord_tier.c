@@ -72,14 +72,9 @@ static void rack_stats(hm_coord_t *c, const hm_rack_req_t *q, const hm_rack_rep_
 		       unsigned long round)
 {
 	hm_crack_t *k = c->racks ? &c->racks[q->rack] : NULL;
-	int ncross = 0;
 
 	if (!k)
 		return;
-	for (int i = 0; i < q->njobs; i++)
-		ncross += q->jobs[i].cross;
-	k->round_jobs = q->njobs;
-	k->round_cross = ncross;
 	if (!answered) {
 		k->silent++;
 		return;

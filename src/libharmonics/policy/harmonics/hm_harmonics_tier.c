@@ -410,16 +410,12 @@ hm_rc_t hm_tier_round(hm_hmodel_t *m, unsigned long round, const hm_rack_transpo
 		memset(silent, 0, (size_t)m->nracks);
 	for (int i = 0; i < n; i++) {
 		s.racks_asked++;
-		s.jobs_sent += reqs[i].njobs;
 		if (!hm_tier_apply(m, &reqs[i], &reps[i])) {
 			if (silent)
 				silent[reqs[i].rack] = 1;
 		} else {
 			s.racks_answered++;
 			s.racks_by_leader += reps[i].by_leader;
-			s.solve_ms_sum += reps[i].solve_ms;
-			if (reps[i].solve_ms > s.solve_ms_max)
-				s.solve_ms_max = reps[i].solve_ms;
 		}
 	}
 out:

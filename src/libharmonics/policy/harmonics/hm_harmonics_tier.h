@@ -18,9 +18,6 @@ typedef struct {
 	int racks_asked;    /* requests sent (racks with partnered local jobs) */
 	int racks_answered; /* replies applied */
 	int racks_by_leader;
-	int jobs_sent;       /* jobs in all requests together */
-	double solve_ms_max; /* slowest rack's Local Scheduler, as it reported */
-	double solve_ms_sum;
 } hm_tier_stats_t;
 
 /*
