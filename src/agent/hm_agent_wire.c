@@ -129,7 +129,7 @@ static const hm_field_t node_fields[] = {
 /* ---- lists ------------------------------------------------------------------------- */
 
 /* The array member key of o with 0..max entries (absent: required ? error : 0 entries). */
-static hm_rc_t get_array(json_object *o, const char *key, size_t max, bool required,
+hm_rc_t hm_aw_get_array(json_object *o, const char *key, size_t max, bool required,
 			 json_object **arr, size_t *n, const char *path, hm_err_t *err)
 {
 	json_object *a = NULL;
@@ -196,7 +196,7 @@ static hm_rc_t decode_state_jobs(json_object *o, hm_aw_node_state_t *ns, const c
 	json_object *a;
 	size_t n;
 	char sub[128];
-	hm_rc_t rc = get_array(o, "jobs", HM_AW_MAX_JOBS, true, &a, &n, path, err);
+	hm_rc_t rc = hm_aw_get_array(o, "jobs", HM_AW_MAX_JOBS, true, &a, &n, path, err);
 
 	for (size_t i = 0; rc == HM_OK && i < n; i++) {
 		snprintf(sub, sizeof(sub), "%.80s.jobs[%zu]", path, i);
@@ -242,7 +242,7 @@ hm_rc_t hm_aw_topo_decode(json_object *o, hm_hwnode_t *t, const char *path, hm_e
 	hm_rc_t rc = hm_fields_decode(o, &gpus_field, 1, t, path, err);
 
 	if (rc == HM_OK)
-		rc = get_array(o, "nics", HM_MAX_NICS_PER_HOST, true, &nics, &n, path, err);
+		rc = hm_aw_get_array(o, "nics", HM_MAX_NICS_PER_HOST, true, &nics, &n, path, err);
 	for (size_t i = 0; rc == HM_OK && i < n; i++) {
 		snprintf(sub, sizeof(sub), "%.100s.nics[%zu]", path, i);
 		rc = hm_fields_decode(json_object_array_get_idx(nics, i), nic_fields,
@@ -251,7 +251,7 @@ hm_rc_t hm_aw_topo_decode(json_object *o, hm_hwnode_t *t, const char *path, hm_e
 	if (rc != HM_OK)
 		return rc;
 	t->nnics = (int)n;
-	if ((rc = get_array(o, "gpu_nic", HM_MAX_GPUS_PER_HOST, true, &map, &ng, path, err)) !=
+	if ((rc = hm_aw_get_array(o, "gpu_nic", HM_MAX_GPUS_PER_HOST, true, &map, &ng, path, err)) !=
 	    HM_OK)
 		return rc;
 	if (ng != (size_t)t->ngpus)
@@ -460,7 +460,7 @@ static hm_rc_t decode_nodes_state(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 	json_object *a;
 	size_t n;
 	char sub[64];
-	hm_rc_t rc = get_array(o, "nodes", HM_AW_MAX_NODES, true, &a, &n, "agent_beat", err);
+	hm_rc_t rc = hm_aw_get_array(o, "nodes", HM_AW_MAX_NODES, true, &a, &n, "agent_beat", err);
 
 	if (rc == HM_OK)
 		rc = hm_aw_alloc_nodes(m, (int)n, err);
@@ -479,7 +479,7 @@ static hm_rc_t decode_nodes_assign(json_object *o, hm_aw_msg_t *m, hm_err_t *err
 	json_object *a, *jobs;
 	size_t n, nj;
 	char sub[96];
-	hm_rc_t rc = get_array(o, "nodes", HM_AW_MAX_NODES, true, &a, &n, "agent_assign", err);
+	hm_rc_t rc = hm_aw_get_array(o, "nodes", HM_AW_MAX_NODES, true, &a, &n, "agent_assign", err);
 
 	if (rc == HM_OK)
 		rc = hm_aw_alloc_assign(m, (int)n, err);
@@ -489,7 +489,7 @@ static hm_rc_t decode_nodes_assign(json_object *o, hm_aw_msg_t *m, hm_err_t *err
 
 		snprintf(sub, sizeof(sub), "agent_assign.nodes[%zu]", i);
 		if ((rc = hm_fields_decode(e, node_fields, 1, na->node, sub, err)) != HM_OK ||
-		    (rc = get_array(e, "jobs", HM_AW_MAX_JOBS, true, &jobs, &nj, sub, err)) !=
+		    (rc = hm_aw_get_array(e, "jobs", HM_AW_MAX_JOBS, true, &jobs, &nj, sub, err)) !=
 			HM_OK)
 			break;
 		for (size_t j = 0; rc == HM_OK && j < nj; j++) {

@@ -75,29 +75,16 @@ void hm_rw_round_encode(json_object *o, const hm_rack_req_t *q)
 	ADD(o, "jobs", jobs);
 }
 
-static hm_rc_t get_array(json_object *o, const char *key, size_t max, json_object **a, size_t *n,
-			 const char *path, hm_err_t *err)
-{
-	if (!json_object_object_get_ex(o, key, a) || !json_object_is_type(*a, json_type_array))
-		return hm_err_set(err, HM_ERR_PROTO, "%s.%s: missing or not a JSON array", path,
-				  key);
-	*n = json_object_array_length(*a);
-	if (*n > max)
-		return hm_err_set(err, HM_ERR_PROTO, "%s.%s: %zu entries (accepted: at most %zu)",
-				  path, key, *n, max);
-	return HM_OK;
-}
-
 /* One job's link list into the request's pool from *used. */
 static hm_rc_t decode_links(json_object *e, hm_rack_job_t *j, hm_rack_req_t *q, int *used, int cap,
 			    const char *path, hm_err_t *err)
 {
 	json_object *l, *d;
 	size_t nl, nd;
-	hm_rc_t rc = get_array(e, "links", HM_RACK_MAX_LINKS, &l, &nl, path, err);
+	hm_rc_t rc = hm_aw_get_array(e, "links", HM_RACK_MAX_LINKS, true, &l, &nl, path, err);
 
 	if (rc == HM_OK)
-		rc = get_array(e, "demand", HM_RACK_MAX_LINKS, &d, &nd, path, err);
+		rc = hm_aw_get_array(e, "demand", HM_RACK_MAX_LINKS, true, &d, &nd, path, err);
 	if (rc != HM_OK)
 		return rc;
 	if (nl != nd)
@@ -138,7 +125,7 @@ hm_rc_t hm_rw_round_decode(json_object *o, hm_rack_req_t *q, hm_err_t *err)
 	    hm_fields_decode(o, round_fields, HM_NFIELDS(round_fields), q, "rack_round", err);
 
 	if (rc == HM_OK)
-		rc = get_array(o, "jobs", HM_RACK_MAX_JOBS, &jobs, &n, "rack_round", err);
+		rc = hm_aw_get_array(o, "jobs", HM_RACK_MAX_JOBS, true, &jobs, &n, "rack_round", err);
 	if (rc != HM_OK)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
@@ -192,7 +179,7 @@ hm_rc_t hm_rw_result_decode(json_object *o, hm_rack_rep_t *p, hm_err_t *err)
 	    hm_fields_decode(o, result_fields, HM_NFIELDS(result_fields), p, "rack_result", err);
 
 	if (rc == HM_OK)
-		rc = get_array(o, "jobs", HM_RACK_MAX_JOBS, &a, &n, "rack_result", err);
+		rc = hm_aw_get_array(o, "jobs", HM_RACK_MAX_JOBS, true, &a, &n, "rack_result", err);
 	if (rc != HM_OK)
 		return rc;
 	if (!(p->dec = calloc(n + 1, sizeof(*p->dec))))
