@@ -152,16 +152,14 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 		if (jx->decided) /* fixed before the solve (hm_tier_pin_silent) */
 			continue;
 		if (!jx->partnered) {
-			jx->hold = false;
-			jx->P_s = jx->s_s = jx->guard_s = 0;
+			hm_hjob_run_free(jx);
 			jx->decided = true;
 			continue;
 		}
 		/* Not closed: it will run free whatever the costs say; skip them. */
 		closed = closed_ok(m, x);
 		if (!closed) {
-			jx->hold = false;
-			jx->P_s = jx->s_s = jx->guard_s = 0;
+			hm_hjob_run_free(jx);
 			jx->decided = true;
 			continue;
 		}
@@ -264,8 +262,7 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 			jx->s_s = best_s;
 			jx->guard_s = hm_hjob_guard(m, jx);
 		} else {
-			jx->hold = false;
-			jx->P_s = jx->s_s = jx->guard_s = 0;
+			hm_hjob_run_free(jx);
 		}
 		jx->decided = true;
 	}
@@ -291,8 +288,7 @@ hm_rc_t hm_global_solve(hm_hmodel_t *m, hm_err_t *err)
 						continue;
 					if (hm_pjob_excess(jx->pj, y->pj, NULL) <= 0)
 						continue;
-					jx->hold = false;
-					jx->P_s = jx->s_s = jx->guard_s = 0;
+					hm_hjob_run_free(jx);
 					changed = true;
 					break;
 				}

@@ -348,8 +348,7 @@ static hm_rc_t solve_group(hm_local_t *ls, hm_hmodel_t *m, const int *members, i
 	} else {
 		for (int i = 0; i < nm; i++) {
 			hm_hjob_t *a = &m->jobs[ls->act[members[i]]];
-			a->hold = false;
-			a->P_s = a->s_s = a->guard_s = 0;
+			hm_hjob_run_free(a);
 		}
 	}
 	for (int i = 0; i < nm; i++)
@@ -375,8 +374,7 @@ hm_rc_t hm_local_solve(hm_local_t *ls, hm_hmodel_t *m, int r, hm_err_t *err)
 			continue;
 		if (!j->partnered) {
 			/* Alone on its links: never held, never loses time. */
-			j->hold = false;
-			j->P_s = j->s_s = j->guard_s = 0;
+			hm_hjob_run_free(j);
 			j->decided = true;
 			continue;
 		}

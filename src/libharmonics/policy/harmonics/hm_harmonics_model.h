@@ -100,6 +100,13 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 			hm_err_t *err);
 void hm_hmodel_free(hm_hmodel_t *m);
 
+/* Free running: no holding, no period, shift or guard (decided stays as it is). */
+static inline void hm_hjob_run_free(hm_hjob_t *j)
+{
+	j->hold = false;
+	j->P_s = j->s_s = j->guard_s = 0;
+}
+
 /* The job's bursts under its current (or tentative) decision. */
 hm_burst_t hm_hjob_burst(const hm_hjob_t *j);
 

@@ -11,8 +11,7 @@
 
 static void set_free(hm_hjob_t *j)
 {
-	j->hold = false;
-	j->P_s = j->s_s = j->guard_s = 0;
+	hm_hjob_run_free(j);
 	j->decided = true;
 }
 
