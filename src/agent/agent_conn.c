@@ -25,6 +25,8 @@ void agent_conn_init(agent_conn_t *c, size_t max_frame, const agent_log_t *lg)
 	agent_backoff_reset(&c->backoff);
 	c->rand_state = (unsigned)getpid() ^ (unsigned)time(NULL);
 	c->lg = lg;
+	c->what = "coordinator";
+	c->level_floor = HM_AGENT_LOG_ERROR;
 }
 
 void agent_conn_close(agent_conn_t *c)
@@ -62,10 +64,11 @@ void agent_conn_fail(agent_conn_t *c, int64_t now_ms, bool reset_backoff, int le
 		agent_backoff_reset(&c->backoff);
 	delay = agent_backoff_next(&c->backoff, (double)rand_r(&c->rand_state) / RAND_MAX * 0.999);
 	c->retry_at_ms = now_ms + delay;
-	agent_log_once(c->lg, &c->once, level,
-		       "coordinator %s: %s; runs unscheduled, retrying with "
-		       "back-off (0.5 s doubling to 30 s)",
-		       c->peer, why);
+	agent_log_once(c->lg, &c->once, level > c->level_floor ? level : c->level_floor,
+		       "%s %s: %s%s", c->what, c->peer, why,
+		       strcmp(c->what, "coordinator") == 0
+			   ? "; runs unscheduled, retrying with back-off (0.5 s doubling to 30 s)"
+			   : "");
 }
 
 bool agent_conn_start(agent_conn_t *c, const char *host, int port, int timeout_ms, int64_t now_ms)
@@ -217,8 +220,8 @@ static bool handle_frame(agent_conn_t *c, const uint32_t *trusted, int ntrusted,
 		trust |= uid == trusted[i];
 	if (!trust) {
 		agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR,
-				"frame sealed by uid %u, not root or SlurmUser: not the "
-				"coordinator",
+				"frame sealed by uid %u, not root or SlurmUser: not a Harmonics "
+				"daemon",
 				uid);
 		goto out;
 	}
@@ -282,8 +285,7 @@ static int read_some(agent_conn_t *c, int64_t now_ms)
 			return 0;
 		if (n <= 0) {
 			agent_conn_fail(c, now_ms, c->state == CONN_READY, HM_AGENT_LOG_ERROR, "%s",
-					n == 0 ? "connection closed by the coordinator"
-					       : strerror(errno));
+					n == 0 ? "connection closed by the peer" : strerror(errno));
 			return -1;
 		}
 		c->in_len += (size_t)n;

@@ -44,6 +44,8 @@ typedef struct {
 	agent_once_t once; /* the last failure, logged once */
 	unsigned rand_state;
 	const agent_log_t *lg;
+	const char *what; /* the peer in log lines: "coordinator" (default), "rack leader", ... */
+	int level_floor;  /* failures are logged at this level or a lower priority */
 } agent_conn_t;
 
 void agent_conn_init(agent_conn_t *c, size_t max_frame, const agent_log_t *lg);

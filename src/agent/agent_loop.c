@@ -22,6 +22,7 @@
 #include "agent.h"
 #include "agent_conn.h"
 #include "agent_jobs.h"
+#include "agent_rack.h"
 #include "config.h"
 #include "hm_harmonics_tier.h"
 #include "hm_hwnode.h"
@@ -43,6 +44,8 @@ struct agent {
 	int node_fd;
 	agent_once_t node_once, beat_once, state_once;
 	agent_role_t role;                   /* the node's role in its rack, as last told */
+	agent_rack_t rack;                   /* the rack channel (leader and member sides) */
+	bool cut_applied;                    /* a leader's push was applied since the cut */
 	unsigned long rack_solves;           /* rack rounds solved here as its leader */
 	int heartbeat_ms, valid_ms, lead_ms; /* the coordinator's, from the welcome */
 	int64_t next_beat_ms, next_cleanup_ms;
@@ -124,6 +127,7 @@ static void send_hello(agent_t *a, int64_t now_ms)
 	m.has_topo = a->has_topo;
 	m.topo = a->topo;
 	m.rack_solver = true;
+	m.rack_port = a->rack.port;
 	if (!node_state(a, &m))
 		agent_conn_fail(&a->conn, now_ms, false, HM_AGENT_LOG_ERROR,
 				"hello: out of memory");
@@ -169,6 +173,7 @@ static bool on_welcome(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
 	a->lead_ms = m->lead_ms;
 	a->conn.state = CONN_READY;
 	a->listed_here = false;
+	a->cut_applied = false;
 	agent_backoff_reset(&a->conn.backoff);
 	agent_log_clear(&a->conn.once);
 	agent_log(&a->cfg.log, HM_AGENT_LOG_INFO,
@@ -230,6 +235,7 @@ static bool on_rack_round(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
 		r.result.rack = m->round.rack;
 		r.result.round = m->round.round;
 	} else {
+		agent_rack_keep(&a->rack, &m->round, &r.result, now_ms);
 		a->rack_solves++;
 		agent_log(&a->cfg.log,
 			  a->rack_solves == 1 ? HM_AGENT_LOG_INFO : HM_AGENT_LOG_VERBOSE,
@@ -264,6 +270,45 @@ static bool on_msg(void *arg, const hm_aw_msg_t *m)
 				"%s is not for an agent", hm_aw_op_name(m->op));
 		return false;
 	}
+}
+
+/* A rack leader's decisions while this node cannot reach the coordinator. */
+static void on_rack_push(void *arg, const hm_aw_msg_t *push)
+{
+	agent_t *a = arg;
+	hm_aw_node_assign_t *na = calloc(1, sizeof(*na));
+
+	if (!na) {
+		agent_log(&a->cfg.log, HM_AGENT_LOG_ERROR, "rack_assign: out of memory");
+		return;
+	}
+	agent_rack_merge(&a->jobs, push, a->cfg.node, na);
+	agent_jobs_apply(&a->jobs, na, hm_proto_now_ms(), &a->cfg.log);
+	renew(a);
+	agent_log(&a->cfg.log, a->cut_applied ? HM_AGENT_LOG_DEBUG : HM_AGENT_LOG_INFO,
+		  "rack %s: the coordinator is out of reach: %d jobs follow the decisions of "
+		  "the rack's leader %s",
+		  push->rack.rack, na->njobs, push->rack.leader);
+	a->cut_applied = true;
+	free(na);
+}
+
+static agent_rack_ctx_t rack_ctx(agent_t *a)
+{
+	return (agent_rack_ctx_t){
+	    .coordinator_ready = a->conn.state == CONN_READY,
+	    .role = &a->role,
+	    .epoch_ms = (int)(a->cfg.conf.epoch_s * 1000),
+	    .heartbeat_ms = a->heartbeat_ms,
+	    .valid_ms = a->valid_ms,
+	    .lead_ms = a->lead_ms,
+	    .conn_timeout_ms = a->cfg.conf.conn_timeout_ms,
+	    .hold_ms = (int64_t)(a->cfg.conf.valid_s * 1000),
+	    .trusted = a->cfg.trusted,
+	    .ntrusted = a->cfg.ntrusted,
+	    .apply = on_rack_push,
+	    .arg = a,
+	};
 }
 
 /* Timers that fire without socket events; returns the poll timeout in ms. */
@@ -322,6 +367,13 @@ static int run_timers(agent_t *a, int64_t now_ms)
 		else if (c->out_since_ms + a->cfg.conf.conn_timeout_ms < next)
 			next = c->out_since_ms + a->cfg.conf.conn_timeout_ms;
 	}
+	{
+		agent_rack_ctx_t x = rack_ctx(a);
+		int64_t t = agent_rack_tick(&a->rack, &x, now_ms);
+
+		if (t < next)
+			next = t;
+	}
 	/* Promotions go on while disconnected: they follow the shared clock, not the link. */
 	t_us = hm_clock_us(CLOCK_REALTIME);
 	promo = agent_jobs_next_promotion_us(&a->jobs);
@@ -369,6 +421,20 @@ static void read_topology(agent_t *a)
 			  (long long)a->topo.nics[0].speed_bps);
 }
 
+static void listen_rack(agent_t *a)
+{
+	hm_err_t err = {0};
+
+	if (agent_rack_listen(&a->rack, a->cfg.conf.rack_port, &err) != HM_OK)
+		agent_log(&a->cfg.log, HM_AGENT_LOG_ERROR,
+			  "%s; this node cannot keep its rack scheduled through a cut from the "
+			  "coordinator as its leader",
+			  err.msg);
+	else
+		agent_log(&a->cfg.log, HM_AGENT_LOG_VERBOSE, "rack channel on port %d",
+			  a->rack.port);
+}
+
 static void *agent_main(void *arg)
 {
 	agent_t *a = arg;
@@ -379,16 +445,18 @@ static void *agent_main(void *arg)
 		  a->cfg.conf.run_dir, a->heartbeat_ms);
 	read_topology(a);
 	node_dir(a);
+	listen_rack(a);
 	while (!atomic_load(&a->stop)) {
 		int64_t now_ms = hm_proto_now_ms();
 		int timeout = run_timers(a, now_ms);
-		struct pollfd pfd[2] = {{.fd = a->wake_fd, .events = POLLIN},
-					{.fd = a->conn.fd, .events = agent_conn_events(&a->conn)}};
-		int n;
+		struct pollfd pfd[2 + 2 + AGENT_RACK_PEERS_MAX] = {
+		    {.fd = a->wake_fd, .events = POLLIN},
+		    {.fd = a->conn.fd, .events = agent_conn_events(&a->conn)}};
+		int n, nr = agent_rack_pollfds(&a->rack, pfd + 2, 2 + AGENT_RACK_PEERS_MAX);
 
 		if (atomic_load(&a->stop))
 			break;
-		n = poll(pfd, a->conn.fd >= 0 ? 2 : 1, timeout);
+		n = poll(pfd, 2 + (nfds_t)nr, timeout);
 		if (n < 0 && errno != EINTR) {
 			agent_log(&a->cfg.log, HM_AGENT_LOG_ERROR, "poll: %s", strerror(errno));
 			usleep(100000);
@@ -402,7 +470,13 @@ static void *agent_main(void *arg)
 		}
 		if (n > 0 && a->conn.fd >= 0 && pfd[1].fd == a->conn.fd && pfd[1].revents)
 			on_socket(a, pfd[1].revents, hm_proto_now_ms());
+		if (n > 0 && nr > 0) {
+			agent_rack_ctx_t x = rack_ctx(a);
+
+			agent_rack_events(&a->rack, &x, pfd + 2, nr, hm_proto_now_ms());
+		}
 	}
+	agent_rack_free(&a->rack);
 	agent_conn_free(&a->conn);
 	agent_jobs_free(&a->jobs);
 	if (a->node_fd >= 0)
@@ -429,6 +503,7 @@ hm_rc_t agent_start(const agent_cfg_t *cfg, agent_t **out, hm_err_t *err)
 	atomic_init(&a->stop, false);
 	atomic_init(&a->refs, 2);
 	agent_conn_init(&a->conn, (size_t)cfg->conf.max_message_bytes, &a->cfg.log);
+	agent_rack_init(&a->rack, a->cfg.node, (size_t)cfg->conf.max_message_bytes, &a->cfg.log);
 	if ((a->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
 		hm_err_set(err, HM_ERR_IO, "eventfd: %s", strerror(errno));
 		free(a);

@@ -141,7 +141,7 @@ bool agent_role_note(agent_role_t *r, const hm_aw_msg_t *m, const agent_log_t *l
 		return false;
 	if (r->known && strcmp(r->last.rack, n->rack) == 0 &&
 	    strcmp(r->last.leader, n->leader) == 0 && strcmp(r->last.role, n->role) == 0) {
-		r->last.term = n->term;
+		r->last = *n; /* the term and the leader's address may move on */
 		return false;
 	}
 	if (strcmp(n->role, "leader") == 0)

@@ -27,6 +27,7 @@ static const char *const op_names[HM_AW__COUNT] = {
     [HM_AW_ERROR] = "error",
     [HM_AW_RACK_ROUND] = "rack_round",
     [HM_AW_RACK_RESULT] = "rack_result",
+    [HM_AW_RACK_ASSIGN] = "rack_assign",
 };
 
 const char *hm_aw_op_name(hm_aw_op_t op)
@@ -39,6 +40,7 @@ const char *hm_aw_op_name(hm_aw_op_t op)
 #define NAME_CHARS   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 #define POLICY_CHARS "abcdefghijklmnopqrstuvwxyz0123456789_-"
 #define DEV_CHARS    NAME_CHARS ":"
+#define ADDR_CHARS   NAME_CHARS ":[]"
 
 static const hm_field_t sched_fields[] = {
     HM_FIELD_CHECKED(hm_aw_sched_t, policy, "policy", HM_F_STR, 1, 0, HM_F_REQ, POLICY_CHARS),
@@ -108,6 +110,8 @@ static const hm_field_t hello_fields[] = {
     HM_FIELD_CHECKED(hm_aw_msg_t, agent_version, "agent_version", HM_F_STR, 1, 0, HM_F_REQ, NULL),
     /* Absent (an agent from before rack rounds): it is never sent a rack_round. */
     HM_FIELD_CHECKED(hm_aw_msg_t, rack_solver, "rack_solver", HM_F_BOOL, 0, 1, 0, NULL),
+    /* Absent or 0: it has no rack channel (its rack's agents cannot reach it). */
+    HM_FIELD_CHECKED(hm_aw_msg_t, rack_port, "rack_port", HM_F_INT, 0, 65535, 0, NULL),
 };
 
 /* agent_assign's rack members; "rack" present means the coordinator elects leaders. */
@@ -120,6 +124,13 @@ static const hm_field_t rack_fields[] = {
      NULL, 0, 0},
     {"term", HM_F_LONG, offsetof(hm_aw_msg_t, rack.term), sizeof(long), 0, HM_AW_EPOCH_MAX, 0, NULL,
      NULL, 0, 0},
+    {"leader_addr", HM_F_STR, offsetof(hm_aw_msg_t, rack.leader_addr), HM_AW_ADDR_MAX, 1, 0,
+     HM_F_NULL, ADDR_CHARS, NULL, 0, 0},
+};
+
+static const hm_field_t push_fields[] = {
+    HM_FIELD_CHECKED(hm_aw_msg_t, effective_us, "effective_us", HM_F_I64, 0, TIME_US_MAX, HM_F_REQ,
+		     NULL),
 };
 
 static const hm_field_t node_fields[] = {
@@ -130,7 +141,7 @@ static const hm_field_t node_fields[] = {
 
 /* The array member key of o with 0..max entries (absent: required ? error : 0 entries). */
 hm_rc_t hm_aw_get_array(json_object *o, const char *key, size_t max, bool required,
-			 json_object **arr, size_t *n, const char *path, hm_err_t *err)
+			json_object **arr, size_t *n, const char *path, hm_err_t *err)
 {
 	json_object *a = NULL;
 
@@ -251,8 +262,8 @@ hm_rc_t hm_aw_topo_decode(json_object *o, hm_hwnode_t *t, const char *path, hm_e
 	if (rc != HM_OK)
 		return rc;
 	t->nnics = (int)n;
-	if ((rc = hm_aw_get_array(o, "gpu_nic", HM_MAX_GPUS_PER_HOST, true, &map, &ng, path, err)) !=
-	    HM_OK)
+	if ((rc = hm_aw_get_array(o, "gpu_nic", HM_MAX_GPUS_PER_HOST, true, &map, &ng, path,
+				  err)) != HM_OK)
 		return rc;
 	if (ng != (size_t)t->ngpus)
 		return hm_err_set(err, HM_ERR_PROTO, "%s.gpu_nic: %zu entries for %d GPUs", path,
@@ -395,6 +406,10 @@ static void encode_body(const hm_aw_msg_t *m, json_object *o)
 		}
 		ADD(o, "nodes", a);
 		break;
+	case HM_AW_RACK_ASSIGN:
+		hm_fields_encode(o, push_fields, HM_NFIELDS(push_fields), m);
+		/* the decisions and the rack as in agent_assign */
+		__attribute__((fallthrough));
 	case HM_AW_ASSIGN:
 		a = json_object_new_array();
 		for (int i = 0; i < m->nassign; i++) {
@@ -479,7 +494,8 @@ static hm_rc_t decode_nodes_assign(json_object *o, hm_aw_msg_t *m, hm_err_t *err
 	json_object *a, *jobs;
 	size_t n, nj;
 	char sub[96];
-	hm_rc_t rc = hm_aw_get_array(o, "nodes", HM_AW_MAX_NODES, true, &a, &n, "agent_assign", err);
+	const char *op = op_names[m->op];
+	hm_rc_t rc = hm_aw_get_array(o, "nodes", HM_AW_MAX_NODES, true, &a, &n, op, err);
 
 	if (rc == HM_OK)
 		rc = hm_aw_alloc_assign(m, (int)n, err);
@@ -487,13 +503,13 @@ static hm_rc_t decode_nodes_assign(json_object *o, hm_aw_msg_t *m, hm_err_t *err
 		json_object *e = json_object_array_get_idx(a, i);
 		hm_aw_node_assign_t *na = &m->assign[i];
 
-		snprintf(sub, sizeof(sub), "agent_assign.nodes[%zu]", i);
+		snprintf(sub, sizeof(sub), "%s.nodes[%zu]", op, i);
 		if ((rc = hm_fields_decode(e, node_fields, 1, na->node, sub, err)) != HM_OK ||
 		    (rc = hm_aw_get_array(e, "jobs", HM_AW_MAX_JOBS, true, &jobs, &nj, sub, err)) !=
 			HM_OK)
 			break;
 		for (size_t j = 0; rc == HM_OK && j < nj; j++) {
-			snprintf(sub, sizeof(sub), "agent_assign.nodes[%zu].jobs[%zu]", i, j);
+			snprintf(sub, sizeof(sub), "%s.nodes[%zu].jobs[%zu]", op, i, j);
 			rc = decode_job_assign(json_object_array_get_idx(jobs, j), &na->jobs[j],
 					       sub, err);
 		}
@@ -505,8 +521,8 @@ static hm_rc_t decode_nodes_assign(json_object *o, hm_aw_msg_t *m, hm_err_t *err
 /* The rack members of agent_assign: all or none (a coordinator without leaders). */
 static hm_rc_t decode_rack(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 {
-	hm_rc_t rc =
-	    hm_fields_decode(o, rack_fields, HM_NFIELDS(rack_fields), m, "agent_assign", err);
+	const char *op = op_names[m->op];
+	hm_rc_t rc = hm_fields_decode(o, rack_fields, HM_NFIELDS(rack_fields), m, op, err);
 
 	if (rc != HM_OK || !m->has_rack) {
 		memset(&m->rack, 0, sizeof(m->rack));
@@ -514,11 +530,11 @@ static hm_rc_t decode_rack(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 	}
 	if (strcmp(m->rack.role, "leader") != 0 && strcmp(m->rack.role, "member") != 0)
 		return hm_err_set(err, HM_ERR_PROTO,
-				  "agent_assign.role: '%s' is not accepted (leader, member)",
+				  "%s.role: '%s' is not accepted (leader, member)", op,
 				  m->rack.role);
 	if (strcmp(m->rack.role, "leader") == 0 && !m->rack.leader[0])
-		return hm_err_set(err, HM_ERR_PROTO,
-				  "agent_assign.role: leader, but agent_assign.leader is null");
+		return hm_err_set(err, HM_ERR_PROTO, "%s.role: leader, but %s.leader is null", op,
+				  op);
 	return HM_OK;
 }
 
@@ -555,6 +571,17 @@ static hm_rc_t decode_body(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 		if ((rc = decode_nodes_assign(o, m, err)) != HM_OK)
 			return rc;
 		return decode_rack(o, m, err);
+	case HM_AW_RACK_ASSIGN:
+		if ((rc = hm_fields_decode(o, push_fields, HM_NFIELDS(push_fields), m,
+					   "rack_assign", err)) != HM_OK ||
+		    (rc = decode_nodes_assign(o, m, err)) != HM_OK ||
+		    (rc = decode_rack(o, m, err)) != HM_OK)
+			return rc;
+		if (!m->has_rack || strcmp(m->rack.role, "leader") != 0)
+			return hm_err_set(err, HM_ERR_PROTO,
+					  "rack_assign.role: '%s' (accepted: leader, the sender's)",
+					  m->has_rack ? m->rack.role : "absent");
+		return HM_OK;
 	case HM_AW_RACK_ROUND:
 		return hm_rw_round_decode(o, &m->round, err);
 	case HM_AW_RACK_RESULT:
@@ -603,7 +630,8 @@ hm_rc_t hm_aw_decode(const char *json, size_t len, hm_aw_msg_t *m, hm_err_t *err
 	if (m->op == HM_AW__COUNT) {
 		rc = hm_err_set(err, HM_ERR_PROTO,
 				"op '%.40s' is not known (accepted: agent_hello, agent_welcome, "
-				"agent_beat, agent_assign, error, rack_round, rack_result)",
+				"agent_beat, agent_assign, error, rack_round, rack_result, "
+				"rack_assign)",
 				json_object_get_string(op));
 		goto out;
 	}

@@ -36,6 +36,7 @@
 #define HM_AW_TEXT_MAX   256 /* reasons, errors, versions */
 #define HM_AW_CODE_MAX   16
 #define HM_AW_ROLE_MAX   8   /* "leader" or "member" */
+#define HM_AW_ADDR_MAX   72  /* "host:port" or "[v6]:port" of a leader's rack channel */
 #define HM_AW_MAX_JOBS   64  /* jobs of one node in one message */
 #define HM_AW_MAX_NODES  256 /* nodes in one message (a rack leader's relay, issue 12) */
 #define HM_AW_JOB_ID_MAX 2147483647L
@@ -50,6 +51,7 @@ typedef enum {
 	HM_AW_ERROR,   /* either way: the peer closes the connection after it */
 	HM_AW_RACK_ROUND,  /* coordinator -> the rack's leader: its Local Scheduler's problem */
 	HM_AW_RACK_RESULT, /* leader -> coordinator: the local decisions (re = the round's seq) */
+	HM_AW_RACK_ASSIGN, /* leader -> the rack's agents, while cut off from the coordinator */
 	HM_AW__COUNT
 } hm_aw_op_t;
 
@@ -114,6 +116,7 @@ typedef struct {
 	char leader[HM_AW_NODE_MAX]; /* node name of the rack's leader; "" = none (JSON null) */
 	char role[HM_AW_ROLE_MAX];   /* "leader" (the recipient leads) or "member" */
 	long term;                   /* the rack's leader term: +1 at every new leader */
+	char leader_addr[HM_AW_ADDR_MAX]; /* the leader's rack channel; "" = none (JSON null) */
 } hm_aw_rack_t;
 
 /* One decoded or to-be-encoded message. Arrays are owned by the message. */
@@ -126,6 +129,7 @@ typedef struct {
 	char agent_version[HM_AW_TEXT_MAX];
 	bool has_topo;    /* false: hwloc failed, JSON "topo":null */
 	bool rack_solver; /* it answers rack_round (absent in older agents: false) */
+	int rack_port;    /* TCP port of its rack channel; 0 = none (absent in older agents) */
 	hm_hwnode_t topo;
 	/* hello (nnodes = 1, nodes[0].node = node) and beat */
 	int nnodes;
@@ -135,12 +139,14 @@ typedef struct {
 	char error[HM_AW_TEXT_MAX];
 	char code[HM_AW_CODE_MAX];
 	int heartbeat_ms, valid_ms, lead_ms;
-	/* assign */
+	/* assign and rack_assign (whose "nodes" are the rack's decisions in chunks, each
+	   named after the leader) */
 	int nassign;
 	hm_aw_node_assign_t *assign;
 	bool has_rack; /* assign: the rack members are there (a coordinator without leaders sends
 			  none) */
 	hm_aw_rack_t rack;
+	int64_t effective_us; /* rack_assign: when a changed schedule takes effect */
 	/* rack_round and rack_result (hm_rack_wire.h) */
 	hm_rack_req_t round;
 	hm_rack_rep_t result;

@@ -28,6 +28,7 @@ static const hm_field_t round_fields[] = {
 
 static const hm_field_t job_fields[] = {
     HM_FIELD_CHECKED(hm_rack_job_t, idx, "i", HM_F_INT, 0, IDX_MAX, HM_F_REQ, NULL),
+    HM_FIELD_CHECKED(hm_rack_job_t, job_id, "job_id", HM_F_LONG, 0, IDX_MAX, 0, NULL),
     HM_FIELD_CHECKED(hm_rack_job_t, cross, "cross", HM_F_BOOL, 0, 1, HM_F_REQ, NULL),
     HM_FIELD_CHECKED(hm_rack_job_t, burst_s, "burst_s", HM_F_DBL, 0, SEC_MAX, HM_F_REQ, NULL),
     HM_FIELD_CHECKED(hm_rack_job_t, T_s, "T_s", HM_F_DBL, 1e-9, SEC_MAX, HM_F_REQ, NULL),
@@ -125,7 +126,8 @@ hm_rc_t hm_rw_round_decode(json_object *o, hm_rack_req_t *q, hm_err_t *err)
 	    hm_fields_decode(o, round_fields, HM_NFIELDS(round_fields), q, "rack_round", err);
 
 	if (rc == HM_OK)
-		rc = hm_aw_get_array(o, "jobs", HM_RACK_MAX_JOBS, true, &jobs, &n, "rack_round", err);
+		rc = hm_aw_get_array(o, "jobs", HM_RACK_MAX_JOBS, true, &jobs, &n, "rack_round",
+				     err);
 	if (rc != HM_OK)
 		return rc;
 	for (size_t i = 0; i < n; i++) {

@@ -32,6 +32,7 @@ src_agent_libhmagent_la_SOURCES = \
 	src/agent/agent_files.c src/agent/agent_files.h \
 	src/agent/agent_jobs.c src/agent/agent_jobs.h \
 	src/agent/agent_loop.c \
+	src/agent/agent_rack.c src/agent/agent_rack.h \
 	src/agent/agent_node.c \
 	src/agent/agent_util.c \
 	src/agent/hm_agent.h \

@@ -49,6 +49,7 @@ typedef enum {
 	K_ADMIN_COMMENT_MAX,
 	K_RACK_SOLVE,
 	K_RACK_TIMEOUT,
+	K_RACK_PORT,
 	K__COUNT
 } conf_key_t;
 
@@ -82,6 +83,7 @@ static const char *const key_names[K__COUNT] = {
     [K_ADMIN_COMMENT_MAX] = "AdminCommentMaxBytes",
     [K_RACK_SOLVE] = "RackSolve",
     [K_RACK_TIMEOUT] = "RackTimeout",
+    [K_RACK_PORT] = "RackPort",
 };
 
 static const char *accepted_keys(void)
@@ -349,6 +351,11 @@ static hm_rc_t set_key(hm_conf_t *c, conf_key_t k, const char *val, hm_err_t *er
 	case K_RACK_TIMEOUT:
 		rc = set_ms(&c->rack_timeout_ms, val, 0.01, 60, key, err);
 		break;
+	case K_RACK_PORT:
+		rc = hm_parse_long(val, 0, 65535, &l, key, err);
+		if (rc == HM_OK)
+			c->rack_port = (int)l;
+		break;
 	default:
 		rc = hm_err_set(err, HM_ERR_INVAL, "internal: key %d", (int)k);
 	}
@@ -572,7 +579,7 @@ void hm_conf_format(const hm_conf_t *c, char *buf, size_t len)
 		 "RequestTimeout=%dms\nConnectionTimeout=%dms\nMaxMessageSize=%d\nRunDir=%s\n"
 		 "HeartbeatInterval=%dms\nAgentValidity=%dms\nUpdateLead=%dms\nFailOpen=%s\n"
 		 "LogLevel=%s\nStateFile=%s\nAdminCommentMaxBytes=%zu\nRackSolve=%s\n"
-		 "RackTimeout=%dms\n",
+		 "RackTimeout=%dms\nRackPort=%d\n",
 		 c->policy, c->default_mode, c->default_profile, c->epoch_s, c->prio_levels,
 		 c->reserved_levels, c->decision_budget_s, c->guard_s, c->valid_s, c->topology,
 		 c->gpus_per_node, c->nic_bps / 1e9, c->uplink_bps / 1e9, c->listen_addr,
@@ -580,5 +587,6 @@ void hm_conf_format(const hm_conf_t *c, char *buf, size_t len)
 		 c->max_message_bytes, c->run_dir, c->heartbeat_ms, c->agent_valid_ms,
 		 c->update_lead_ms, c->fail_open ? "yes" : "no", hm_log_level_name(c->log_level),
 		 c->state_file, c->admin_comment_max_bytes,
-		 c->rack_solve_leaders ? "leaders" : "coordinator", c->rack_timeout_ms);
+		 c->rack_solve_leaders ? "leaders" : "coordinator", c->rack_timeout_ms,
+		 c->rack_port);
 }

@@ -185,9 +185,13 @@ bool hm_coord_node_rack(hm_coord_t *c, const char *node, hm_aw_rack_t *out)
 		const hm_crack_t *k = &c->racks[r];
 
 		snprintf(out->rack, sizeof(out->rack), "%s", rack_name(c->topo, r));
-		if (k->leader >= 0)
+		if (k->leader >= 0) {
 			snprintf(out->leader, sizeof(out->leader), "%s",
 				 c->topo->hosts[k->leader].name);
+			if (c->nodes)
+				snprintf(out->leader_addr, sizeof(out->leader_addr), "%s",
+					 c->nodes[k->leader].rack_addr);
+		}
 		snprintf(out->role, sizeof(out->role), "%s", k->leader == h ? "leader" : "member");
 		out->term = (long)k->term;
 		ok = true;

@@ -98,8 +98,9 @@ void hm_coord_leaders_check(hm_coord_t *c, double now_s);
  * rep) when it answers an open request of that node, else false (late,
  * unasked: the caller drops it).
  */
-/* What the node's agent said it can do in its hello (rack_solver). */
-void hm_coord_node_caps(hm_coord_t *c, const char *node, bool rack_solver);
+/* What the node's agent said it can do in its hello: rack_solver, and the address
+   of its rack channel (NULL or "": none), handed to its rack as leader_addr. */
+void hm_coord_node_caps(hm_coord_t *c, const char *node, bool rack_solver, const char *rack_addr);
 void hm_coord_set_rack_sender(hm_coord_t *c, void (*send)(void *arg), void *arg);
 int hm_coord_tier_take(hm_coord_t *c, char *node, size_t len, unsigned long *round);
 void hm_coord_tier_fail(hm_coord_t *c, int idx, unsigned long round);

@@ -48,14 +48,17 @@ void hm_coord_tier_fini(hm_coord_t *c)
 	free(c->tier.slot);
 }
 
-void hm_coord_node_caps(hm_coord_t *c, const char *node, bool rack_solver)
+void hm_coord_node_caps(hm_coord_t *c, const char *node, bool rack_solver, const char *rack_addr)
 {
 	int h;
 
 	pthread_mutex_lock(&c->mu);
 	h = hm_topo_host_index(c->topo, node);
-	if (h >= 0 && c->nodes)
+	if (h >= 0 && c->nodes) {
 		c->nodes[h].rack_solver = rack_solver;
+		snprintf(c->nodes[h].rack_addr, sizeof(c->nodes[h].rack_addr), "%s",
+			 rack_addr ? rack_addr : "");
+	}
 	pthread_mutex_unlock(&c->mu);
 }
 

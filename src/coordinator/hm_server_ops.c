@@ -323,9 +323,21 @@ static void emit_assign(hm_server_t *s, hm_srv_task_t *t, int64_t re)
 	hm_aw_msg_free(&m);
 }
 
+/* The agent's rack channel: the address its connection comes from, its port ("" = none). */
+static const char *rack_addr(const char *peer, int port, char *out, size_t len)
+{
+	const char *colon = strrchr(peer, ':');
+
+	if (port <= 0 || !colon)
+		return "";
+	snprintf(out, len, "%.*s:%d", (int)(colon - peer), peer, port);
+	return out;
+}
+
 static void agent_hello(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, const hm_aw_msg_t *m)
 {
 	const hm_conf_t *conf = hm_srv_conf(s);
+	char addr[HM_AW_ADDR_MAX];
 	hm_aw_msg_t w = {.op = HM_AW_WELCOME, .re = m->seq};
 	hm_err_t e = {0};
 
@@ -340,7 +352,8 @@ static void agent_hello(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, const hm
 		t->refused = true;
 		return;
 	}
-	hm_coord_node_caps(hm_srv_coord(s), m->node, m->rack_solver);
+	hm_coord_node_caps(hm_srv_coord(s), m->node, m->rack_solver,
+			   rack_addr(t->peer, m->rack_port, addr, sizeof(addr)));
 	t->ses.agent = true;
 	t->ses.agent_uid = uid;
 	t->ses.in_seq = m->seq;

@@ -36,6 +36,36 @@ hm_rc_t hm_rack_req_alloc(hm_rack_req_t *q, int njobs, int nlinks_total, hm_err_
 	return HM_OK;
 }
 
+hm_rc_t hm_rack_req_copy(hm_rack_req_t *dst, const hm_rack_req_t *src, hm_err_t *err)
+{
+	hm_rack_req_t q = {0};
+	int nl = 0, used = 0;
+	hm_rc_t rc;
+
+	for (int i = 0; i < src->njobs; i++)
+		nl += src->jobs[i].nlinks;
+	if ((rc = hm_rack_req_alloc(&q, src->njobs, nl, err)) != HM_OK)
+		return rc;
+	q.rack = src->rack;
+	q.round = src->round;
+	q.shift_grid = src->shift_grid;
+	q.hold_min_gain = src->hold_min_gain;
+	q.guard_s = src->guard_s;
+	for (int i = 0; i < src->njobs; i++) {
+		const hm_rack_job_t *j = &src->jobs[i];
+		hm_rack_job_t *o = &q.jobs[i];
+
+		*o = *j;
+		o->links = q.link_pool + used;
+		o->demand = q.dbl_pool + used;
+		memcpy(o->links, j->links, sizeof(int) * (size_t)j->nlinks);
+		memcpy(o->demand, j->demand, sizeof(double) * (size_t)j->nlinks);
+		used += j->nlinks;
+	}
+	*dst = q;
+	return HM_OK;
+}
+
 hm_rc_t hm_rack_req_check(const hm_rack_req_t *q, hm_err_t *err)
 {
 	for (int i = 0; i < q->njobs; i++) {

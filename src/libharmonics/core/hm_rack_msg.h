@@ -22,8 +22,10 @@
 #define HM_RACK_MAX_LINKS 64   /* links of one job in one rack */
 
 typedef struct {
-	int idx;    /* the job's index in the coordinator's model: the reply's key */
-	bool cross; /* spans racks: decided by the coordinator, a fixed input */
+	int idx;     /* the job's index in the coordinator's model: the reply's key */
+	long job_id; /* its stable id (Slurm's job id): a leader cut off from the coordinator
+			pushes its own decisions to the rack's agents by it */
+	bool cross;  /* spans racks: decided by the coordinator, a fixed input */
 	double burst_s, T_s, sd_s;
 	int nlinks;     /* its links in this rack, ascending ids */
 	int *links;     /* into the request's pool */
@@ -72,6 +74,9 @@ void hm_rack_rep_free(hm_rack_rep_t *p);
 
 /* Allocate a request's jobs and pools (zeroed): HM_ERR_NOMEM. */
 hm_rc_t hm_rack_req_alloc(hm_rack_req_t *q, int njobs, int nlinks_total, hm_err_t *err);
+
+/* A deep copy of src into dst (a leader keeps its last request): HM_ERR_NOMEM. */
+hm_rc_t hm_rack_req_copy(hm_rack_req_t *dst, const hm_rack_req_t *src, hm_err_t *err);
 
 /*
  * Check a request's structure as a leader must before solving (a decoded

@@ -78,6 +78,7 @@ static hm_rc_t make_request(const hm_hmodel_t *m, int r, unsigned long round, hm
 		hm_rack_job_t *o = &q->jobs[nj++];
 
 		o->idx = m->rjobs[k];
+		o->job_id = j->id;
 		o->cross = j->rack != r;
 		o->burst_s = j->pj->burst_s;
 		o->T_s = j->pj->T_s;
