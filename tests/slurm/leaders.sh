@@ -68,7 +68,7 @@ check "n2..n4 logged n1 as their leader, n6..n8 n5, once each" bash -c "
 	for n in 6 7 8; do [[ \$(grep -c 'rack rack2: member, n5 leads' $log/slurmd-n\$n.log) == 1 ]] || exit 1; done"
 
 echo "=== each rack's Local Scheduler runs on its leader's node agent"
-PROF="iter=100ms,comm=40%,bytes=300MB"
+PROF="iter=100ms,comm=40%,bytes=500MB"
 submit() { # name nodes
 	sbatch -J "$1" -w "$2" -N2 -n2 --comm-sched=harmonics --comm-profile="$PROF" \
 		-o /dev/null --wrap "sleep 600" | awk '{ print $4 }'
@@ -132,7 +132,7 @@ sleep $((8 * HEARTBEAT_MS / 1000)).$((8 * HEARTBEAT_MS % 1000))
 check "after 8 heartbeats rack1 is still led by n2, same term ($((term1 + 1)))" \
 	test "$(rack_q rack1 .leader) $(rack_q rack1 .term)" = "n2 $((term1 + 1))"
 check "n2 logged no further role change" test "$(count "$log/slurmd-n2.log" 'rack rack1: ')" = "$lines_n2"
-check "the coordinator elected rack1's leader twice in all" test "$(count "$log/slurmctld.log" 'rack rack1: leader ')" = 2
+check "the coordinator elected rack1's leader twice in all" test "$(count "$log/slurmctld.log" 'rack rack1: leader [^ ]*, term')" = 2
 
 echo "=== rack2's leader (n5) freezes (SIGSTOP: connection open, silent): n6 leads after AgentValidity"
 pid5=${HM_PIDS[slurmd-n5]}
@@ -166,10 +166,43 @@ echo "    \$ harmonicsctl racks"
 "$HM_CTL" --timeout 2s racks | sed 's/^/      /'
 check "no job lost: the five still run with a decision" bash -c "[[ \$(squeue -h -t R -n hm-l1,hm-l2,hm-l3,hm-l4,hm-x | wc -l) == 5 ]] && jobs_ok 5"
 
-echo "=== slurmctld (the coordinator) restarted: the racks rejoin, their leaders solve again"
-echo "    \$ kill -TERM <slurmctld>; slurmctld -D -f \$SLURM_CONF"
+echo "=== slurmctld (the coordinator) stopped: every rack is cut off; its leader keeps its local jobs scheduled"
+run=$HM_DIR/run/harmonics
+jl1=$(squeue -h -n hm-l1 -o %i) jl3=$(squeue -h -n hm-l3 -o %i) jx=$(squeue -h -n hm-x -o %i)
+key() { sed -n "s/^HARMONICS_$2=//p" "$1" 2>/dev/null; } # file KEY
+# hm-l1's batch step on n3 (a member of rack1, led by n2), hm-l3's on n7 (rack2, n6),
+# hm-x's on n4: their assign files, which the node agents renew.
+f1=$run/n3/job.$jl1/assign f3=$run/n7/job.$jl3/assign fx=$run/n4/job.$jx/assign
+check "assign files of hm-l1 (n3), hm-l3 (n7), hm-x (n4) exist, scheduled by harmonics" \
+	bash -c "grep -qx HARMONICS_MODE=harmonics $f1 && grep -qx HARMONICS_MODE=harmonics $f3 && grep -qx HARMONICS_MODE=harmonics $fx"
+sched1="$(key "$f1" PERIOD_US) $(key "$f1" SHIFT_US) $(key "$f1" PRIO)" sched3="$(key "$f3" PERIOD_US) $(key "$f3" SHIFT_US) $(key "$f3" PRIO)"
+say "before the cut: hm-l1 period, shift, class: $sched1; hm-l3: $sched3"
+echo "    \$ kill -TERM <slurmctld>"
 hm_ctld_stop
+t_cut_ms=$(date +%s%3N)
+for rl in "rack1 n2 n3" "rack2 n6 n7"; do
+	set -- $rl
+	check "$2 ($1's leader) solves $1 itself, cross-rack jobs free" \
+		hm_wait_for 10 grep -q "rack $1 cut off from the coordinator: Local Scheduler solved here" "$log/slurmd-$2.log"
+	check "$3 follows its leader $2's decisions" \
+		hm_wait_for 10 grep -q "rack $1: the coordinator is out of reach: .* jobs follow the decisions of the rack's leader $2" "$log/slurmd-$3.log"
+done
+sleep $((3 * AGENT_VALID_MS / 1000)).$((3 * AGENT_VALID_MS % 1000))
+now_us=$(($(date +%s%3N) * 1000))
+say "3 x AgentValidity into the cut: hm-l1 on n3: period $(key "$f1" PERIOD_US) us, shift $(key "$f1" SHIFT_US) us," \
+	"epoch $(key "$f1" EPOCH), valid $(( ($(key "$f1" VALID_UNTIL_US) - now_us) / 1000 )) ms more; hm-x on n4: mode $(key "$fx" MODE)"
+# The pair on n3,n4 (n7,n8) is the rack's alone: re-solved without hm-x it keeps
+# its schedule (here classes, free running), and the agents keep renewing it.
+check "hm-l1's assignment on n3 is renewed through the cut (valid past now), same schedule and class" \
+	bash -c "(( \$(sed -n 's/^HARMONICS_VALID_UNTIL_US=//p' $f1) > $now_us )) && grep -qx HARMONICS_MODE=harmonics $f1 &&
+		[[ \"\$(sed -n 's/^HARMONICS_PERIOD_US=//p' $f1) \$(sed -n 's/^HARMONICS_SHIFT_US=//p' $f1) \$(sed -n 's/^HARMONICS_PRIO=//p' $f1)\" == '$sched1' ]]"
+check "hm-l3's on n7 too" \
+	bash -c "(( \$(sed -n 's/^HARMONICS_VALID_UNTIL_US=//p' $f3) > $now_us )) && grep -qx HARMONICS_MODE=harmonics $f3 &&
+		[[ \"\$(sed -n 's/^HARMONICS_PERIOD_US=//p' $f3) \$(sed -n 's/^HARMONICS_SHIFT_US=//p' $f3) \$(sed -n 's/^HARMONICS_PRIO=//p' $f3)\" == '$sched3' ]]"
+check "hm-x (across the racks) runs free on n4: HARMONICS_MODE=off" test "$(key "$fx" MODE)" = off
 t_rs_ms=$(date +%s%3N)
+echo "=== slurmctld (the coordinator) restarted after $(( (t_rs_ms - t_cut_ms) / 1000 )) s: the racks rejoin, their leaders solve again"
+echo "    \$ slurmctld -D -f \$SLURM_CONF"
 hm_ctld_start
 check "both racks have a leader again within 15 s" hm_wait_for 15 both_led
 # Until a rack elects (AgentValidity after its first agent is back), slurmctld
@@ -179,6 +212,9 @@ for r in rack1 rack2; do
 		hm_wait_for 15 bash -c "racks_json | jq -e '.racks[] | select(.name == \"$r\") | .solver == \"leader\" and .leader_solves > 0' >/dev/null"
 done
 check "the five jobs are decided again" hm_wait_for 15 jobs_ok 5
+check "the leaders of the cut stopped bridging it: n2 and n6 log the coordinator back (or a new leader)" \
+	hm_wait_for 20 bash -c "grep -Eq 'rack rack1: (the coordinator is back|no longer its leader) after [0-9]+ cut rounds' $log/slurmd-n2.log &&
+		grep -Eq 'rack rack2: (the coordinator is back|no longer its leader) after [0-9]+ cut rounds' $log/slurmd-n6.log"
 say "racks led and decisions back $(($(date +%s%3N) - t_rs_ms)) ms after slurmctld's start;" \
 	"rounds slurmctld solved before the leaders were elected: rack1 $(rack_q rack1 .coordinator_solves), rack2 $(rack_q rack2 .coordinator_solves)"
 echo "    \$ harmonicsctl racks"
