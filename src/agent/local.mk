@@ -59,6 +59,8 @@ UNIT_TESTS += tests/unit/test_agent_jobs
 tests_unit_test_agent_jobs_SOURCES = tests/unit/test_agent_jobs.c
 UNIT_TESTS += tests/unit/test_agent_util
 tests_unit_test_agent_util_SOURCES = tests/unit/test_agent_util.c
+UNIT_TESTS += tests/unit/test_agent_rack
+tests_unit_test_agent_rack_SOURCES = tests/unit/test_agent_rack.c
 
 # End to end against a FAKE coordinator (real TCP, real munge), through the .so's ABI.
 check_PROGRAMS += tests/agent/test_agent_live
