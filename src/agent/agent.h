@@ -61,7 +61,7 @@ typedef struct {
 /*
  * Take the rack members of an agent_assign (nothing when it has none: a
  * coordinator without leaders). A change of rack, leader or role is logged
- * once at info; returns whether there was one. No scheduling depends on it yet.
+ * once at info; returns whether there was one. The rack channel (agent_rack.h) follows it.
  */
 bool agent_role_note(agent_role_t *r, const hm_aw_msg_t *m, const agent_log_t *lg);
 

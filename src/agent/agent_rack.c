@@ -424,15 +424,24 @@ int64_t agent_rack_tick(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t now_
 {
 	int64_t next = member_tick(r, x, now_ms), t;
 
-	/* Members that connected and never said hello give their slot back. */
+	/* Members that never said hello, or do not read, give their slot back. */
 	for (int k = 0; k < AGENT_RACK_PEERS_MAX; k++) {
 		agent_conn_t *c = &r->peers[k];
+		int64_t stall_ms = c->out_since_ms + x->conn_timeout_ms;
 
 		if (c->fd >= 0 && c->state == CONN_HELLO) {
 			if (now_ms >= c->deadline_ms)
 				agent_conn_close(c);
 			else if (c->deadline_ms < next)
 				next = c->deadline_ms;
+		}
+		if (c->fd >= 0 && c->out_off < c->out_len) {
+			if (now_ms >= stall_ms)
+				agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR,
+						"not reading (a frame unsent for %d ms)",
+						x->conn_timeout_ms);
+			else if (stall_ms < next)
+				next = stall_ms;
 		}
 	}
 	t = leader_tick(r, x, now_ms);
