@@ -178,6 +178,7 @@ check "assign files of hm-l1 (n3), hm-l3 (n7), hm-x (n4) exist, scheduled by har
 sched1="$(key "$f1" PERIOD_US) $(key "$f1" SHIFT_US) $(key "$f1" PRIO)" sched3="$(key "$f3" PERIOD_US) $(key "$f3" SHIFT_US) $(key "$f3" PRIO)"
 say "before the cut: hm-l1 period, shift, class: $sched1; hm-l3: $sched3"
 echo "    \$ kill -TERM <slurmctld>"
+t_stop_ms=$(date +%s%3N)
 hm_ctld_stop
 t_cut_ms=$(date +%s%3N)
 for rl in "rack1 n2 n3" "rack2 n6 n7"; do
@@ -187,6 +188,10 @@ for rl in "rack1 n2 n3" "rack2 n6 n7"; do
 	check "$3 follows its leader $2's decisions" \
 		hm_wait_for 10 grep -q "rack $1: the coordinator is out of reach: .* jobs follow the decisions of the rack's leader $2" "$log/slurmd-$3.log"
 done
+t_lead_ms=$(log_ms "$log/slurmd-n2.log" "rack rack1 cut off from the coordinator: Local Scheduler solved here")
+t_memb_ms=$(log_ms "$log/slurmd-n3.log" "jobs follow the decisions of the rack's leader n2")
+say "slurmctld gone $((t_cut_ms - t_stop_ms)) ms after SIGTERM; n2 solved rack1 +$((${t_lead_ms:-0} - t_stop_ms)) ms," \
+	"n3 applied n2's decisions +$((${t_memb_ms:-0} - t_stop_ms)) ms after the SIGTERM (AgentValidity $AGENT_VALID_MS ms)"
 sleep $((3 * AGENT_VALID_MS / 1000)).$((3 * AGENT_VALID_MS % 1000))
 now_us=$(($(date +%s%3N) * 1000))
 say "3 x AgentValidity into the cut: hm-l1 on n3: period $(key "$f1" PERIOD_US) us, shift $(key "$f1" SHIFT_US) us," \
