@@ -37,10 +37,9 @@ typedef struct {
 	char default_profile[256];           /* DefaultProfile=: profile of jobs that declared none
 						(catalogue model or "iter=..,comm=..,bytes=.."); "" = none:
 						such jobs run unscheduled until a step reports one */
-	double epoch_s;  /* EpochLength=: re-decision period (duration), default 10 s;
-			    0 = only on job start/end */
-	int prio_levels; /* PriorityLevels=: hardware classes, 1..HM_PRIO_LEVELS_MAX (8), default 8
-			  */
+	double epoch_s;           /* EpochLength=: re-decision period (duration), default 10 s;
+				     0 = only on job start/end */
+	int prio_levels;          /* PriorityLevels=: hardware classes, 1..HM_PRIO_LEVELS_MAX (8), default 8 */
 	int reserved_levels;      /* ReservedLevels=: kept for other traffic, default 1 */
 	double decision_budget_s; /* DecisionBudget=: wall clock per decision, default 1 s */
 	double guard_s;           /* Guard=: late tolerance of slot holding; 0 = policy default */

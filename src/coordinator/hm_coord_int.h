@@ -58,14 +58,14 @@ typedef struct {
 
 /* A node agent as the coordinator knows it (one per topology host). */
 typedef struct {
-	bool seen;     /* an agent said hello once */
-	bool up;       /* its connection is open */
-	double last_s; /* last hello or beat */
-	double up_s;   /* its connection's hello */
+	bool seen;      /* an agent said hello once */
+	bool up;        /* its connection is open */
+	double last_s;  /* last hello or beat */
+	double up_s;    /* its connection's hello */
 	int steps, ranks;
 	bool has_topo;
 	hm_hwnode_t topo;
-	bool rack_solver;               /* its agent answers rack_round (said in its hello) */
+	bool rack_solver; /* its agent answers rack_round (said in its hello) */
 	char rack_addr[HM_AW_ADDR_MAX]; /* its rack channel, "host:port"; "" = none */
 	unsigned long gen; /* c->gen when something of its jobs' assignments last changed */
 } hm_cnode_t;
@@ -98,7 +98,7 @@ typedef struct {
 	pthread_cond_t cv;   /* pending reached 0 */
 	unsigned long round; /* rounds so far; the open one while n > 0 */
 	int n, cap, pending;
-	int next;                  /* first slot hm_coord_tier_take has not looked at */
+	int next; /* first slot hm_coord_tier_take has not looked at */
 	const hm_rack_req_t *reqs; /* the open round's, borrowed from the policy */
 	hm_rack_rep_t *reps;
 	hm_tier_slot_t *slot;    /* [cap] */
@@ -126,8 +126,8 @@ struct hm_coord {
 	double last_decide_s, last_decide_wall_s, started_s;
 	unsigned long requests, refused;
 
-	hm_cnode_t *nodes;         /* [topo->nhosts] */
-	unsigned long gen;         /* change counter of assignments and node job lists */
+	hm_cnode_t *nodes; /* [topo->nhosts] */
+	unsigned long gen; /* change counter of assignments and node job lists */
 	void (*notify)(void *arg); /* called (mutex held) when assignments changed */
 	void *notify_arg;
 
