@@ -99,6 +99,7 @@ typedef struct {
 	int ncross;  /* of those, jobs that span several racks */
 	double load; /* max over the rack's links of summed alone-traffic utilisation */
 	char leader[HM_NAME_MAX]; /* node of the leading agent, "" = none */
+	char leader_addr[72];     /* its rack channel (host:port), "" = none */
 	char state[8];            /* "up" (led), "lost" (no leader now, one before), "none" */
 	unsigned long term;       /* leaders elected in this rack since the coordinator started */
 	double leader_since_s;    /* when the current leader was elected, -1 = none */

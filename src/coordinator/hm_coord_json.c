@@ -65,6 +65,7 @@ static const hm_field_t rack_view_fields[] = {
     HM_FIELD(hm_coord_rack_view_t, load, "load", HM_F_DBL),
     /* Its leader (null: none), state, the last round that solved it, its solve time. */
     HM_FIELD_FL(hm_coord_rack_view_t, leader, "leader", HM_F_STR, HM_F_NULL),
+    HM_FIELD_FL(hm_coord_rack_view_t, leader_addr, "leader_addr", HM_F_STR, HM_F_NULL),
     HM_FIELD(hm_coord_rack_view_t, state, "state", HM_F_STR),
     HM_FIELD(hm_coord_rack_view_t, term, "term", HM_F_ULONG),
     HM_FIELD_FL(hm_coord_rack_view_t, leader_since_s, "leader_since_s", HM_F_DBL, HM_F_NULL),

@@ -216,6 +216,9 @@ void hm_coord_rack_leader_view(const hm_coord_t *c, int r, hm_coord_rack_view_t 
 		return;
 	if (k->leader >= 0) {
 		snprintf(v->leader, sizeof(v->leader), "%s", c->topo->hosts[k->leader].name);
+		if (c->nodes)
+			snprintf(v->leader_addr, sizeof(v->leader_addr), "%s",
+				 c->nodes[k->leader].rack_addr);
 		v->leader_since_s = k->since_s;
 	}
 	v->term = k->term;

@@ -60,6 +60,8 @@ check "rack1 is led by n1, its lowest-named node" test "$(rack_q rack1 .leader)"
 check "rack2 is led by n5, its lowest-named node" test "$(rack_q rack2 .leader)" = n5
 check "racks --json: rack, leader, state, last_epoch, jobs, cross_rack_jobs, solve_ms" \
 	bash -c "'$HM_CTL' --json racks | jq -e '.racks | length == 2 and all(has(\"rack\") and has(\"leader\") and has(\"state\") and has(\"last_epoch\") and has(\"jobs\") and has(\"cross_rack_jobs\") and has(\"solve_ms\"))' >/dev/null"
+check "racks --json: each leader's rack channel (leader_addr 127.0.0.1:PORT)" \
+	bash -c "'$HM_CTL' --json racks | jq -e '[.racks[].leader_addr | test(\"^127[.]0[.]0[.]1:[0-9]+$\")] == [true, true]' >/dev/null"
 check "the text form shows the leaders" bash -c "'$HM_CTL' racks | grep -Eq '^0 +rack1 +n1 +up ' && '$HM_CTL' racks | grep -Eq '^1 +rack2 +n5 +up '"
 check "n1's agent logged once that it leads rack1" test "$(count "$log/slurmd-n1.log" 'rack rack1: this node leads')" = 1
 check "n5's agent logged once that it leads rack2" test "$(count "$log/slurmd-n5.log" 'rack rack2: this node leads')" = 1
