@@ -293,6 +293,18 @@ static void on_rack_push(void *arg, const hm_aw_msg_t *push)
 	free(na);
 }
 
+/* The rack's leader reached the coordinator again: so can this node, probably. */
+static void on_rack_reconnect(void *arg)
+{
+	agent_t *a = arg;
+
+	if (a->conn.state == CONN_IDLE && a->conn.retry_at_ms > hm_proto_now_ms()) {
+		a->conn.retry_at_ms = hm_proto_now_ms();
+		agent_log(&a->cfg.log, HM_AGENT_LOG_VERBOSE,
+			  "the rack's leader reached the coordinator: connecting now");
+	}
+}
+
 static agent_rack_ctx_t rack_ctx(agent_t *a)
 {
 	return (agent_rack_ctx_t){
@@ -307,6 +319,7 @@ static agent_rack_ctx_t rack_ctx(agent_t *a)
 	    .trusted = a->cfg.trusted,
 	    .ntrusted = a->cfg.ntrusted,
 	    .apply = on_rack_push,
+	    .reconnect = on_rack_reconnect,
 	    .arg = a,
 	};
 }
@@ -317,6 +330,11 @@ static int run_timers(agent_t *a, int64_t now_ms)
 	agent_conn_t *c = &a->conn;
 	int64_t next = now_ms + 1000, t_us, promo;
 
+	/* A leader bridging a cut retries at least twice an epoch: its rack rejoins
+	   within one epoch of the coordinator's return (then it tells its members). */
+	if (c->state == CONN_IDLE && a->rack.cut &&
+	    c->retry_at_ms > now_ms + (int64_t)(a->cfg.conf.epoch_s * 500))
+		c->retry_at_ms = now_ms + (int64_t)(a->cfg.conf.epoch_s * 500);
 	switch (c->state) {
 	case CONN_IDLE:
 		if (now_ms >= c->retry_at_ms)

@@ -292,18 +292,48 @@ static int push_all(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t now_ms)
 	return sent;
 }
 
+/* The cut is over: members back-off no longer, they connect to the coordinator now. */
+static int tell_reconnect(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t now_ms)
+{
+	hm_aw_msg_t m;
+	int sent = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.op = HM_AW_RACK_ASSIGN;
+	m.reconnect = true;
+	m.has_rack = true;
+	m.rack = x->role->last;
+	snprintf(m.rack.leader, sizeof(m.rack.leader), "%s", r->node);
+	snprintf(m.rack.role, sizeof(m.rack.role), "leader");
+	m.rack.leader_addr[0] = '\0';
+	for (int k = 0; k < AGENT_RACK_PEERS_MAX; k++) {
+		agent_conn_t *c = &r->peers[k];
+		hm_err_t err = {0};
+
+		if (c->fd < 0 || c->state != CONN_READY)
+			continue;
+		if (agent_conn_send(c, &m, now_ms, &err) != HM_OK)
+			agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR, "%s", err.msg);
+		else
+			sent += agent_conn_flush(c, now_ms);
+	}
+	return sent;
+}
+
 static int64_t leader_tick(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t now_ms)
 {
 	bool leads = x->role->known && strcmp(x->role->last.role, "leader") == 0;
 	hm_err_t err = {0};
 
 	if (!leads || x->coordinator_ready) {
+		/* Roles come from the coordinator: a cut ends when it is back. */
 		if (r->cut)
 			agent_log(r->lg, HM_AGENT_LOG_INFO,
-				  "rack %s: %s after %lu cut rounds; its decisions again",
-				  x->role->last.rack,
-				  leads ? "the coordinator is back" : "no longer its leader",
-				  r->cut_rounds);
+				  "rack %s: the coordinator is back after %lu cut rounds%s; %d "
+				  "members told to reconnect now",
+				  x->role->last.rack, r->cut_rounds,
+				  leads ? "" : " (this node no longer leads)",
+				  tell_reconnect(r, x, now_ms));
 		r->cut = r->has_push = false;
 		r->cut_rounds = 0;
 		return INT64_MAX;
@@ -547,8 +577,12 @@ static bool on_leader_msg(void *arg, const hm_aw_msg_t *m)
 		return true;
 	}
 	if (m->op == HM_AW_RACK_ASSIGN && c->state == CONN_READY) {
-		if (!v->x->coordinator_ready) /* the coordinator's word wins while it is reachable
-					       */
+		/* The coordinator's word wins while it is reachable. */
+		if (v->x->coordinator_ready)
+			return true;
+		if (m->reconnect)
+			v->x->reconnect(v->x->arg);
+		else
 			v->x->apply(v->x->arg, m);
 		return true;
 	}

@@ -68,6 +68,8 @@ typedef struct {
 	int ntrusted;
 	/* Apply a rack_assign to this node's jobs (the leader's own, and a member's). */
 	void (*apply)(void *arg, const hm_aw_msg_t *push);
+	/* The leader reached the coordinator again: try the coordinator now. */
+	void (*reconnect)(void *arg);
 	void *arg;
 } agent_rack_ctx_t;
 

@@ -131,6 +131,8 @@ static const hm_field_t rack_fields[] = {
 static const hm_field_t push_fields[] = {
     HM_FIELD_CHECKED(hm_aw_msg_t, effective_us, "effective_us", HM_F_I64, 0, TIME_US_MAX, HM_F_REQ,
 		     NULL),
+    /* The leader reached the coordinator again: connect now, apply nothing. */
+    HM_FIELD_CHECKED(hm_aw_msg_t, reconnect, "reconnect", HM_F_BOOL, 0, 1, 0, NULL),
 };
 
 static const hm_field_t node_fields[] = {

@@ -147,6 +147,7 @@ typedef struct {
 			  none) */
 	hm_aw_rack_t rack;
 	int64_t effective_us; /* rack_assign: when a changed schedule takes effect */
+	bool reconnect;       /* rack_assign: the coordinator is back, connect now (no decisions) */
 	/* rack_round and rack_result (hm_rack_wire.h) */
 	hm_rack_req_t round;
 	hm_rack_rep_t result;

@@ -105,6 +105,14 @@ static void test_push_build(void **state)
 		assert_memory_equal(&back->assign[0].jobs[k], &push.assign[0].jobs[k],
 				    sizeof(hm_aw_job_assign_t));
 	assert_memory_equal(&back->rack, &push.rack, sizeof(push.rack));
+	assert_false(back->reconnect);
+	free(json);
+	hm_aw_msg_free(back);
+	/* The end of a cut: no decisions, "connect now". */
+	push.reconnect = true;
+	assert_int_equal(hm_aw_encode(&push, &json, &err), HM_OK);
+	assert_int_equal(hm_aw_decode(json, strlen(json), back, &err), HM_OK);
+	assert_true(back->reconnect);
 	free(json);
 	hm_aw_msg_free(back);
 	free(back);
