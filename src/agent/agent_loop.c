@@ -332,9 +332,15 @@ static int run_timers(agent_t *a, int64_t now_ms)
 
 	/* A leader bridging a cut retries at least twice an epoch: its rack rejoins
 	   within one epoch of the coordinator's return (then it tells its members). */
-	if (c->state == CONN_IDLE && a->rack.cut &&
-	    c->retry_at_ms > now_ms + (int64_t)(a->cfg.conf.epoch_s * 500))
-		c->retry_at_ms = now_ms + (int64_t)(a->cfg.conf.epoch_s * 500);
+	{
+		int64_t cap_ms = (int64_t)(a->cfg.conf.epoch_s * 500);
+
+		if (cap_ms < AGENT_BACKOFF_MIN_MS)
+			cap_ms = AGENT_BACKOFF_MIN_MS;
+		if (c->state == CONN_IDLE && a->rack.cut && a->cfg.conf.epoch_s > 0 &&
+		    c->retry_at_ms > now_ms + cap_ms)
+			c->retry_at_ms = now_ms + cap_ms;
+	}
 	switch (c->state) {
 	case CONN_IDLE:
 		if (now_ms >= c->retry_at_ms)

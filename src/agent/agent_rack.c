@@ -339,8 +339,10 @@ static int64_t leader_tick(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t n
 		return INT64_MAX;
 	}
 	if (!r->cut) {
+		/* Without epochs (EpochLength=0) rounds follow job events: any request. */
 		if (!r->has_last ||
-		    now_ms - r->last_ms > AGENT_RACK_FRESH_EPOCHS * (int64_t)x->epoch_ms)
+		    (x->epoch_ms > 0 &&
+		     now_ms - r->last_ms > AGENT_RACK_FRESH_EPOCHS * (int64_t)x->epoch_ms))
 			return INT64_MAX; /* nothing recent to go on: its jobs run free */
 		r->cut = true;
 		r->cut_since_ms = r->next_solve_ms = now_ms;
@@ -365,7 +367,7 @@ static int64_t leader_tick(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t n
 		else
 			agent_log(r->lg, HM_AGENT_LOG_ERROR, "rack %s cut round: %s",
 				  x->role->last.rack, err.msg);
-		r->next_solve_ms = now_ms + x->epoch_ms;
+		r->next_solve_ms = x->epoch_ms > 0 ? now_ms + x->epoch_ms : INT64_MAX;
 	}
 	if (r->has_push && now_ms >= r->next_push_ms) {
 		int sent = push_all(r, x, now_ms);
