@@ -1,7 +1,9 @@
 /*
- * The coordinator's socket service: one I/O thread (poll over every connection,
+ * The coordinator's socket service: one I/O thread (epoll over every connection,
  * non-blocking reads and writes, deadlines, parked registers, pushes to node
  * agents) and a pool of workers that unseal, answer and seal (hm_server_ops.c).
+ * epoll, not poll: with an agent per node, poll's per-call cost over thousands
+ * of sockets was most of the thread's time (perf, bench_tiers at 1,024 racks).
  * A slow or silent client holds only its own connection; munge and the engine
  * run on the workers, never on the I/O thread.
  */
@@ -12,8 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
+#include <sys/epoll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,8 @@ typedef struct {
 	bool busy;        /* a task of it is with a worker */
 	bool closing;     /* close once its frames are sent */
 	bool push_wanted; /* the node's assignments changed while it was busy */
+	uint32_t ev_mask; /* the epoll events it is registered for */
+	uint32_t revents; /* what the last epoll_wait reported for it */
 	int rack_idx;     /* a rack_round waiting for it to be free, -1 none */
 	unsigned long rack_round;
 	hm_srv_session_t ses;
@@ -64,6 +68,8 @@ struct hm_server {
 	uint32_t slurm_uid;
 	int lfd;
 	int wake[2]; /* pipe: 'x' stop, 'r' results, 'n' decisions changed, 'k' rack round */
+	int epfd;
+	bool lfd_armed; /* the listener is in epfd's interest (not at SRV_MAX_CONNS) */
 	int port;
 	pthread_t io, workers[SRV_WORKERS];
 	int nworkers;
@@ -250,6 +256,8 @@ static void conn_drop(hm_server_t *s, int i)
 		hm_coord_tier_node_gone(s->coord, c->ses.node);
 	if (c->rack_idx >= 0)
 		hm_coord_tier_fail(s->coord, c->rack_idx, c->rack_round);
+	if (s->epfd >= 0)
+		(void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	free(c->rbuf);
 	free(c->park_text);
@@ -318,6 +326,41 @@ static int conn_write(conn_t *c)
 		}
 	}
 	return 0;
+}
+
+/* The events a connection waits for now: a frame when it is idle, room to write. */
+static uint32_t conn_want(const conn_t *c)
+{
+	return (!c->busy && !c->closing && !c->park_text ? EPOLLIN : 0) | (c->wq ? EPOLLOUT : 0);
+}
+
+/* Register what it waits for (level-triggered: what poll would have asked). */
+static bool conn_sync(hm_server_t *s, conn_t *c)
+{
+	struct epoll_event ev = {.events = conn_want(c), .data.ptr = c};
+
+	if (ev.events == c->ev_mask)
+		return true;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev) != 0) {
+		hm_log(HM_LOG_ERROR, "server epoll %s: %s", c->peer, strerror(errno));
+		return false;
+	}
+	c->ev_mask = ev.events;
+	return true;
+}
+
+/* The listener in the interest set while connections may be added. */
+static void arm_listener(hm_server_t *s)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &s->lfd};
+	bool want = s->nconns < SRV_MAX_CONNS;
+
+	if (want == s->lfd_armed)
+		return;
+	if (epoll_ctl(s->epfd, want ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, s->lfd, &ev) == 0)
+		s->lfd_armed = want;
+	else
+		hm_log(HM_LOG_ERROR, "server epoll listener: %s", strerror(errno));
 }
 
 /* Silence limit of an agent: it beats every HeartbeatInterval. */
@@ -411,8 +454,16 @@ static void accept_all(hm_server_t *s)
 		c->fd = fd;
 		c->rack_idx = -1;
 		c->deadline_ms = hm_mono_ms() + s->conf.conn_timeout_ms;
+		c->ev_mask = EPOLLIN;
 		snprintf(c->peer, sizeof(c->peer), "%s:%u", inet_ntoa(sa.sin_addr),
 			 ntohs(sa.sin_port));
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd,
+			      &(struct epoll_event){.events = EPOLLIN, .data.ptr = c}) != 0) {
+			hm_log(HM_LOG_ERROR, "server epoll %s: %s", c->peer, strerror(errno));
+			close(fd);
+			free(c);
+			return;
+		}
 		s->conns[s->nconns++] = c;
 	}
 }
@@ -512,31 +563,28 @@ static void push_changed(hm_server_t *s)
 static void *io_main(void *arg)
 {
 	hm_server_t *s = arg;
-	struct pollfd *pfd = calloc(SRV_MAX_CONNS + 2, sizeof(*pfd));
+	struct epoll_event *evs = calloc(SRV_MAX_CONNS + 2, sizeof(*evs));
 
-	if (!pfd) {
+	if (!evs) {
 		hm_log(HM_LOG_ERROR, "server: out of memory; not serving");
 		return NULL;
 	}
 	for (;;) {
 		int64_t now = hm_mono_ms(), next = -1;
-		int timeout_ms = -1, nfd = 2, rc;
+		int timeout_ms = -1, rc;
 		hm_srv_task_t *done;
-		bool notified, racks;
+		bool notified, racks, stop = false, accept_now = false;
 		char buf[64];
 
-		pfd[0] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
-		pfd[1] = (struct pollfd){.fd = s->nconns < SRV_MAX_CONNS ? s->lfd : -1,
-					 .events = POLLIN};
-		for (int i = 0; i < s->nconns; i++) {
+		arm_listener(s);
+		for (int i = s->nconns - 1; i >= 0; i--) {
 			conn_t *c = s->conns[i];
-			short ev = 0;
 
-			if (!c->busy && !c->closing && !c->park_text)
-				ev |= POLLIN;
-			if (c->wq)
-				ev |= POLLOUT;
-			pfd[nfd++] = (struct pollfd){.fd = c->fd, .events = ev};
+			if (!conn_sync(s, c)) {
+				c->revents |= EPOLLERR; /* dropped below, as poll's POLLNVAL was */
+				next = now;
+				continue;
+			}
 			if (next < 0 || c->deadline_ms < next)
 				next = c->deadline_ms;
 			if (c->park_text && c->park_deadline_ms < next)
@@ -544,17 +592,25 @@ static void *io_main(void *arg)
 		}
 		if (next >= 0)
 			timeout_ms = next > now ? (int)(next - now) : 0;
-		rc = poll(pfd, (nfds_t)nfd, timeout_ms);
+		rc = epoll_wait(s->epfd, evs, SRV_MAX_CONNS + 2, timeout_ms);
 		if (rc < 0 && errno != EINTR) {
-			hm_log(HM_LOG_ERROR, "server poll: %s", strerror(errno));
+			hm_log(HM_LOG_ERROR, "server epoll_wait: %s", strerror(errno));
 			break;
 		}
-		if (rc > 0 && (pfd[0].revents & POLLIN)) {
-			ssize_t n = read(s->wake[0], buf, sizeof(buf));
+		for (int k = 0; k < rc; k++) {
+			if (evs[k].data.ptr == &s->wake) {
+				ssize_t n = read(s->wake[0], buf, sizeof(buf));
 
-			if (n > 0 && memchr(buf, 'x', (size_t)n))
-				break;
+				stop |= n > 0 && memchr(buf, 'x', (size_t)n);
+			} else if (evs[k].data.ptr == &s->lfd) {
+				accept_now = true;
+			} else {
+				((conn_t *)evs[k].data.ptr)->revents |= evs[k].events;
+			}
 		}
+		if (stop)
+			break;
+		now = hm_mono_ms(); /* one clock read for every deadline of this wake-up */
 		pthread_mutex_lock(&s->mu);
 		done = s->done;
 		s->done = s->done_tail = NULL;
@@ -569,16 +625,16 @@ static void *io_main(void *arg)
 			done = t->next;
 			take_result(s, t);
 		}
-		/* Sockets: the poll indexes match the table as it was before results. */
+		/* Sockets: each connection's events of this wait (nothing was freed yet). */
 		for (int i = s->nconns - 1; i >= 0; i--) {
 			conn_t *c = s->conns[i];
-			int k = 2 + i;
-			short re = k < nfd && pfd[k].fd == c->fd ? pfd[k].revents : 0;
+			uint32_t re = c->revents;
 			bool drop = false;
 
-			if (re & (POLLERR | POLLNVAL))
+			c->revents = 0;
+			if (re & EPOLLERR)
 				drop = true;
-			if (!drop && (re & (POLLIN | POLLHUP)) && conn_read(s, c) < 0)
+			if (!drop && (re & (EPOLLIN | EPOLLHUP | EPOLLRDHUP)) && conn_read(s, c) < 0)
 				drop = true;
 			if (!drop && c->wq && conn_write(c) < 0)
 				drop = true;
@@ -590,7 +646,7 @@ static void *io_main(void *arg)
 			}
 			if (!drop && c->closing && !c->wq && !c->busy)
 				drop = true;
-			if (!drop && !c->busy && !c->park_text && hm_mono_ms() >= c->deadline_ms) {
+			if (!drop && !c->busy && !c->park_text && now >= c->deadline_ms) {
 				if (c->ses.agent)
 					hm_log(HM_LOG_INFO,
 					       "agent %s (%s) silent for %lld ms: closed",
@@ -624,10 +680,10 @@ static void *io_main(void *arg)
 			run_parked(s, true);
 		}
 		run_parked(s, false);
-		if (rc > 0 && (pfd[1].revents & POLLIN))
+		if (accept_now)
 			accept_all(s);
 	}
-	free(pfd);
+	free(evs);
 	return NULL;
 }
 
@@ -649,6 +705,7 @@ hm_rc_t hm_server_start(hm_coord_t *coord, const hm_conf_t *conf, uint32_t slurm
 	s->conf = *conf;
 	s->slurm_uid = slurm_user_uid;
 	s->lfd = -1;
+	s->epfd = -1;
 	s->wake[0] = s->wake[1] = -1;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
@@ -669,6 +726,12 @@ hm_rc_t hm_server_start(hm_coord_t *coord, const hm_conf_t *conf, uint32_t slurm
 	s->port = ntohs(sa.sin_port);
 	if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
 		rc = hm_err_set(err, HM_ERR_IO, "pipe: %s", strerror(errno));
+		goto out_free;
+	}
+	if ((s->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wake[0],
+		      &(struct epoll_event){.events = EPOLLIN, .data.ptr = &s->wake}) != 0) {
+		rc = hm_err_set(err, HM_ERR_IO, "epoll: %s", strerror(errno));
 		goto out_free;
 	}
 	for (int i = 0; i < SRV_WORKERS; i++) {
@@ -732,6 +795,8 @@ void hm_server_stop(hm_server_t *s)
 	}
 	while (s->nconns > 0)
 		conn_drop(s, s->nconns - 1);
+	if (s->epfd >= 0)
+		close(s->epfd);
 	if (s->lfd >= 0)
 		close(s->lfd);
 	if (s->wake[0] >= 0)
