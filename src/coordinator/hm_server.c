@@ -28,7 +28,8 @@
 #include "hm_server_int.h"
 
 #define SRV_WORKERS    4    /* unseal/answer/seal in parallel: munge calls block briefly */
-#define SRV_MAX_CONNS  4096 /* one per node agent, plus one-shot requests */
+#define SRV_MAX_CONNS  32768 /* one per node agent, plus one-shot requests */
+#define SRV_EVENTS     1024  /* epoll events taken per wake-up (the rest come next) */
 #define SRV_MAX_QUEUED 64   /* frames waiting for a peer that does not read: then drop it */
 
 typedef struct out_frame {
@@ -563,7 +564,7 @@ static void push_changed(hm_server_t *s)
 static void *io_main(void *arg)
 {
 	hm_server_t *s = arg;
-	struct epoll_event *evs = calloc(SRV_MAX_CONNS + 2, sizeof(*evs));
+	struct epoll_event *evs = calloc(SRV_EVENTS, sizeof(*evs));
 
 	if (!evs) {
 		hm_log(HM_LOG_ERROR, "server: out of memory; not serving");
@@ -592,7 +593,7 @@ static void *io_main(void *arg)
 		}
 		if (next >= 0)
 			timeout_ms = next > now ? (int)(next - now) : 0;
-		rc = epoll_wait(s->epfd, evs, SRV_MAX_CONNS + 2, timeout_ms);
+		rc = epoll_wait(s->epfd, evs, SRV_EVENTS, timeout_ms);
 		if (rc < 0 && errno != EINTR) {
 			hm_log(HM_LOG_ERROR, "server epoll_wait: %s", strerror(errno));
 			break;
