@@ -219,9 +219,12 @@ for r in rack1 rack2; do
 		hm_wait_for 15 bash -c "racks_json | jq -e '.racks[] | select(.name == \"$r\") | .solver == \"leader\" and .leader_solves > 0' >/dev/null"
 done
 check "the five jobs are decided again" hm_wait_for 15 jobs_ok 5
-check "the leaders of the cut stopped bridging it and told their members to reconnect now" \
-	hm_wait_for 20 bash -c "grep -Eq 'rack rack1: the coordinator is back after [0-9]+ cut rounds.*; [1-9] members told to reconnect now' $log/slurmd-n2.log &&
-		grep -Eq 'rack rack2: the coordinator is back after [0-9]+ cut rounds.*; [1-9] members told to reconnect now' $log/slurmd-n6.log"
+# Members still connected to their leader are told to reconnect at once; those
+# whose own back-off came first are back already (tests/slurm/rejoin.sh
+# measures a long cut, where it matters).
+check "the leaders of the cut stopped bridging it and told the members still on their channel to reconnect" \
+	hm_wait_for 20 bash -c "grep -Eq 'rack rack1: the coordinator is back after [0-9]+ cut rounds.*; [0-9]+ members told to reconnect now' $log/slurmd-n2.log &&
+		grep -Eq 'rack rack2: the coordinator is back after [0-9]+ cut rounds.*; [0-9]+ members told to reconnect now' $log/slurmd-n6.log"
 say "racks led and decisions back $(($(date +%s%3N) - t_rs_ms)) ms after slurmctld's start;" \
 	"rounds slurmctld solved before the leaders were elected: rack1 $(rack_q rack1 .coordinator_solves), rack2 $(rack_q rack2 .coordinator_solves)"
 echo "    \$ harmonicsctl racks"
