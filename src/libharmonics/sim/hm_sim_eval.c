@@ -72,6 +72,7 @@ static void clear(sim_t *s, int n)
 			for (int ph = 0; ph < sj->tr[p].nphases; ph++)
 				for (int k = 0; k < sj->tr[p].phases[ph].nlinks; k++)
 					s->lk_n[sj->tr[p].phases[ph].links[k]] = 0,
+					s->lflows[sj->tr[p].phases[ph].links[k]] = 0,
 					s->lused[sj->tr[p].phases[ph].links[k]] = 0;
 	}
 	s->nactive = 0;

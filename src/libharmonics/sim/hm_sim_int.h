@@ -170,6 +170,10 @@ typedef struct {
 	int *asym;                /* active phases on it that are not symmetric */
 	unsigned *ldrop;          /* == lround: left out of the solve as its reverse's twin */
 	int *lflow;               /* scratch: flows + 1 of the phase being checked */
+	int *lflows;              /* flows of the active phases on each link */
+	unsigned *lkeep;          /* == gen: a phase on it keeps its rate outside the solve */
+	int pr_class;             /* the changing phase's class ... */
+	double pr_level;          /* ... and the level below which its class keeps rates */
 	int *stack, *comp;
 	double *mm_rate;
 	double *load; /* sampling scratch */

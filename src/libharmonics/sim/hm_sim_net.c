@@ -89,6 +89,8 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	s->lk_cap = calloc(nls, sizeof(*s->lk_cap));
 	s->lvis = calloc(nls, sizeof(*s->lvis));
 	s->ltouch = calloc(nls, sizeof(*s->ltouch));
+	s->lkeep = calloc(nls, sizeof(*s->lkeep));
+	s->lflows = calloc(nls, sizeof(*s->lflows));
 	s->lout = calloc(nls, sizeof(*s->lout));
 	s->lused = calloc(nls, sizeof(*s->lused));
 	s->lloc = calloc(nls, sizeof(*s->lloc));
@@ -105,7 +107,8 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	s->mm_rate = calloc((size_t)nj, sizeof(*s->mm_rate));
 	if (!s->cap_bps || !s->lk_jobs || !s->lk_n || !s->lk_cap || !s->lvis || !s->ltouch ||
 	    !s->lout || !s->lused || !s->lloc || !s->rev || !s->asym || !s->ldrop || !s->lflow ||
-	    !s->seed || !s->stack || !s->load || !s->jvis || !s->active || !s->comp || !s->mm_rate)
+	    !s->lkeep || !s->lflows || !s->seed || !s->stack || !s->load || !s->jvis ||
+	    !s->active || !s->comp || !s->mm_rate)
 		return hm_err_set(err, HM_ERR_NOMEM, "simulator: out of memory for %d links", nl);
 	rc = hm_mm_reserve(&s->ws, nl + nj, nj, 1024, err); /* a folded link per phase */
 	if (rc != HM_OK)
@@ -142,6 +145,8 @@ void sim_net_free(sim_t *s)
 	free(s->lk_cap);
 	free(s->lvis);
 	free(s->ltouch);
+	free(s->lkeep);
+	free(s->lflows);
 	free(s->lout);
 	free(s->lused);
 	free(s->lloc);
@@ -179,6 +184,12 @@ static void set_rate(sim_t *s, sim_job_t *sj, double r)
 	sj->rate_bps = r;
 }
 
+/* Every phase on link m is in the solve (expanded, none kept outside). */
+static bool whole(const sim_t *s, int m, unsigned g)
+{
+	return s->lvis[m] == g && s->lkeep[m] != g;
+}
+
 /*
  * Is shared link m (first seen in this round's problem) the twin of its reverse,
  * already in it? When every phase on both is symmetric, both carry the same
@@ -193,8 +204,16 @@ static bool twin(const sim_t *s, int m, unsigned g)
 	int r = s->rev[m];
 
 	return r >= 0 && s->ltouch[r] == s->lround && s->ldrop[r] != s->lround && s->asym[m] == 0 &&
-	       s->asym[r] == 0 && s->lused[m] == s->lused[r] &&
-	       (s->lvis[m] == g) == (s->lvis[r] == g);
+	       s->asym[r] == 0 && s->lused[m] == s->lused[r] && whole(s, m, g) == whole(s, r, g);
+}
+
+/*
+ * Does phase o keep its rate through this change (class pr_class, level
+ * pr_level; see resolve)? Classes above the change's never see it.
+ */
+static bool keeps(const sim_t *s, const sim_job_t *o)
+{
+	return o->prio < s->pr_class || (o->prio == s->pr_class && o->rate_bps < s->pr_level);
 }
 
 /* Collect job j's phase into the solve; its bottleneck links join the breadth. */
@@ -226,6 +245,12 @@ static void collect(sim_t *s, int j, unsigned g, int *nstack, int *nc)
  * An ending phase's links that kept slack free bandwidth nobody was limited
  * by, and a starting phase's such links are loaded as fixed links (expanded
  * if it fills them), so neither seeds the breadth.
+ * Levels: the water-filling of the change's class c freezes every phase below
+ * level L at the same links and rates with and without the change, where L is
+ * the ending phase's rate, or a lower bound on the starting phase's new rate
+ * (below L its links saturate in neither filling, and every other link carries
+ * the same load). Such phases, and those of classes above c, keep their rates:
+ * the breadth passes them by and their load stays fixed where it meets them.
  * Cost: the bottleneck-connected part around the change, not the component.
  */
 static hm_rc_t resolve(sim_t *s, const int *seed, int nseed, int self, hm_err_t *err)
@@ -238,6 +263,7 @@ static hm_rc_t resolve(sim_t *s, const int *seed, int nseed, int self, hm_err_t 
 	if (g == 0) { /* wrapped: clear the marks once */
 		memset(s->lvis, 0, (size_t)s->topo->nlinks * sizeof(*s->lvis));
 		memset(s->jvis, 0, (size_t)s->nj * sizeof(*s->jvis));
+		memset(s->lkeep, 0, (size_t)s->topo->nlinks * sizeof(*s->lkeep));
 		g = ++s->gen;
 	}
 	for (int k = 0; k < nseed; k++) {
@@ -255,7 +281,11 @@ static hm_rc_t resolve(sim_t *s, const int *seed, int nseed, int self, hm_err_t 
 			int l = s->stack[--nstack];
 			for (int i = 0; i < s->lk_n[l]; i++) {
 				int j = s->lk_jobs[l][i];
-				if (s->jvis[j] != g)
+				if (s->jvis[j] == g)
+					continue;
+				if (keeps(s, &s->jobs[j]))
+					s->lkeep[l] = g; /* its load stays fixed here */
+				else
 					collect(s, j, g, &nstack, &nc);
 			}
 		}
@@ -307,11 +337,11 @@ static hm_rc_t resolve(sim_t *s, const int *seed, int nseed, int self, hm_err_t 
 					s->stack[nl] =
 					    m; /* local -> global while the stack is empty */
 					ws->res[nl++] =
-					    s->cap_bps[m] - (s->lvis[m] == g ? 0 : s->lused[m]);
+					    s->cap_bps[m] - (whole(s, m, g) ? 0 : s->lused[m]);
 					if (s->lvis[m] != g)
 						s->lout[nout++] = m;
 				}
-				if (s->lvis[m] != g) /* its own share is not external */
+				if (!whole(s, m, g)) /* its own share is not external */
 					ws->res[s->lloc[m]] += r * ld->flows[k];
 				if (ld->flows[k] > 0) {
 					ws->elink[nent] = s->lloc[m];
@@ -364,8 +394,9 @@ static hm_rc_t resolve(sim_t *s, const int *seed, int nseed, int self, hm_err_t 
 	return HM_OK;
 }
 
-static hm_rc_t link_add(sim_t *s, int l, int j, hm_err_t *err)
+static hm_rc_t link_add(sim_t *s, int l, int j, int flows, hm_err_t *err)
 {
+	s->lflows[l] += flows;
 	if (s->lk_n[l] == s->lk_cap[l]) {
 		int cap = s->lk_cap[l] ? s->lk_cap[l] * 2 : 4;
 		int *a = realloc(s->lk_jobs[l], (size_t)cap * sizeof(*a));
@@ -378,8 +409,9 @@ static hm_rc_t link_add(sim_t *s, int l, int j, hm_err_t *err)
 	return HM_OK;
 }
 
-static void link_del(sim_t *s, int l, int j)
+static void link_del(sim_t *s, int l, int j, int flows)
 {
+	s->lflows[l] -= flows;
 	for (int i = 0; i < s->lk_n[l]; i++) {
 		if (s->lk_jobs[l][i] == j) {
 			s->lk_jobs[l][i] = s->lk_jobs[l][--s->lk_n[l]];
@@ -502,6 +534,23 @@ static bool symmetric(sim_t *s, const hm_phase_load_t *ld)
 	return sym;
 }
 
+/*
+ * The level of a starting phase: in class 0 it gets at least the least
+ * capacity / flows over its links (a link saturates at level x when its flows,
+ * none above x, fill it). Below class 0 no bound: only higher classes keep.
+ */
+static void start_level(sim_t *s, const sim_job_t *sj)
+{
+	const hm_phase_load_t *ld = sj->ld;
+	double lam = HUGE_VAL;
+
+	for (int k = 0; k < ld->nlinks; k++)
+		if (ld->flows[k] > 0)
+			lam = fmin(lam, s->cap_bps[ld->links[k]] / s->lflows[ld->links[k]]);
+	s->pr_class = sj->prio;
+	s->pr_level = sj->prio == 0 && lam < HUGE_VAL ? lam * (1 - SAT_SLACK) : 0;
+}
+
 hm_rc_t sim_net_start(sim_t *s, int j, const hm_phase_load_t *ld, int prio, hm_err_t *err)
 {
 	sim_job_t *sj = &s->jobs[j];
@@ -519,14 +568,17 @@ hm_rc_t sim_net_start(sim_t *s, int j, const hm_phase_load_t *ld, int prio, hm_e
 			return hm_err_set(err, HM_ERR_INVAL,
 					  "simulator: job %d uses link %d (of %d)", j, ld->links[k],
 					  s->topo->nlinks);
-		rc = link_add(s, ld->links[k], j, err);
+		rc = link_add(s, ld->links[k], j, ld->flows[k], err);
 		if (rc != HM_OK)
 			return rc;
 	}
 	sj->sym = symmetric(s, ld);
 	for (int k = 0; k < ld->nlinks && !sj->sym; k++)
 		s->asym[ld->links[k]]++;
-	rc = start_alone(s, j) ? HM_OK : resolve(s, NULL, 0, j, err);
+	if (!start_alone(s, j)) {
+		start_level(s, sj);
+		rc = resolve(s, NULL, 0, j, err);
+	}
 	if (rc == HM_OK && s->o.check_maxmin)
 		rc = check_full(s, err);
 	return rc;
@@ -544,9 +596,11 @@ hm_rc_t sim_net_stop(sim_t *s, int j, hm_err_t *err)
 	s->jobs[last].act_pos = sj->act_pos;
 	sj->act_pos = -1;
 	int nseed = stop_seeds(s, sj);
+	s->pr_class = sj->prio; /* margin: rates are rounded */
+	s->pr_level = sj->rate_bps * (1 - SAT_SLACK);
 	set_rate(s, sj, 0);
 	for (int k = 0; k < ld->nlinks; k++) {
-		link_del(s, ld->links[k], j);
+		link_del(s, ld->links[k], j, ld->flows[k]);
 		s->asym[ld->links[k]] -= !sj->sym;
 	}
 	sj->ld = NULL;
