@@ -74,7 +74,6 @@ typedef struct {
 	uint64_t seq; /* FIFO among equal times: runs are deterministic */
 	int type;
 	int job;
-	unsigned ver; /* SEV_PHASE_END: stale unless equal to the job's ph_ver */
 } sim_ev_t;
 
 typedef struct {
@@ -82,6 +81,24 @@ typedef struct {
 	int n, cap;
 	uint64_t seq;
 } sim_heap_t;
+
+/* A scheduled phase end (SEV_PHASE_END) in the heap of phase ends. */
+typedef struct {
+	double t;
+	uint64_t seq; /* from sim_heap_t's counter: one order over both heaps */
+	int job;
+} sim_end_t;
+
+/*
+ * Phase ends, at most one per job, moved in place when a rate changes (pos:
+ * each job's entry or -1): a re-solve moves many of them, and events left
+ * behind in the main heap outnumbered the live ones 3 to 1.
+ */
+typedef struct {
+	sim_end_t *a;
+	int *pos;
+	int n;
+} sim_ends_t;
 
 typedef enum { SJ_PENDING, SJ_QUEUED, SJ_RUNNING, SJ_DONE, SJ_UNPLACED } sim_job_state_t;
 
@@ -109,7 +126,6 @@ typedef struct {
 	double burst_s; /* this iteration's burst, counted at its end */
 	bool compute_done, ready_pending, slot_wait;
 	int next_phase, cur_phase;
-	unsigned ph_ver;
 
 	/* Active network phase (act_pos >= 0 while its flows are on links). */
 	int act_pos;
@@ -141,6 +157,7 @@ typedef struct {
 	int nj;
 	sim_job_t *jobs;
 	sim_heap_t heap;
+	sim_ends_t ends;
 	double now;
 	uint64_t events;
 	uint64_t rng[2]; /* reservoir sampling */
@@ -196,8 +213,12 @@ typedef struct {
 } sim_t;
 
 /* hm_sim_net.c */
-hm_rc_t sim_heap_push(sim_heap_t *h, double t, int type, int job, unsigned ver, hm_err_t *err);
-bool sim_heap_pop(sim_heap_t *h, sim_ev_t *ev);
+hm_rc_t sim_heap_push(sim_heap_t *h, double t, int type, int job, hm_err_t *err);
+/* Job j's phase ends at t (replacing the end scheduled before) / ends at no set time. */
+void sim_end_set(sim_t *s, int j, double t);
+void sim_end_del(sim_t *s, int j);
+/* The next event of either heap, taken off it. */
+bool sim_next(sim_t *s, sim_ev_t *ev);
 hm_rc_t sim_net_init(sim_t *s, hm_err_t *err);
 void sim_net_free(sim_t *s);
 /* Put job j's phase ld on the links (class prio) / take it off; re-solve its component. */

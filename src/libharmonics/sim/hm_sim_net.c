@@ -17,7 +17,7 @@ static bool ev_less(const sim_ev_t *a, const sim_ev_t *b)
 	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-hm_rc_t sim_heap_push(sim_heap_t *h, double t, int type, int job, unsigned ver, hm_err_t *err)
+hm_rc_t sim_heap_push(sim_heap_t *h, double t, int type, int job, hm_err_t *err)
 {
 	if (h->n == h->cap) {
 		int cap = h->cap ? h->cap * 2 : 1024;
@@ -28,7 +28,7 @@ hm_rc_t sim_heap_push(sim_heap_t *h, double t, int type, int job, unsigned ver, 
 		h->a = a;
 		h->cap = cap;
 	}
-	sim_ev_t ev = {t, h->seq++, type, job, ver};
+	sim_ev_t ev = {t, h->seq++, type, job};
 	int i = h->n++;
 	while (i > 0) {
 		int p = (i - 1) / 2;
@@ -41,7 +41,7 @@ hm_rc_t sim_heap_push(sim_heap_t *h, double t, int type, int job, unsigned ver, 
 	return HM_OK;
 }
 
-bool sim_heap_pop(sim_heap_t *h, sim_ev_t *ev)
+static bool sim_heap_pop(sim_heap_t *h, sim_ev_t *ev)
 {
 	if (h->n == 0)
 		return false;
@@ -62,6 +62,75 @@ bool sim_heap_pop(sim_heap_t *h, sim_ev_t *ev)
 	if (n > 0)
 		h->a[i] = last;
 	return true;
+}
+
+/* ---- phase ends: a binary heap of one entry per job, keys moved in place ---- */
+
+static bool end_less(const sim_end_t *a, const sim_end_t *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void end_put(sim_ends_t *e, int i, sim_end_t v)
+{
+	e->a[i] = v;
+	e->pos[v.job] = i;
+}
+
+/* Entry v belongs at i or below or above it: move it there. */
+static void end_sift(sim_ends_t *e, int i, sim_end_t v)
+{
+	while (i > 0 && end_less(&v, &e->a[(i - 1) / 2])) {
+		end_put(e, i, e->a[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= e->n)
+			break;
+		if (c + 1 < e->n && end_less(&e->a[c + 1], &e->a[c]))
+			c++;
+		if (!end_less(&e->a[c], &v))
+			break;
+		end_put(e, i, e->a[c]);
+		i = c;
+	}
+	end_put(e, i, v);
+}
+
+/* The same order as one heap whose stale entries are skipped: the sequence
+ * number comes from the main heap's counter at each (re)scheduling. */
+void sim_end_set(sim_t *s, int j, double t)
+{
+	sim_ends_t *e = &s->ends;
+	sim_end_t v = {t, s->heap.seq++, j};
+
+	end_sift(e, e->pos[j] >= 0 ? e->pos[j] : e->n++, v);
+}
+
+void sim_end_del(sim_t *s, int j)
+{
+	sim_ends_t *e = &s->ends;
+	int i = e->pos[j];
+
+	if (i < 0)
+		return;
+	e->pos[j] = -1;
+	if (i < --e->n)
+		end_sift(e, i, e->a[e->n]);
+}
+
+bool sim_next(sim_t *s, sim_ev_t *ev)
+{
+	sim_ends_t *e = &s->ends;
+
+	if (e->n > 0 && (s->heap.n == 0 || e->a[0].t < s->heap.a[0].t ||
+			 (e->a[0].t == s->heap.a[0].t && e->a[0].seq < s->heap.a[0].seq))) {
+		*ev = (sim_ev_t){e->a[0].t, e->a[0].seq, SEV_PHASE_END, e->a[0].job};
+		sim_end_del(s, e->a[0].job);
+		return true;
+	}
+	return sim_heap_pop(&s->heap, ev);
 }
 
 /* ---- network ---- */
@@ -105,11 +174,15 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	s->active = calloc((size_t)nj, sizeof(*s->active));
 	s->comp = calloc((size_t)nj, sizeof(*s->comp));
 	s->mm_rate = calloc((size_t)nj, sizeof(*s->mm_rate));
+	s->ends.a = calloc((size_t)nj, sizeof(*s->ends.a));
+	s->ends.pos = malloc((size_t)nj * sizeof(*s->ends.pos));
 	if (!s->cap_bps || !s->lk_jobs || !s->lk_n || !s->lk_cap || !s->lvis || !s->ltouch ||
 	    !s->lout || !s->lused || !s->lloc || !s->rev || !s->asym || !s->ldrop || !s->lflow ||
 	    !s->lkeep || !s->lflows || !s->seed || !s->stack || !s->load || !s->jvis ||
-	    !s->active || !s->comp || !s->mm_rate)
+	    !s->active || !s->comp || !s->mm_rate || !s->ends.a || !s->ends.pos)
 		return hm_err_set(err, HM_ERR_NOMEM, "simulator: out of memory for %d links", nl);
+	for (int j = 0; j < nj; j++)
+		s->ends.pos[j] = -1;
 	rc = hm_mm_reserve(&s->ws, nl + nj, nj, 1024, err); /* a folded link per phase */
 	if (rc != HM_OK)
 		return rc;
@@ -162,6 +235,8 @@ void sim_net_free(sim_t *s)
 	free(s->comp);
 	free(s->mm_rate);
 	free(s->heap.a);
+	free(s->ends.a);
+	free(s->ends.pos);
 }
 
 /* A link is a bottleneck when its residual is below this share of its capacity. */
@@ -383,13 +458,10 @@ static hm_rc_t resolve(sim_t *s, const int *seed, int nseed, int self, hm_err_t 
 			sj->rem_bits = 0;
 		sj->t_last_s = s->now;
 		set_rate(s, sj, r);
-		sj->ph_ver++;
-		if (r > 0 && r < HUGE_VAL) {
-			rc = sim_heap_push(&s->heap, s->now + sj->rem_bits / r, SEV_PHASE_END,
-					   s->comp[i], sj->ph_ver, err);
-			if (rc != HM_OK)
-				return rc;
-		}
+		if (r > 0 && r < HUGE_VAL)
+			sim_end_set(s, s->comp[i], s->now + sj->rem_bits / r);
+		else
+			sim_end_del(s, s->comp[i]);
 	}
 	return HM_OK;
 }
@@ -497,9 +569,8 @@ static bool start_alone(sim_t *s, int j)
 	}
 	set_rate(s, sj, r);
 	sj->t_last_s = s->now;
-	sj->ph_ver++;
-	return sim_heap_push(&s->heap, s->now + sj->rem_bits / r, SEV_PHASE_END, j, sj->ph_ver,
-			     NULL) == HM_OK;
+	sim_end_set(s, j, s->now + sj->rem_bits / r);
+	return true;
 }
 
 /* The links an ending phase fills and shares (the seeds of its re-solve, in
