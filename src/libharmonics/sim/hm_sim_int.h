@@ -41,6 +41,9 @@ typedef struct {
 	int *order;            /* [nph] phases by class */
 	unsigned char *frozen; /* [nph] */
 	hm_mm_hent_t *heap;    /* [nl] */
+	double *pcap;          /* [nph] scan fill: the least key of its one-phase links ... */
+	int *pcapl;            /* [nph] ... and that link (-1: none) */
+	int *capq;             /* [nph] scan fill: capped phases by (pcap, pcapl) */
 	double *key;           /* [nl] scan fill: saturation level of each link */
 	int *live;             /* [nl] scan fill: links with unfrozen phases */
 } hm_mm_ws_t;
@@ -112,7 +115,7 @@ typedef struct {
 	double alone_iter_s, target_iters;
 	hm_decision_t dec;
 	double pending_delay_s; /* one-time shift for the next iteration start */
-	double cv;		/* evaluation runs: its own jitter (< 0: the run's) */
+	double cv;              /* evaluation runs: its own jitter (< 0: the run's) */
 	uint64_t rng[2];        /* jitter stream, seeded per job */
 	int run_pos;            /* index in the running list, -1 when not running */
 	/* With an update lead: the next decision from next_at_s, one decided while
@@ -172,6 +175,7 @@ typedef struct {
 
 	/* Network. */
 	double *cap_bps;
+	double *cap_sat; /* above this use a link is saturated (cap_bps less SAT_SLACK) */
 	hm_mm_ws_t ws;
 	int *lloc;   /* global link -> local index of the current solve (valid when lvis == gen) */
 	int *active; /* jobs with an active network phase */
@@ -185,7 +189,7 @@ typedef struct {
 	int *seed;                /* links an ending phase fills (its re-solve's seeds) */
 	int *rev;                 /* the link's other direction (same capacity), or -1 */
 	int *asym;                /* active phases on it that are not symmetric */
-	unsigned *ldrop;          /* == lround: left out of the solve as its reverse's twin */
+	int *lcode;               /* its place in this round's problem (see number()) */
 	int *lflow;               /* scratch: flows + 1 of the phase being checked */
 	int *lflows;              /* flows of the active phases on each link */
 	unsigned *lkeep;          /* == gen: a phase on it keeps its rate outside the solve */

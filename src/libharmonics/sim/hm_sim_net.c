@@ -135,6 +135,9 @@ bool sim_next(sim_t *s, sim_ev_t *ev)
 
 /* ---- network ---- */
 
+/* A link is a bottleneck when its residual is below this share of its capacity. */
+#define SAT_SLACK 1e-7
+
 /* Links a and b are one cable's two directions: twins when loaded alike. */
 static void pair(sim_t *s, int a, int b)
 {
@@ -153,6 +156,7 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	hm_rc_t rc;
 	memset(&s->ws, 0, sizeof(s->ws));
 	s->cap_bps = calloc(nls, sizeof(*s->cap_bps));
+	s->cap_sat = calloc(nls, sizeof(*s->cap_sat));
 	s->lk_jobs = calloc(nls, sizeof(*s->lk_jobs));
 	s->lk_n = calloc(nls, sizeof(*s->lk_n));
 	s->lk_cap = calloc(nls, sizeof(*s->lk_cap));
@@ -165,7 +169,7 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	s->lloc = calloc(nls, sizeof(*s->lloc));
 	s->rev = malloc(nls * sizeof(*s->rev));
 	s->asym = calloc(nls, sizeof(*s->asym));
-	s->ldrop = calloc(nls, sizeof(*s->ldrop));
+	s->lcode = calloc(nls, sizeof(*s->lcode));
 	s->lflow = calloc(nls, sizeof(*s->lflow));
 	s->seed = calloc(nls, sizeof(*s->seed));
 	s->stack = calloc(nls, sizeof(*s->stack));
@@ -176,9 +180,9 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	s->mm_rate = calloc((size_t)nj, sizeof(*s->mm_rate));
 	s->ends.a = calloc((size_t)nj, sizeof(*s->ends.a));
 	s->ends.pos = malloc((size_t)nj * sizeof(*s->ends.pos));
-	if (!s->cap_bps || !s->lk_jobs || !s->lk_n || !s->lk_cap || !s->lvis || !s->ltouch ||
-	    !s->lout || !s->lused || !s->lloc || !s->rev || !s->asym || !s->ldrop || !s->lflow ||
-	    !s->lkeep || !s->lflows || !s->seed || !s->stack || !s->load || !s->jvis ||
+	if (!s->cap_bps || !s->cap_sat || !s->lk_jobs || !s->lk_n || !s->lk_cap || !s->lvis ||
+	    !s->ltouch || !s->lout || !s->lused || !s->lloc || !s->rev || !s->asym || !s->lcode ||
+	    !s->lflow || !s->lkeep || !s->lflows || !s->seed || !s->stack || !s->load || !s->jvis ||
 	    !s->active || !s->comp || !s->mm_rate || !s->ends.a || !s->ends.pos)
 		return hm_err_set(err, HM_ERR_NOMEM, "simulator: out of memory for %d links", nl);
 	for (int j = 0; j < nj; j++)
@@ -193,6 +197,7 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 					  "simulator: link %d has capacity %g bit/s (accepted: "
 					  "finite > 0)",
 					  l, s->cap_bps[l]);
+		s->cap_sat[l] = s->cap_bps[l] * (1 - SAT_SLACK);
 		s->rev[l] = -1;
 	}
 	/* Each link's reverse (the other direction of the same cable). */
@@ -214,6 +219,7 @@ void sim_net_free(sim_t *s)
 			free(s->lk_jobs[l]);
 	free(s->lk_jobs);
 	free(s->cap_bps);
+	free(s->cap_sat);
 	free(s->lk_n);
 	free(s->lk_cap);
 	free(s->lvis);
@@ -225,7 +231,7 @@ void sim_net_free(sim_t *s)
 	free(s->lloc);
 	free(s->rev);
 	free(s->asym);
-	free(s->ldrop);
+	free(s->lcode);
 	free(s->lflow);
 	free(s->seed);
 	free(s->stack);
@@ -239,12 +245,9 @@ void sim_net_free(sim_t *s)
 	free(s->ends.pos);
 }
 
-/* A link is a bottleneck when its residual is below this share of its capacity. */
-#define SAT_SLACK 1e-7
-
 static bool saturated(const sim_t *s, int l)
 {
-	return s->lused[l] >= s->cap_bps[l] * (1 - SAT_SLACK);
+	return s->lused[l] >= s->cap_sat[l];
 }
 
 /* Job j's phase at rate r: keep the links' used bandwidth in step. */
@@ -274,12 +277,36 @@ static bool whole(const sim_t *s, int m, unsigned g)
  * no level (the first always saturates first or together, freezing the same
  * phases). Its residual after the solve is its reverse's.
  */
-static bool twin(const sim_t *s, int m, unsigned g)
+static bool twin(const sim_t *s, int m, bool whole_m)
 {
 	int r = s->rev[m];
 
-	return r >= 0 && s->ltouch[r] == s->lround && s->ldrop[r] != s->lround && s->asym[m] == 0 &&
-	       s->asym[r] == 0 && s->lused[m] == s->lused[r] && whole(s, m, g) == whole(s, r, g);
+	return r >= 0 && s->ltouch[r] == s->lround && s->lcode[r] >= 0 && s->asym[m] == 0 &&
+	       s->asym[r] == 0 && s->lused[m] == s->lused[r] && whole_m == !(s->lcode[r] & 1);
+}
+
+/*
+ * Shared link m's first sight in this round's problem: a local index (lloc,
+ * stack: local -> global) and lcode = 2 * local + (the load of phases outside
+ * is external), or -1 when its reverse's twin (lloc: the reverse's index).
+ */
+static void number(sim_t *s, int m, unsigned g, int *nl, int *nout)
+{
+	bool w = whole(s, m, g);
+
+	s->ltouch[m] = s->lround;
+	if (s->lvis[m] != g)
+		s->lout[(*nout)++] = m;
+	if (twin(s, m, w)) {
+		/* Its reverse's constraint, to the bit: one is enough. */
+		s->lloc[m] = s->lloc[s->rev[m]];
+		s->lcode[m] = -1;
+		return;
+	}
+	s->lloc[m] = *nl;
+	s->lcode[m] = 2 * *nl + !w;
+	s->stack[*nl] = m;
+	s->ws.res[(*nl)++] = s->cap_bps[m] - (w ? 0 : s->lused[m]);
 }
 
 /*
@@ -370,7 +397,6 @@ static hm_rc_t resolve(sim_t *s, const int *seed, int nseed, int self, hm_err_t 
 		 * a link not expanded has its capacity less the load of phases outside. */
 		if (++s->lround == 0) {
 			memset(s->ltouch, 0, (size_t)s->topo->nlinks * sizeof(*s->ltouch));
-			memset(s->ldrop, 0, (size_t)s->topo->nlinks * sizeof(*s->ldrop));
 			s->lround = 1;
 		}
 		nl = 0;
@@ -390,37 +416,23 @@ static hm_rc_t resolve(sim_t *s, const int *seed, int nseed, int self, hm_err_t 
 			ws->prio[i] = sj->prio;
 			double own = HUGE_VAL; /* its links nobody else uses, folded into one */
 			for (int k = 0; k < ld->nlinks; k++) {
-				int m = ld->links[k];
+				int m = ld->links[k], f = ld->flows[k], code;
 				if (s->lk_n[m] == 1) {
-					if (ld->flows[k] > 0)
-						own = fmin(own, s->cap_bps[m] / ld->flows[k]);
+					double x = f > 0 ? s->cap_bps[m] / f : HUGE_VAL;
+					if (x < own)
+						own = x;
 					continue;
 				}
-				if (s->ltouch[m] != s->lround && twin(s, m, g)) {
-					/* Its reverse's constraint, to the bit: one is enough. */
-					s->ltouch[m] = s->lround;
-					s->ldrop[m] = s->lround;
-					s->lloc[m] = s->lloc[s->rev[m]];
-					if (s->lvis[m] != g)
-						s->lout[nout++] = m;
-				}
-				if (s->ldrop[m] == s->lround)
-					continue;
-				if (s->ltouch[m] != s->lround) {
-					s->ltouch[m] = s->lround;
-					s->lloc[m] = nl;
-					s->stack[nl] =
-					    m; /* local -> global while the stack is empty */
-					ws->res[nl++] =
-					    s->cap_bps[m] - (whole(s, m, g) ? 0 : s->lused[m]);
-					if (s->lvis[m] != g)
-						s->lout[nout++] = m;
-				}
-				if (!whole(s, m, g)) /* its own share is not external */
-					ws->res[s->lloc[m]] += r * ld->flows[k];
-				if (ld->flows[k] > 0) {
-					ws->elink[nent] = s->lloc[m];
-					ws->eflow[nent++] = ld->flows[k];
+				if (s->ltouch[m] != s->lround)
+					number(s, m, g, &nl, &nout);
+				code = s->lcode[m];
+				if (code < 0)
+					continue; /* its reverse's twin */
+				if (code & 1)     /* its own share is not external */
+					ws->res[code >> 1] += r * f;
+				if (f > 0) {
+					ws->elink[nent] = code >> 1;
+					ws->eflow[nent++] = f;
 				}
 			}
 			if (own < HUGE_VAL) {
