@@ -103,6 +103,11 @@ typedef struct {
 	int n;
 } sim_ends_t;
 
+/* An active phase on a link: its job and how many of its flows cross the link. */
+typedef struct {
+	int job, flows;
+} sim_lk_t;
+
 typedef enum { SJ_PENDING, SJ_QUEUED, SJ_RUNNING, SJ_DONE, SJ_UNPLACED } sim_job_state_t;
 
 typedef struct {
@@ -180,7 +185,7 @@ typedef struct {
 	int *lloc;   /* global link -> local index of the current solve (valid when lvis == gen) */
 	int *active; /* jobs with an active network phase */
 	int nactive;
-	int **lk_jobs; /* per link: active jobs crossing it */
+	sim_lk_t **lk_jobs; /* per link: active phases crossing it */
 	int *lk_n, *lk_cap;
 	unsigned *lvis, *jvis, gen;
 	unsigned *ltouch, lround; /* links numbered in the current solve round (== lround) */
@@ -193,6 +198,7 @@ typedef struct {
 	int *lflow;               /* scratch: flows + 1 of the phase being checked */
 	int *lflows;              /* flows of the active phases on each link */
 	unsigned *lkeep;          /* == gen: a phase on it keeps its rate outside the solve */
+	double *lkept;            /* ... and their load on it, bit/s (valid when lkeep == gen) */
 	int pr_class;             /* the changing phase's class ... */
 	double pr_level;          /* ... and the level below which its class keeps rates */
 	int *stack, *comp;

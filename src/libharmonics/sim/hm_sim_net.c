@@ -163,6 +163,7 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	s->lvis = calloc(nls, sizeof(*s->lvis));
 	s->ltouch = calloc(nls, sizeof(*s->ltouch));
 	s->lkeep = calloc(nls, sizeof(*s->lkeep));
+	s->lkept = calloc(nls, sizeof(*s->lkept));
 	s->lflows = calloc(nls, sizeof(*s->lflows));
 	s->lout = calloc(nls, sizeof(*s->lout));
 	s->lused = calloc(nls, sizeof(*s->lused));
@@ -182,8 +183,9 @@ hm_rc_t sim_net_init(sim_t *s, hm_err_t *err)
 	s->ends.pos = malloc((size_t)nj * sizeof(*s->ends.pos));
 	if (!s->cap_bps || !s->cap_sat || !s->lk_jobs || !s->lk_n || !s->lk_cap || !s->lvis ||
 	    !s->ltouch || !s->lout || !s->lused || !s->lloc || !s->rev || !s->asym || !s->lcode ||
-	    !s->lflow || !s->lkeep || !s->lflows || !s->seed || !s->stack || !s->load || !s->jvis ||
-	    !s->active || !s->comp || !s->mm_rate || !s->ends.a || !s->ends.pos)
+	    !s->lflow || !s->lkeep || !s->lkept || !s->lflows || !s->seed || !s->stack ||
+	    !s->load || !s->jvis || !s->active || !s->comp || !s->mm_rate || !s->ends.a ||
+	    !s->ends.pos)
 		return hm_err_set(err, HM_ERR_NOMEM, "simulator: out of memory for %d links", nl);
 	for (int j = 0; j < nj; j++)
 		s->ends.pos[j] = -1;
@@ -225,6 +227,7 @@ void sim_net_free(sim_t *s)
 	free(s->lvis);
 	free(s->ltouch);
 	free(s->lkeep);
+	free(s->lkept);
 	free(s->lflows);
 	free(s->lout);
 	free(s->lused);
@@ -262,10 +265,10 @@ static void set_rate(sim_t *s, sim_job_t *sj, double r)
 	sj->rate_bps = r;
 }
 
-/* Every phase on link m is in the solve (expanded, none kept outside). */
-static bool whole(const sim_t *s, int m, unsigned g)
+/* The load of phases outside the solve on expanded link m: those it keeps. */
+static double kept(const sim_t *s, int m, unsigned g)
 {
-	return s->lvis[m] == g && s->lkeep[m] != g;
+	return s->lkeep[m] == g ? s->lkept[m] : 0;
 }
 
 /*
@@ -277,36 +280,40 @@ static bool whole(const sim_t *s, int m, unsigned g)
  * no level (the first always saturates first or together, freezing the same
  * phases). Its residual after the solve is its reverse's.
  */
-static bool twin(const sim_t *s, int m, bool whole_m)
+static bool twin(const sim_t *s, int m, unsigned g)
 {
 	int r = s->rev[m];
 
 	return r >= 0 && s->ltouch[r] == s->lround && s->lcode[r] >= 0 && s->asym[m] == 0 &&
-	       s->asym[r] == 0 && s->lused[m] == s->lused[r] && whole_m == !(s->lcode[r] & 1);
+	       s->asym[r] == 0 && s->lused[m] == s->lused[r] &&
+	       (s->lvis[m] == g) == (s->lvis[r] == g) && kept(s, m, g) == kept(s, r, g);
 }
 
 /*
  * Shared link m's first sight in this round's problem: a local index (lloc,
- * stack: local -> global) and lcode = 2 * local + (the load of phases outside
- * is external), or -1 when its reverse's twin (lloc: the reverse's index).
+ * stack: local -> global) and lcode = 2 * local + (not expanded: the load of
+ * all phases is external, the solve's own shares are added back), or -1 when
+ * its reverse's twin (lloc: the reverse's index). An expanded link has its
+ * capacity less the load of the phases it keeps, summed afresh: the running
+ * total lused carries the rounding of every change since the link was idle.
  */
 static void number(sim_t *s, int m, unsigned g, int *nl, int *nout)
 {
-	bool w = whole(s, m, g);
+	bool ext = s->lvis[m] != g;
 
 	s->ltouch[m] = s->lround;
-	if (s->lvis[m] != g)
+	if (ext)
 		s->lout[(*nout)++] = m;
-	if (twin(s, m, w)) {
+	if (twin(s, m, g)) {
 		/* Its reverse's constraint, to the bit: one is enough. */
 		s->lloc[m] = s->lloc[s->rev[m]];
 		s->lcode[m] = -1;
 		return;
 	}
 	s->lloc[m] = *nl;
-	s->lcode[m] = 2 * *nl + !w;
+	s->lcode[m] = 2 * *nl + ext;
 	s->stack[*nl] = m;
-	s->ws.res[(*nl)++] = s->cap_bps[m] - (w ? 0 : s->lused[m]);
+	s->ws.res[(*nl)++] = s->cap_bps[m] - (ext ? s->lused[m] : kept(s, m, g));
 }
 
 /*
@@ -382,13 +389,19 @@ static hm_rc_t resolve(sim_t *s, const int *seed, int nseed, int self, hm_err_t 
 		while (nstack > 0) {
 			int l = s->stack[--nstack];
 			for (int i = 0; i < s->lk_n[l]; i++) {
-				int j = s->lk_jobs[l][i];
-				if (s->jvis[j] == g)
+				const sim_lk_t *e = &s->lk_jobs[l][i];
+				const sim_job_t *o = &s->jobs[e->job];
+				if (s->jvis[e->job] == g)
 					continue;
-				if (keeps(s, &s->jobs[j]))
-					s->lkeep[l] = g; /* its load stays fixed here */
-				else
-					collect(s, j, g, &nstack, &nc);
+				if (!keeps(s, o)) {
+					collect(s, e->job, g, &nstack, &nc);
+					continue;
+				}
+				if (s->lkeep[l] != g) { /* its load stays fixed here */
+					s->lkeep[l] = g;
+					s->lkept[l] = 0;
+				}
+				s->lkept[l] += o->rate_bps * e->flows;
 			}
 		}
 		if (nc == nc0)
@@ -483,13 +496,13 @@ static hm_rc_t link_add(sim_t *s, int l, int j, int flows, hm_err_t *err)
 	s->lflows[l] += flows;
 	if (s->lk_n[l] == s->lk_cap[l]) {
 		int cap = s->lk_cap[l] ? s->lk_cap[l] * 2 : 4;
-		int *a = realloc(s->lk_jobs[l], (size_t)cap * sizeof(*a));
+		sim_lk_t *a = realloc(s->lk_jobs[l], (size_t)cap * sizeof(*a));
 		if (!a)
 			return hm_err_set(err, HM_ERR_NOMEM, "simulator: out of memory");
 		s->lk_jobs[l] = a;
 		s->lk_cap[l] = cap;
 	}
-	s->lk_jobs[l][s->lk_n[l]++] = j;
+	s->lk_jobs[l][s->lk_n[l]++] = (sim_lk_t){j, flows};
 	return HM_OK;
 }
 
@@ -497,7 +510,7 @@ static void link_del(sim_t *s, int l, int j, int flows)
 {
 	s->lflows[l] -= flows;
 	for (int i = 0; i < s->lk_n[l]; i++) {
-		if (s->lk_jobs[l][i] == j) {
+		if (s->lk_jobs[l][i].job == j) {
 			s->lk_jobs[l][i] = s->lk_jobs[l][--s->lk_n[l]];
 			if (s->lk_n[l] == 0)
 				s->lused[l] = 0; /* no rounding carried over */
@@ -572,7 +585,7 @@ static bool start_alone(sim_t *s, int j)
 		    s->lused[m] + r * ld->flows[k] < s->cap_bps[m] * (1 - SAT_SLACK))
 			continue; /* keeps slack */
 		for (int i = 0; i < s->lk_n[m]; i++) {
-			const sim_job_t *o = &s->jobs[s->lk_jobs[m][i]];
+			const sim_job_t *o = &s->jobs[s->lk_jobs[m][i].job];
 			if (o == sj || o->prio < sj->prio)
 				continue;
 			if (o->prio > sj->prio || o->rate_bps > r * (1 + SAT_SLACK))
