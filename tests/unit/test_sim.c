@@ -559,7 +559,8 @@ static void test_eval_matches_sim(void **state)
  * is re-solved, less the phases frozen below the change's level; a link whose
  * reverse carries the same load joins once) against a full solve after every
  * change: scattered jobs of 2-4 hosts on a Clos with two paths per pod,
- * nclasses classes (by id), 5% jitter. mixed: every collective (rings
+ * nclasses classes (by id), 5% jitter; with one class, as many of the 16 jobs
+ * as fit (denser: a starting phase's level bound is tested where it is used). mixed: every collective (rings
  * load both directions of each cut alike, broadcast and all-to-all need not)
  * and a second, overlapping phase.
  */
@@ -615,7 +616,7 @@ static void run_incremental_maxmin(bool mixed, int nclasses)
 	for (int i = 0; i < 16; i++)
 		g_dec[i].prio = i % nclasses;
 	{
-		hm_workload_t w = {8, j};
+		hm_workload_t w = {nclasses == 1 ? 16 : 8, j};
 		hm_sim_opts_t o;
 		hm_sim_result_t r;
 		hm_sim_opts_defaults(&o);

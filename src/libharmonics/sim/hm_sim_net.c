@@ -631,20 +631,45 @@ static bool symmetric(sim_t *s, const hm_phase_load_t *ld)
 }
 
 /*
- * The level of a starting phase: in class 0 it gets at least the least
- * capacity / flows over its links (a link saturates at level x when its flows,
- * none above x, fill it). Below class 0 no bound: only higher classes keep.
+ * The level of a starting phase (class 0; below, no bound: only higher classes
+ * keep): a link saturates at level x when its flows, none above x, fill it, so
+ * the phase gets at least lam0 = the least capacity / flows over its links.
+ * Phases below lam0 keep their rates, so a link saturates no lower than its
+ * capacity less their load over its other flows: the least of that over the
+ * phase's links is a bound too, and higher (2.4% fewer instructions on
+ * bench_sim's scattered hour; more rounds gained nothing).
  */
-static void start_level(sim_t *s, const sim_job_t *sj)
+static void start_level(sim_t *s, int j)
 {
+	const sim_job_t *sj = &s->jobs[j];
 	const hm_phase_load_t *ld = sj->ld;
-	double lam = HUGE_VAL;
+	double lam0 = HUGE_VAL, lam = HUGE_VAL;
 
+	s->pr_class = sj->prio;
+	s->pr_level = 0;
+	if (sj->prio != 0)
+		return;
 	for (int k = 0; k < ld->nlinks; k++)
 		if (ld->flows[k] > 0)
-			lam = fmin(lam, s->cap_bps[ld->links[k]] / s->lflows[ld->links[k]]);
-	s->pr_class = sj->prio;
-	s->pr_level = sj->prio == 0 && lam < HUGE_VAL ? lam * (1 - SAT_SLACK) : 0;
+			lam0 = fmin(lam0, s->cap_bps[ld->links[k]] / s->lflows[ld->links[k]]);
+	if (lam0 == HUGE_VAL)
+		return;
+	for (int k = 0; k < ld->nlinks; k++) {
+		int m = ld->links[k], f = s->lflows[m];
+		double load = 0;
+		if (ld->flows[k] <= 0)
+			continue;
+		for (int i = 0; i < s->lk_n[m]; i++) {
+			const sim_lk_t *e = &s->lk_jobs[m][i];
+			const sim_job_t *o = &s->jobs[e->job];
+			if (e->job != j && o->prio == 0 && o->rate_bps < lam0 * (1 - SAT_SLACK)) {
+				load += o->rate_bps * e->flows;
+				f -= e->flows;
+			}
+		}
+		lam = fmin(lam, (s->cap_bps[m] - load) / f);
+	}
+	s->pr_level = fmax(lam0, lam) * (1 - SAT_SLACK);
 }
 
 hm_rc_t sim_net_start(sim_t *s, int j, const hm_phase_load_t *ld, int prio, hm_err_t *err)
@@ -672,7 +697,7 @@ hm_rc_t sim_net_start(sim_t *s, int j, const hm_phase_load_t *ld, int prio, hm_e
 	for (int k = 0; k < ld->nlinks && !sj->sym; k++)
 		s->asym[ld->links[k]]++;
 	if (!start_alone(s, j)) {
-		start_level(s, sj);
+		start_level(s, j);
 		rc = resolve(s, NULL, 0, j, err);
 	}
 	if (rc == HM_OK && s->o.check_maxmin)
