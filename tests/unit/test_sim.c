@@ -560,9 +560,9 @@ static void test_eval_matches_sim(void **state)
  * reverse carries the same load joins once) against a full solve after every
  * change: scattered jobs of 2-4 hosts on a Clos with two paths per pod,
  * nclasses classes (by id), 5% jitter; with one class, as many of the 16 jobs
- * as fit (denser: a starting phase's level bound is tested where it is used). mixed: every collective (rings
- * load both directions of each cut alike, broadcast and all-to-all need not)
- * and a second, overlapping phase.
+ * as fit (denser: a starting phase's level bound is tested where it is used).
+ * mixed: every collective (rings load both directions of each cut alike,
+ * broadcast and all-to-all need not) and a second, overlapping phase.
  */
 static void run_incremental_maxmin(bool mixed, int nclasses)
 {
