@@ -556,13 +556,15 @@ static void test_eval_matches_sim(void **state)
 
 /*
  * The incremental max-min (only the bottleneck-connected part around a change
- * is re-solved; a link whose reverse carries the same load joins once) against
- * a full solve after every change: scattered jobs of 2-4 hosts on a Clos with
- * two paths per pod, three classes, 5% jitter. mixed: every collective (rings
- * load both directions of each cut alike, broadcast and all-to-all need not)
- * and a second, overlapping phase.
+ * is re-solved, less the phases frozen below the change's level; a link whose
+ * reverse carries the same load joins once) against a full solve after every
+ * change: scattered jobs of 2-4 hosts on a Clos with two paths per pod,
+ * nclasses classes (by id), 5% jitter; with one class, as many of the 16 jobs
+ * as fit (denser: a starting phase's level bound is tested where it is used).
+ * mixed: every collective (rings load both directions of each cut alike,
+ * broadcast and all-to-all need not) and a second, overlapping phase.
  */
-static void run_incremental_maxmin(bool mixed)
+static void run_incremental_maxmin(bool mixed, int nclasses)
 {
 	hm_topo_gen_t g = {0};
 	hm_topo_t *t = NULL;
@@ -612,9 +614,9 @@ static void run_incremental_maxmin(bool mixed)
 	}
 	memset(g_dec, 0, sizeof(g_dec));
 	for (int i = 0; i < 16; i++)
-		g_dec[i].prio = i % 3;
+		g_dec[i].prio = i % nclasses;
 	{
-		hm_workload_t w = {8, j};
+		hm_workload_t w = {nclasses == 1 ? 16 : 8, j};
 		hm_sim_opts_t o;
 		hm_sim_result_t r;
 		hm_sim_opts_defaults(&o);
@@ -636,13 +638,20 @@ static void run_incremental_maxmin(bool mixed)
 static void test_incremental_maxmin(void **state)
 {
 	(void)state;
-	run_incremental_maxmin(false);
+	run_incremental_maxmin(false, 3);
+}
+
+/* One class: a starting phase's lower bound decides which phases keep. */
+static void test_incremental_maxmin_fair(void **state)
+{
+	(void)state;
+	run_incremental_maxmin(false, 1);
 }
 
 static void test_incremental_maxmin_mixed(void **state)
 {
 	(void)state;
-	run_incremental_maxmin(true);
+	run_incremental_maxmin(true, 3);
 }
 
 int main(void)
@@ -651,6 +660,7 @@ int main(void)
 	    cmocka_unit_test(test_alone),
 	    cmocka_unit_test(test_eval_matches_sim),
 	    cmocka_unit_test(test_incremental_maxmin),
+	    cmocka_unit_test(test_incremental_maxmin_fair),
 	    cmocka_unit_test(test_incremental_maxmin_mixed),
 	    cmocka_unit_test(test_two_jobs_fair),
 	    cmocka_unit_test(test_priority),

@@ -57,6 +57,9 @@ hm_rc_t hm_mm_reserve(hm_mm_ws_t *ws, int nl, int nph, int nent, hm_err_t *err)
 		int c = next_cap(ws->cap_ph, nph + 1);
 		ok = grow((void **)&ws->pstart, 0, c, sizeof(int)) &&
 		     grow((void **)&ws->prio, 0, c, sizeof(int)) &&
+		     grow((void **)&ws->pcap, 0, c, sizeof(double)) &&
+		     grow((void **)&ws->pcapl, 0, c, sizeof(int)) &&
+		     grow((void **)&ws->capq, 0, c, sizeof(int)) &&
 		     grow((void **)&ws->order, 0, c, sizeof(int)) &&
 		     grow((void **)&ws->frozen, 0, c, 1);
 		if (ok)
@@ -86,6 +89,9 @@ void hm_mm_ws_free(hm_mm_ws_t *ws)
 	free(ws->elink);
 	free(ws->eflow);
 	free(ws->prio);
+	free(ws->pcap);
+	free(ws->pcapl);
+	free(ws->capq);
 	free(ws->fixed);
 	free(ws->w);
 	free(ws->ver);
@@ -150,25 +156,32 @@ static void sort_by_class(int *order, const int *prio, int nph)
 	}
 }
 
+/* Phase p freezes at level: its links carry its load as fixed. */
+static void freeze_phase(hm_mm_ws_t *ws, int p, double level, double *rate)
+{
+	const int *elink = ws->elink, *eflow = ws->eflow;
+
+	ws->frozen[p] = 1;
+	rate[p] = level;
+	for (int e = ws->pstart[p]; e < ws->pstart[p + 1]; e++) {
+		int m = elink[e];
+		ws->fixed[m] += eflow[e] * level;
+		ws->w[m] -= eflow[e];
+		ws->ver[m]++;
+	}
+}
+
 /* Link l saturates at level: its unfrozen phases of class c freeze there. */
 static int freeze_link(hm_mm_ws_t *ws, int l, int c, double level, double *rate)
 {
-	const int *pstart = ws->pstart, *elink = ws->elink, *eflow = ws->eflow;
 	int n = 0;
 
 	for (int x = ws->lstart[l]; x < ws->lstart[l + 1]; x++) {
 		int p = ws->lph[x];
 		if (ws->prio[p] != c || ws->frozen[p])
 			continue;
-		ws->frozen[p] = 1;
-		rate[p] = level;
+		freeze_phase(ws, p, level, rate);
 		n++;
-		for (int e = pstart[p]; e < pstart[p + 1]; e++) {
-			int m = elink[e];
-			ws->fixed[m] += eflow[e] * level;
-			ws->w[m] -= eflow[e];
-			ws->ver[m]++;
-		}
 	}
 	return n;
 }
@@ -220,19 +233,45 @@ static void fill_heap(hm_mm_ws_t *ws, int c, int nl, double *rate, int active)
  * unpredictable sifts and its pops of links whose phases all froze elsewhere.
  * Same levels as the heap (the same expression on the same loads); links with
  * equal keys may be taken in another order (rounding of the loads only).
+ * A link that carries one phase (its private links, folded into one, or a
+ * shared link whose other phases stay outside the problem) keeps its key
+ * until that phase freezes: it caps the phase instead, and the caps are taken
+ * in order from a sorted queue, (key, link) as the scan would take them.
  */
 static void fill_scan(hm_mm_ws_t *ws, int c, int nl, double *rate, int active)
 {
-	int *live = ws->live, nlive = 0;
-	double *key = ws->key, level = 0;
+	int *live = ws->live, nlive = 0, *q = ws->capq, nq = 0, qi = 0;
+	double *key = ws->key, level = 0, *pcap = ws->pcap;
+	int *pcapl = ws->pcapl;
 
-	for (int l = 0; l < nl; l++)
-		if (ws->w[l] > 0) {
-			live[nlive++] = l;
-			key[l] = ws->res[l] / ws->w[l];
-			ws->ver[l] = 0;
+	for (int l = 0; l < nl; l++) {
+		if (ws->w[l] <= 0)
+			continue;
+		double k = ws->res[l] / ws->w[l];
+		if (ws->lstart[l + 1] - ws->lstart[l] == 1) {
+			int p = ws->lph[ws->lstart[l]];
+			if (pcapl[p] < 0)
+				q[nq++] = p;
+			if (pcapl[p] < 0 || k < pcap[p]) {
+				pcap[p] = k;
+				pcapl[p] = l;
+			}
+			continue;
 		}
-	while (nlive > 0 && active > 0) {
+		live[nlive++] = l;
+		key[l] = k;
+		ws->ver[l] = 0;
+	}
+	for (int i = 1; i < nq; i++) { /* by (cap, link): insertion sort, few */
+		int v = q[i], j = i - 1;
+		while (j >= 0 && (pcap[q[j]] > pcap[v] ||
+				  (pcap[q[j]] == pcap[v] && pcapl[q[j]] > pcapl[v]))) {
+			q[j + 1] = q[j];
+			j--;
+		}
+		q[j + 1] = v;
+	}
+	while ((nlive > 0 || qi < nq) && active > 0) {
 		int best = -1, n = 0;
 		for (int i = 0; i < nlive; i++) {
 			int l = live[i];
@@ -248,6 +287,20 @@ static void fill_scan(hm_mm_ws_t *ws, int c, int nl, double *rate, int active)
 				best = l;
 		}
 		nlive = n;
+		while (qi < nq && ws->frozen[q[qi]])
+			qi++;
+		if (qi < nq) {
+			int p = q[qi];
+			if (best < 0 || pcap[p] < key[best] ||
+			    (pcap[p] == key[best] && pcapl[p] < best)) {
+				if (pcap[p] > level)
+					level = pcap[p];
+				qi++;
+				freeze_phase(ws, p, level, rate);
+				active--;
+				continue;
+			}
+		}
 		if (best < 0)
 			break;
 		if (key[best] > level)
@@ -272,6 +325,7 @@ static void fill_class(hm_mm_ws_t *ws, int lo, int hi, int c, int nl, double *ra
 		for (int e = pstart[p]; e < pstart[p + 1]; e++)
 			ws->w[elink[e]] += eflow[e];
 		ws->frozen[p] = pstart[p] == pstart[p + 1];
+		ws->pcapl[p] = -1;
 		rate[p] = ws->frozen[p] ? HUGE_VAL : 0;
 		active += !ws->frozen[p];
 	}

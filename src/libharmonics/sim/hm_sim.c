@@ -36,7 +36,7 @@ static double normal(uint64_t st[2])
 
 static hm_rc_t push(sim_t *s, double t, int type, int j, hm_err_t *err)
 {
-	return sim_heap_push(&s->heap, t, type, j, 0, err);
+	return sim_heap_push(&s->heap, t, type, j, err);
 }
 
 static hm_rc_t iter_start(sim_t *s, int j, hm_err_t *err);
@@ -150,9 +150,8 @@ static hm_rc_t phase_start(sim_t *s, int j, hm_err_t *err)
 	const hm_phase_load_t *ld = &sj->tr[path].phases[p];
 	if (ld->nlinks == 0 || !(ld->flow_bytes > 0)) {
 		/* Traffic that stays inside a host: its alone time, no shared link. */
-		sj->ph_ver++;
-		return sim_heap_push(&s->heap, s->now + sj->tr[path].alone_comm_s[p], SEV_PHASE_END,
-				     j, sj->ph_ver, err);
+		sim_end_set(s, j, s->now + sj->tr[path].alone_comm_s[p]);
+		return HM_OK;
 	}
 	return sim_net_start(s, j, ld, sj->dec.prio > 0 ? sj->dec.prio : 0, err);
 }
@@ -270,8 +269,8 @@ hm_rc_t sim_handle(sim_t *s, const sim_ev_t *ev, hm_err_t *err)
 		sj->slot_wait = false;
 		return phase_start(s, ev->job, err);
 	case SEV_PHASE_END:
-		if (ev->ver != sj->ph_ver || sj->cur_phase < 0)
-			return HM_OK; /* superseded by a rate change */
+		if (sj->cur_phase < 0)
+			return HM_OK;
 		rc = sim_net_stop(s, ev->job, err);
 		if (rc != HM_OK)
 			return rc;
@@ -462,14 +461,13 @@ hm_rc_t hm_sim_run(const hm_topo_t *t, const hm_workload_t *w, const hm_policy_o
 	rc = setup(&s, err);
 	if (rc != HM_OK)
 		goto out;
-	while (sim_heap_pop(&s.heap, &ev)) {
+	while (sim_next(&s, &ev)) {
 		if (s.o.horizon_s > 0 && ev.t > s.o.horizon_s) {
 			s.now = s.o.horizon_s;
 			break;
 		}
 		s.now = ev.t;
-		if (!(ev.type == SEV_PHASE_END && ev.ver != s.jobs[ev.job].ph_ver))
-			s.events++;
+		s.events++;
 		rc = sim_handle(&s, &ev, err);
 		if (rc != HM_OK)
 			goto out;

@@ -72,10 +72,14 @@ static void clear(sim_t *s, int n)
 			for (int ph = 0; ph < sj->tr[p].nphases; ph++)
 				for (int k = 0; k < sj->tr[p].phases[ph].nlinks; k++)
 					s->lk_n[sj->tr[p].phases[ph].links[k]] = 0,
+					s->lflows[sj->tr[p].phases[ph].links[k]] = 0,
 					s->lused[sj->tr[p].phases[ph].links[k]] = 0;
 	}
 	s->nactive = 0;
 	s->heap.n = 0;
+	for (int i = 0; i < s->ends.n; i++)
+		s->ends.pos[s->ends.a[i].job] = -1;
+	s->ends.n = 0;
 }
 
 hm_rc_t hm_sim_eval_run(hm_sim_eval_t *e, const hm_sim_eval_job_t *jobs, int n, double horizon_s,
@@ -121,11 +125,11 @@ hm_rc_t hm_sim_eval_run(hm_sim_eval_t *e, const hm_sim_eval_job_t *jobs, int n, 
 		double first = jobs[j].first_s > 0 ? jobs[j].first_s : 0;
 		if (sj->dec.period_s == 0 && sj->dec.shift_s > 0)
 			first += sj->dec.shift_s;
-		rc = sim_heap_push(&s->heap, first, SEV_ITER_START, j, 0, err);
+		rc = sim_heap_push(&s->heap, first, SEV_ITER_START, j, err);
 		if (rc != HM_OK)
 			goto out;
 	}
-	while (sim_heap_pop(&s->heap, &ev)) {
+	while (sim_next(s, &ev)) {
 		if (ev.t > horizon_s)
 			break;
 		s->now = ev.t;

@@ -41,6 +41,9 @@ typedef struct {
 	int *order;            /* [nph] phases by class */
 	unsigned char *frozen; /* [nph] */
 	hm_mm_hent_t *heap;    /* [nl] */
+	double *pcap;          /* [nph] scan fill: the least key of its one-phase links ... */
+	int *pcapl;            /* [nph] ... and that link (-1: none) */
+	int *capq;             /* [nph] scan fill: capped phases by (pcap, pcapl) */
 	double *key;           /* [nl] scan fill: saturation level of each link */
 	int *live;             /* [nl] scan fill: links with unfrozen phases */
 } hm_mm_ws_t;
@@ -74,7 +77,6 @@ typedef struct {
 	uint64_t seq; /* FIFO among equal times: runs are deterministic */
 	int type;
 	int job;
-	unsigned ver; /* SEV_PHASE_END: stale unless equal to the job's ph_ver */
 } sim_ev_t;
 
 typedef struct {
@@ -82,6 +84,29 @@ typedef struct {
 	int n, cap;
 	uint64_t seq;
 } sim_heap_t;
+
+/* A scheduled phase end (SEV_PHASE_END) in the heap of phase ends. */
+typedef struct {
+	double t;
+	uint64_t seq; /* from sim_heap_t's counter: one order over both heaps */
+	int job;
+} sim_end_t;
+
+/*
+ * Phase ends, at most one per job, moved in place when a rate changes (pos:
+ * each job's entry or -1): a re-solve moves many of them, and events left
+ * behind in the main heap outnumbered the live ones 3 to 1.
+ */
+typedef struct {
+	sim_end_t *a;
+	int *pos;
+	int n;
+} sim_ends_t;
+
+/* An active phase on a link: its job and how many of its flows cross the link. */
+typedef struct {
+	int job, flows;
+} sim_lk_t;
 
 typedef enum { SJ_PENDING, SJ_QUEUED, SJ_RUNNING, SJ_DONE, SJ_UNPLACED } sim_job_state_t;
 
@@ -95,7 +120,7 @@ typedef struct {
 	double alone_iter_s, target_iters;
 	hm_decision_t dec;
 	double pending_delay_s; /* one-time shift for the next iteration start */
-	double cv;		/* evaluation runs: its own jitter (< 0: the run's) */
+	double cv;              /* evaluation runs: its own jitter (< 0: the run's) */
 	uint64_t rng[2];        /* jitter stream, seeded per job */
 	int run_pos;            /* index in the running list, -1 when not running */
 	/* With an update lead: the next decision from next_at_s, one decided while
@@ -109,7 +134,6 @@ typedef struct {
 	double burst_s; /* this iteration's burst, counted at its end */
 	bool compute_done, ready_pending, slot_wait;
 	int next_phase, cur_phase;
-	unsigned ph_ver;
 
 	/* Active network phase (act_pos >= 0 while its flows are on links). */
 	int act_pos;
@@ -141,6 +165,7 @@ typedef struct {
 	int nj;
 	sim_job_t *jobs;
 	sim_heap_t heap;
+	sim_ends_t ends;
 	double now;
 	uint64_t events;
 	uint64_t rng[2]; /* reservoir sampling */
@@ -155,11 +180,12 @@ typedef struct {
 
 	/* Network. */
 	double *cap_bps;
+	double *cap_sat; /* above this use a link is saturated (cap_bps less SAT_SLACK) */
 	hm_mm_ws_t ws;
 	int *lloc;   /* global link -> local index of the current solve (valid when lvis == gen) */
 	int *active; /* jobs with an active network phase */
 	int nactive;
-	int **lk_jobs; /* per link: active jobs crossing it */
+	sim_lk_t **lk_jobs; /* per link: active phases crossing it */
 	int *lk_n, *lk_cap;
 	unsigned *lvis, *jvis, gen;
 	unsigned *ltouch, lround; /* links numbered in the current solve round (== lround) */
@@ -168,8 +194,13 @@ typedef struct {
 	int *seed;                /* links an ending phase fills (its re-solve's seeds) */
 	int *rev;                 /* the link's other direction (same capacity), or -1 */
 	int *asym;                /* active phases on it that are not symmetric */
-	unsigned *ldrop;          /* == lround: left out of the solve as its reverse's twin */
+	int *lcode;               /* its place in this round's problem (see number()) */
 	int *lflow;               /* scratch: flows + 1 of the phase being checked */
+	int *lflows;              /* flows of the active phases on each link */
+	unsigned *lkeep;          /* == gen: a phase on it keeps its rate outside the solve */
+	double *lkept;            /* ... and their load on it, bit/s (valid when lkeep == gen) */
+	int pr_class;             /* the changing phase's class ... */
+	double pr_level;          /* ... and the level below which its class keeps rates */
 	int *stack, *comp;
 	double *mm_rate;
 	double *load; /* sampling scratch */
@@ -192,8 +223,12 @@ typedef struct {
 } sim_t;
 
 /* hm_sim_net.c */
-hm_rc_t sim_heap_push(sim_heap_t *h, double t, int type, int job, unsigned ver, hm_err_t *err);
-bool sim_heap_pop(sim_heap_t *h, sim_ev_t *ev);
+hm_rc_t sim_heap_push(sim_heap_t *h, double t, int type, int job, hm_err_t *err);
+/* Job j's phase ends at t (replacing the end scheduled before) / ends at no set time. */
+void sim_end_set(sim_t *s, int j, double t);
+void sim_end_del(sim_t *s, int j);
+/* The next event of either heap, taken off it. */
+bool sim_next(sim_t *s, sim_ev_t *ev);
 hm_rc_t sim_net_init(sim_t *s, hm_err_t *err);
 void sim_net_free(sim_t *s);
 /* Put job j's phase ld on the links (class prio) / take it off; re-solve its component. */
