@@ -19,53 +19,63 @@
 #define K_MIN       0.1
 #define K_MAX       10.0
 
+/* A job's phase ends: compute -> burst -> compute (a job with nothing to send
+ * goes straight back to compute). */
+static inline void two_job_flip(int *comm, double *rem, double comp_s, double comm_s)
+{
+	*comm = !*comm;
+	*rem = *comm ? comm_s : comp_s;
+	if (*rem <= 0) {
+		*comm = 0;
+		*rem = comp_s;
+	}
+}
+
 void hm_crux_two_job_util(const double comp_s[2], const double comm_s[2], int first, double util[2])
 {
-	/* Fluid, preemptive strict priority on one link; warm up, then measure. */
-	double rem[2] = {comp_s[0], comp_s[1]}, busy[2] = {0, 0}, t = 0;
-	int comm[2] = {0, 0};
+	/*
+	 * Fluid, preemptive strict priority on one link; warm up, then measure.
+	 * Two jobs written out (no arrays, no fmin call: x < y ? x : y is what
+	 * fmin gives on numbers): a third of the instructions, the same sums.
+	 */
+	double r0 = comp_s[0], r1 = comp_s[1], b0 = 0, b1 = 0, t = 0;
+	int c0 = 0, c1 = 0;
 	double Tmax = fmax(comp_s[0] + comm_s[0], comp_s[1] + comm_s[1]);
-	double warm = 10 * Tmax, end = warm + 100 * Tmax;
+	double warm = 10 * Tmax, end = warm + 100 * Tmax, done = 1e-12 * (1 + Tmax);
 	long ev = 0;
 
 	while (t < end && ev < 200000) {
-		int tx = -1;
+		/* Both sending: only the first has the link; otherwise both progress. */
+		int a0 = !(c0 && c1 && first == 1), a1 = !(c0 && c1 && first == 0);
 		double dt = INFINITY;
 
-		if (comm[first])
-			tx = first;
-		else if (comm[1 - first])
-			tx = 1 - first;
-		for (int i = 0; i < 2; i++)
-			if (!comm[i] || i == tx)
-				dt = fmin(dt, rem[i]);
+		if (a0)
+			dt = dt < r0 ? dt : r0;
+		if (a1)
+			dt = dt < r1 ? dt : r1;
 		if (!isfinite(dt))
 			break;
 		if (t < warm && t + dt > warm)
 			dt = warm - t;
-		for (int i = 0; i < 2; i++) {
-			if (!comm[i]) {
-				rem[i] -= dt;
-				if (t >= warm)
-					busy[i] += dt;
-			} else if (i == tx) {
-				rem[i] -= dt;
-			}
+		if (a0)
+			r0 -= dt;
+		if (a1)
+			r1 -= dt;
+		if (t >= warm) {
+			if (!c0)
+				b0 += dt;
+			if (!c1)
+				b1 += dt;
 		}
 		t += dt;
-		for (int i = 0; i < 2; i++)
-			if (rem[i] <= 1e-12 * (1 + Tmax)) {
-				comm[i] = !comm[i];
-				rem[i] = comm[i] ? comm_s[i] : comp_s[i];
-				if (rem[i] <= 0) { /* nothing to send: straight back */
-					comm[i] = 0;
-					rem[i] = comp_s[i];
-				}
-			}
+		if (r0 <= done)
+			two_job_flip(&c0, &r0, comp_s[0], comm_s[0]);
+		if (r1 <= done)
+			two_job_flip(&c1, &r1, comp_s[1], comm_s[1]);
 		ev++;
 	}
-	for (int i = 0; i < 2; i++)
-		util[i] = t > warm ? busy[i] / (t - warm) : 0;
+	util[0] = t > warm ? b0 / (t - warm) : 0;
+	util[1] = t > warm ? b1 / (t - warm) : 0;
 }
 
 double hm_crux_k(double comp_ref_s, double comm_ref_s, int gpus_ref, double comp_j_s,
