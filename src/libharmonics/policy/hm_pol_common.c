@@ -206,7 +206,8 @@ hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs
 	v->ljobs = malloc(sizeof(int) * (size_t)(used + 1));
 	v->lload = calloc((size_t)v->nlinks + 1, sizeof(double));
 	v->lmaxd = calloc((size_t)v->nlinks + 1, sizeof(double));
-	if (!v->ljobs || !v->lload || !v->lmaxd) {
+	v->lcont = malloc((size_t)v->nlinks + 1);
+	if (!v->ljobs || !v->lload || !v->lmaxd || !v->lcont) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "policy view: out of memory");
 		goto out;
 	}
@@ -221,6 +222,8 @@ hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs
 				v->lmaxd[l] = pj->demand[m];
 		}
 	}
+	for (int l = 0; l < v->nlinks; l++)
+		v->lcont[l] = 2 * v->lmaxd[l] + v->lload[l] > 1.0;
 out:
 	free(cnt);
 	if (rc != HM_OK)
@@ -237,6 +240,7 @@ void hm_pview_free(hm_pview_t *v)
 	free(v->ljobs);
 	free(v->lload);
 	free(v->lmaxd);
+	free(v->lcont);
 	free(v->link_pool);
 	free(v->dbl_pool);
 	memset(v, 0, sizeof(*v));
