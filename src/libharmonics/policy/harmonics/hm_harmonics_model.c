@@ -95,7 +95,7 @@ double hm_hjob_excess_on(const hm_hmodel_t *m, const hm_hjob_t *a, const hm_hjob
 		} else if (x->links[i] > y->links[k]) {
 			k++;
 		} else {
-			if (m->topo->links[x->links[i]].rack == r) {
+			if (hm_hmodel_link_rack(m, x->links[i]) == r) {
 				double e = x->demand[i] + y->demand[k] - 1.0;
 				if (e > best)
 					best = e;
@@ -288,14 +288,17 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 	max2 = calloc((size_t)m->view.nlinks + 1, sizeof(double));
 	who1 = malloc(sizeof(int) * (size_t)(m->view.nlinks + 1));
 	cnt = calloc((size_t)m->nracks + 1, sizeof(int));
+	m->lrack = malloc(sizeof(int) * (size_t)(m->view.nlinks + 1));
 	if (!m->jobs || !m->rack_pool || !m->rstart || !m->cross || !max1 || !max2 || !who1 ||
-	    !cnt) {
+	    !cnt || !m->lrack) {
 		rc =
 		    hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory for %d jobs", m->njobs);
 		goto out;
 	}
-	for (int l = 0; l < m->view.nlinks; l++)
+	for (int l = 0; l < m->view.nlinks; l++) {
 		who1[l] = -1;
+		m->lrack[l] = m->topo->links[l].rack;
+	}
 	for (int i = 0; i < m->njobs; i++) {
 		hm_hjob_t *j = &m->jobs[i];
 		const hm_sched_job_t *sj = &ctx->jobs[i];
@@ -305,7 +308,7 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 		j->id = sj->id;
 		j->racks = m->rack_pool + pool_used;
 		for (int k = 0; k < j->pj->nlinks; k++) {
-			int l = j->pj->links[k], r = m->topo->links[l].rack;
+			int l = j->pj->links[k], r = m->lrack[l];
 			double d = j->pj->demand[k];
 			if (r < 0 || r >= m->nracks)
 				global = true;
@@ -393,6 +396,7 @@ void hm_hmodel_free(hm_hmodel_t *m)
 	free(m->rstart);
 	free(m->rjobs);
 	free(m->cross);
+	free(m->lrack);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -79,7 +79,14 @@ typedef struct {
 	int ncross;
 	int *cross; /* cross-rack jobs, in job order */
 	int *rack_pool;
+	int *lrack; /* per link: topo->links[l].rack, read per job and link (NULL: topo's) */
 } hm_hmodel_t;
+
+/* Rack of link l (-1 above the racks). */
+static inline int hm_hmodel_link_rack(const hm_hmodel_t *m, int l)
+{
+	return m->lrack ? m->lrack[l] : m->topo->links[l].rack;
+}
 
 /*
  * Range [*lo, *hi) of view.ljobs[] to scan for the partners of a job on link l:

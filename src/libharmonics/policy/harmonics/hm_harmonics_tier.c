@@ -21,7 +21,7 @@ static int rack_links(const hm_hmodel_t *m, const hm_hjob_t *j, int r, int *link
 	int n = 0;
 
 	for (int k = 0; k < j->pj->nlinks; k++) {
-		if (m->topo->links[j->pj->links[k]].rack != r)
+		if (hm_hmodel_link_rack(m, j->pj->links[k]) != r)
 			continue;
 		if (links) {
 			links[n] = j->pj->links[k];
