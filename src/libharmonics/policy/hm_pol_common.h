@@ -37,14 +37,14 @@ typedef struct {
 typedef struct {
 	int njobs;
 	hm_pjob_t *jobs;
-	int nlinks;       /* topology links */
-	int *lstart;      /* CSR: jobs loading link l are ljobs[lstart[l] .. lstart[l+1]) */
-	int *ljobs;       /* indexes into jobs[] */
-	double *lload;    /* per link: mean demand, sum of demand x burst / period */
-	double *lmaxd;    /* per link: largest demand of a job on it */
+	int nlinks;           /* topology links */
+	int *lstart;          /* CSR: jobs loading link l are ljobs[lstart[l] .. lstart[l+1]) */
+	int *ljobs;           /* indexes into jobs[] */
+	double *lload;        /* per link: mean demand, sum of demand x burst / period */
+	double *lmaxd;        /* per link: largest demand of a job on it */
 	unsigned char *lcont; /* per link: 1 when two jobs on it can exceed it (lmaxd, lload) */
-	int *link_pool;   /* owned storage behind jobs[].links */
-	double *dbl_pool; /* owned storage behind jobs[].demand and .lbits */
+	int *link_pool;       /* owned storage behind jobs[].links */
+	double *dbl_pool;     /* owned storage behind jobs[].demand and .lbits */
 } hm_pview_t;
 
 /*
