@@ -198,7 +198,7 @@ static void scatter_links(const hm_hmodel_t *m, int *apos, int *cur, int x)
  * near-equal jobs finds no harmonic of its partner within its stretch and runs
  * free.
  */
-static hm_rc_t group_margins(hm_hmodel_t *m, hm_err_t *err)
+static hm_rc_t group_margins(hm_hmodel_t *m, const unsigned char *partnered, hm_err_t *err)
 {
 	hm_uf_t uf = {0};
 	double *rel = NULL;
@@ -225,7 +225,7 @@ static hm_rc_t group_margins(hm_hmodel_t *m, hm_err_t *err)
 				continue;
 			for (int q = lo; q < hi; q++) {
 				int y = m->view.ljobs[q];
-				if (y <= x || seen[y] == x || !m->jobs[y].partnered ||
+				if (y <= x || seen[y] == x || !partnered[y] ||
 				    hm_uf_find(&uf, x) == hm_uf_find(&uf, y))
 					continue;
 				seen[y] = x; /* a pair on several links: once */
@@ -261,6 +261,7 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 	const hm_traffic_t **trs = NULL;
 	double *max1 = NULL, *max2 = NULL;
 	int *who1 = NULL, *cnt = NULL;
+	unsigned char *partnered = NULL; /* jobs[].partnered in 1 byte a job: read per pair */
 	int pool_used = 0, pool_cap = 0;
 
 	memset(m, 0, sizeof(*m));
@@ -289,8 +290,9 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 	who1 = malloc(sizeof(int) * (size_t)(m->view.nlinks + 1));
 	cnt = calloc((size_t)m->nracks + 1, sizeof(int));
 	m->lrack = malloc(sizeof(int) * (size_t)(m->view.nlinks + 1));
+	partnered = calloc((size_t)m->njobs + 1, 1);
 	if (!m->jobs || !m->rack_pool || !m->rstart || !m->cross || !max1 || !max2 || !who1 ||
-	    !cnt || !m->lrack) {
+	    !cnt || !m->lrack || !partnered) {
 		rc =
 		    hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory for %d jobs", m->njobs);
 		goto out;
@@ -350,12 +352,13 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 			if (other > 0 && j->pj->demand[k] + (other > bg ? other : bg) > 1.0 + 1e-9)
 				j->partnered = true;
 		}
+		partnered[i] = j->partnered;
 		for (int k = 0; k < j->nracks; k++)
 			cnt[j->racks[k]]++;
 		if (j->rack == HM_HJOB_CROSS)
 			m->cross[m->ncross++] = i;
 	}
-	rc = group_margins(m, err);
+	rc = group_margins(m, partnered, err);
 	if (rc != HM_OK)
 		goto out;
 	for (int r = 0; r < m->nracks; r++)
@@ -381,6 +384,7 @@ out:
 	free(max2);
 	free(who1);
 	free(cnt);
+	free(partnered);
 	if (rc != HM_OK)
 		hm_hmodel_free(m);
 	return rc;
@@ -566,7 +570,7 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, hm_prio_scratch_t *sc)
 				if (y == x || seen[y] == x)
 					continue;
 				seen[y] = x;
-				if (!o->prio_set || !key_less(m, y, x))
+				if (!sc->set[y] || !key_less(m, y, x))
 					continue;
 				if (compressed && o->grp)
 					continue; /* the group's own order is the compressed one */
@@ -579,6 +583,7 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, hm_prio_scratch_t *sc)
 		}
 		j->prio = lvl < K ? lvl : K - 1;
 		j->prio_set = true;
+		sc->set[x] = 1;
 	}
 	if (cur >= 0) /* apos back to zeros */
 		for (int k = 0; k < m->jobs[cur].pj->nlinks; k++)
@@ -591,6 +596,7 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 {
 	hm_uf_t uf = {0};
 	int *start = NULL, *fill = NULL, *list = NULL, *size = NULL, *seen = NULL, *apos = NULL;
+	unsigned char *set = NULL;
 	int cur = -1;
 	hm_prio_scratch_t sc;
 	hm_rc_t rc = HM_OK;
@@ -673,9 +679,15 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 	if (cur >= 0) /* apos back to zeros for the layering */
 		for (int k = 0; k < m->jobs[cur].pj->nlinks; k++)
 			apos[m->jobs[cur].pj->links[k]] = 0;
+	set = calloc((size_t)m->njobs + 1, 1);
+	if (!set)
+		goto nomem;
+	for (int x = 0; x < m->njobs; x++)
+		set[x] = m->jobs[x].prio_set;
 	sc.seen = seen;
 	sc.tmp = fill;
 	sc.apos = apos;
+	sc.set = set;
 	for (int r = 0; r < m->njobs; r++)
 		if (start[r + 1] > start[r])
 			hm_prio_layer(m, list + start[r], start[r + 1] - start[r], &sc);
@@ -690,5 +702,6 @@ out:
 	free(size);
 	free(seen);
 	free(apos);
+	free(set);
 	return rc;
 }

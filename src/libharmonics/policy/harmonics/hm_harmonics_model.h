@@ -152,9 +152,10 @@ double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j);
  * sc: scratch sized to the model (hm_hmodel_classes owns one).
  */
 typedef struct {
-	int *seen; /* per job; no entry equal to a member of jobs[] on entry */
-	int *tmp;  /* per job: sort space */
-	int *apos; /* per link, 0 on entry: one job's links (hm_pjob_excess_at) */
+	int *seen;          /* per job; no entry equal to a member of jobs[] on entry */
+	int *tmp;           /* per job: sort space */
+	int *apos;          /* per link, 0 on entry: one job's links (hm_pjob_excess_at) */
+	unsigned char *set; /* per job: jobs[].prio_set, a byte read per neighbour */
 } hm_prio_scratch_t;
 
 void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, hm_prio_scratch_t *sc);
