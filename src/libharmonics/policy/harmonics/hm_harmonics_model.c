@@ -200,41 +200,69 @@ static void scatter_links(const hm_hmodel_t *m, int *apos, int *cur, int x)
  */
 static hm_rc_t group_margins(hm_hmodel_t *m, const unsigned char *partnered, hm_err_t *err)
 {
-	hm_uf_t uf = {0};
+	hm_uf_t uf = {0}, cg = {0};
 	double *rel = NULL;
-	int *seen = NULL, *apos = NULL, cur = -1;
+	int *seen = NULL, *cseen = NULL, *apos = NULL, cur = -1;
 	hm_rc_t rc = HM_OK;
 
 	rel = calloc((size_t)m->njobs + 1, sizeof(double));
 	seen = malloc(sizeof(int) * (size_t)(m->njobs + 1));
+	cseen = malloc(sizeof(int) * (size_t)(m->njobs + 1));
 	apos = calloc((size_t)m->view.nlinks + 1, sizeof(int));
-	if (!rel || !seen || !apos || hm_uf_init(&uf, m->njobs) != HM_OK) {
+	m->grp_size = malloc(sizeof(int) * (size_t)(m->njobs + 1));
+	if (!rel || !seen || !cseen || !apos || !m->grp_size ||
+	    hm_uf_init(&uf, m->njobs) != HM_OK || hm_uf_init(&cg, m->njobs) != HM_OK) {
 		rc =
 		    hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory for %d jobs", m->njobs);
 		goto out;
 	}
-	for (int x = 0; x < m->njobs; x++)
-		seen[x] = -1;
+	for (int x = 0; x < m->njobs; x++) {
+		seen[x] = cseen[x] = -1;
+		m->grp_size[x] = 1;
+	}
+	/*
+	 * One sweep, two groupings, each exactly as alone (their own seen marks and
+	 * union-finds, pairs in the same order): the margins' (partnered pairs
+	 * whose own demands exceed a link) and the classes' first pass (pairs whose
+	 * demands with the link's mean load exceed it; hm_hmodel_classes).
+	 */
 	for (int x = 0; x < m->njobs; x++) {
 		const hm_hjob_t *j = &m->jobs[x];
-		if (!j->partnered)
-			continue;
+		int rx = hm_uf_find(&cg, x);
+		if (j->rack == HM_HJOB_NONET)
+			continue; /* never partnered either */
 		for (int k = 0; k < j->pj->nlinks; k++) {
 			int lo, hi;
 			if (!hm_hmodel_link_scan(m, j->pj->links[k], &lo, &hi))
 				continue;
 			for (int q = lo; q < hi; q++) {
-				int y = m->view.ljobs[q];
-				if (y <= x || seen[y] == x || !partnered[y] ||
+				int y = m->view.ljobs[q], ry;
+				if (y <= x)
+					continue;
+				ry = hm_uf_find(&cg, y);
+				if (rx != ry && cseen[y] != x) { /* a pair on several links: once */
+					cseen[y] = x;
+					scatter_links(m, apos, &cur, x);
+					if (hm_pjob_excess_at(j->pj, apos, m->jobs[y].pj,
+							      m->view.lload) > 0) {
+						hm_uf_union(&cg, x, y);
+						m->grp_size[hm_uf_find(&cg, x)] =
+						    m->grp_size[rx] + m->grp_size[ry];
+						rx = hm_uf_find(&cg, x);
+					}
+				}
+				if (!partnered[x] || seen[y] == x || !partnered[y] ||
 				    hm_uf_find(&uf, x) == hm_uf_find(&uf, y))
 					continue;
-				seen[y] = x; /* a pair on several links: once */
+				seen[y] = x;
 				scatter_links(m, apos, &cur, x);
 				if (hm_pjob_excess_at(j->pj, apos, m->jobs[y].pj, NULL) > 0)
 					hm_uf_union(&uf, x, y);
 			}
 		}
 	}
+	m->grp_parent = cg.parent; /* the model's now */
+	cg.parent = NULL;
 	for (int x = 0; x < m->njobs; x++) {
 		const hm_pjob_t *pj = m->jobs[x].pj;
 		int g = hm_uf_find(&uf, x);
@@ -248,8 +276,10 @@ static hm_rc_t group_margins(hm_hmodel_t *m, const unsigned char *partnered, hm_
 	}
 out:
 	hm_uf_free(&uf);
+	hm_uf_free(&cg);
 	free(rel);
 	free(seen);
+	free(cseen);
 	free(apos);
 	return rc;
 }
@@ -400,6 +430,8 @@ void hm_hmodel_free(hm_hmodel_t *m)
 	free(m->rstart);
 	free(m->rjobs);
 	free(m->cross);
+	free(m->grp_parent);
+	free(m->grp_size);
 	free(m->lrack);
 	memset(m, 0, sizeof(*m));
 }
@@ -618,7 +650,11 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 	 */
 	for (int x = 0; x < m->njobs; x++)
 		seen[x] = -1;
-	for (int pass = 0; pass < 2; pass++)
+	if (m->grp_parent) { /* the first pass made with the group margins */
+		memcpy(uf.parent, m->grp_parent, sizeof(int) * (size_t)m->njobs);
+		memcpy(size, m->grp_size, sizeof(int) * (size_t)m->njobs);
+	}
+	for (int pass = m->grp_parent ? 1 : 0; pass < 2; pass++)
 		for (int x = 0; x < m->njobs; x++) {
 			const hm_hjob_t *j = &m->jobs[x];
 			int rx = hm_uf_find(&uf, x);

@@ -79,6 +79,9 @@ typedef struct {
 	int ncross;
 	int *cross; /* cross-rack jobs, in job order */
 	int *rack_pool;
+	/* hm_hmodel_classes' first grouping pass (union-find parents and sizes),
+	 * made in the same sweep over pairs as the group margins; NULL: not made. */
+	int *grp_parent, *grp_size;
 	int *lrack; /* per link: topo->links[l].rack, read per job and link (NULL: topo's) */
 } hm_hmodel_t;
 
