@@ -123,15 +123,40 @@ static bool two_room(two_cyc_t *c)
 }
 
 /* Both sending: only the first has the link; otherwise both progress. */
-#define TWO_STEP(dt, r0, r1, c0, c1, first)                                                        \
-	do {                                                                                       \
-		int a0_ = !((c0) && (c1) && (first) == 1), a1_ = !((c0) && (c1) && (first) == 0);  \
-		dt = INFINITY;                                                                     \
-		if (a0_)                                                                           \
-			dt = dt < r0 ? dt : r0;                                                    \
-		if (a1_)                                                                           \
-			dt = dt < r1 ? dt : r1;                                                    \
-	} while (0)
+static inline bool two_moves0(int c0, int c1, int first)
+{
+	return !(c0 && c1 && first == 1);
+}
+
+static inline bool two_moves1(int c0, int c1, int first)
+{
+	return !(c0 && c1 && first == 0);
+}
+
+/* The event's step: the nearer end of a moving job's phase. */
+static inline double two_dt(double r0, double r1, int c0, int c1, int first)
+{
+	double dt = INFINITY;
+
+	if (two_moves0(c0, c1, first))
+		dt = dt < r0 ? dt : r0;
+	if (two_moves1(c0, c1, first))
+		dt = dt < r1 ? dt : r1;
+	return dt;
+}
+
+/* Phases that ended flip; true when job 0's did. */
+static inline bool two_flips(double *r0, double *r1, int *c0, int *c1, const double comp_s[2],
+			     const double comm_s[2], double done)
+{
+	bool f0 = *r0 <= done;
+
+	if (f0)
+		two_job_flip(c0, r0, comp_s[0], comm_s[0]);
+	if (*r1 <= done)
+		two_job_flip(c1, r1, comp_s[1], comm_s[1]);
+	return f0;
+}
 
 void hm_crux_two_job_util(const double comp_s[2], const double comm_s[2], int first, double util[2])
 {
@@ -150,24 +175,19 @@ void hm_crux_two_job_util(const double comp_s[2], const double comm_s[2], int fi
 	bool search = true, flipped0 = false, stop = false;
 
 	while (t < warm && t < end && ev < 200000) {
-		double dt;
-		TWO_STEP(dt, r0, r1, c0, c1, first);
+		double dt = two_dt(r0, r1, c0, c1, first);
 		if (!isfinite(dt)) {
 			stop = true;
 			break;
 		}
 		if (t + dt > warm)
 			dt = warm - t;
-		if (!(c0 && c1 && first == 1))
+		if (two_moves0(c0, c1, first))
 			r0 -= dt;
-		if (!(c0 && c1 && first == 0))
+		if (two_moves1(c0, c1, first))
 			r1 -= dt;
 		t += dt;
-		flipped0 = r0 <= done;
-		if (flipped0)
-			two_job_flip(&c0, &r0, comp_s[0], comm_s[0]);
-		if (r1 <= done)
-			two_job_flip(&c1, &r1, comp_s[1], comm_s[1]);
+		flipped0 = two_flips(&r0, &r1, &c0, &c1, comp_s, comm_s, done);
 		ev++;
 	}
 	/* The measured part runs about ten times the warm-up's events. */
@@ -180,6 +200,7 @@ void hm_crux_two_job_util(const double comp_s[2], const double comm_s[2], int fi
 	}
 	while (!stop && t < end && ev < 200000) {
 		double dt;
+
 		if (search && flipped0) {
 			two_state_t now = {.r0 = r0, .r1 = r1, .c0 = c0, .c1 = c1};
 			from = two_seen(&cyc, &now);
@@ -187,12 +208,12 @@ void hm_crux_two_job_util(const double comp_s[2], const double comm_s[2], int fi
 				break; /* events from[..nev) repeat from here */
 			search = from == -1;
 		}
-		TWO_STEP(dt, r0, r1, c0, c1, first);
+		dt = two_dt(r0, r1, c0, c1, first);
 		if (!isfinite(dt))
 			break;
-		if (!(c0 && c1 && first == 1))
+		if (two_moves0(c0, c1, first))
 			r0 -= dt;
-		if (!(c0 && c1 && first == 0))
+		if (two_moves1(c0, c1, first))
 			r1 -= dt;
 		if (!c0)
 			b0 += dt;
@@ -201,11 +222,7 @@ void hm_crux_two_job_util(const double comp_s[2], const double comm_s[2], int fi
 		if (search && (search = two_room(&cyc)))
 			cyc.ev[cyc.nev++] = (two_ev_t){dt, c0 ? 0.0 : dt, c1 ? 0.0 : dt};
 		t += dt;
-		flipped0 = r0 <= done;
-		if (flipped0)
-			two_job_flip(&c0, &r0, comp_s[0], comm_s[0]);
-		if (r1 <= done)
-			two_job_flip(&c1, &r1, comp_s[1], comm_s[1]);
+		flipped0 = two_flips(&r0, &r1, &c0, &c1, comp_s, comm_s, done);
 		ev++;
 	}
 	for (int k = from; from >= 0 && t < end && ev < 200000;
