@@ -2,6 +2,7 @@
  * Unit tests for Crux: the k correction on the paper's two-job example and the
  * DAG priority compression (order kept on every shared link, near-optimal cut).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -78,7 +79,75 @@ static double brute(int n, const double *prio, int ne, const int *a, const int *
 	return best;
 }
 
-/* Never a higher-priority job below a lower one it shares a link with. */
+/*
+ * The two-job run event by event, as written first (fmin, arrays, every event
+ * simulated): hm_crux_two_job_util replays a repeating cycle instead and must
+ * give the same bits.
+ */
+static void plain_util(const double comp_s[2], const double comm_s[2], int first, double util[2])
+{
+	double rem[2] = {comp_s[0], comp_s[1]}, busy[2] = {0, 0}, t = 0;
+	int comm[2] = {0, 0};
+	double Tmax = fmax(comp_s[0] + comm_s[0], comp_s[1] + comm_s[1]);
+	double warm = 10 * Tmax, end = warm + 100 * Tmax;
+	long ev = 0;
+
+	while (t < end && ev < 200000) {
+		int tx = comm[first] ? first : comm[1 - first] ? 1 - first : -1;
+		double dt = INFINITY;
+		for (int i = 0; i < 2; i++)
+			if (!comm[i] || i == tx)
+				dt = fmin(dt, rem[i]);
+		if (!isfinite(dt))
+			break;
+		if (t < warm && t + dt > warm)
+			dt = warm - t;
+		for (int i = 0; i < 2; i++) {
+			if (!comm[i]) {
+				rem[i] -= dt;
+				if (t >= warm)
+					busy[i] += dt;
+			} else if (i == tx) {
+				rem[i] -= dt;
+			}
+		}
+		t += dt;
+		for (int i = 0; i < 2; i++)
+			if (rem[i] <= 1e-12 * (1 + Tmax)) {
+				comm[i] = !comm[i];
+				rem[i] = comm[i] ? comm_s[i] : comp_s[i];
+				if (rem[i] <= 0) {
+					comm[i] = 0;
+					rem[i] = comp_s[i];
+				}
+			}
+		ev++;
+	}
+	for (int i = 0; i < 2; i++)
+		util[i] = t > warm ? busy[i] / (t - warm) : 0;
+}
+
+static void test_two_job_replay(void **state)
+{
+	(void)state;
+	for (int inst = 0; inst < 400; inst++) {
+		double comp[2] = {0.01 + 2 * urand(), 0.01 + 2 * urand()};
+		double comm[2] = {urand(), urand()};
+		double u[2], v[2];
+		if (inst % 4 == 1) { /* harmonic shapes: short cycles */
+			comp[1] = comp[0] / (1 + inst % 3);
+			comm[1] = comm[0] / (1 + inst % 3);
+		} else if (inst % 4 == 2) { /* nothing to send */
+			comm[inst % 2] = 0;
+		}
+		for (int first = 0; first < 2; first++) {
+			hm_crux_two_job_util(comp, comm, first, u);
+			plain_util(comp, comm, first, v);
+			assert_memory_equal(u, v, sizeof(u));
+		}
+	}
+}
+
 /* The memo returns hm_crux_k's value for every shape, hit or miss, also past
  * the shapes it was sized for (it must not fill up and probe forever). */
 static void test_kmemo(void **state)
@@ -105,6 +174,7 @@ static void test_kmemo(void **state)
 			   hm_crux_k(1.0, 1.0, 8, 0.5, 0.5, 4), 0);
 }
 
+/* Never a higher-priority job below a lower one it shares a link with. */
 static void test_compression_order(void **state)
 {
 	(void)state;
@@ -181,9 +251,8 @@ static void test_compression_quality(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_k_paper_example),
-	    cmocka_unit_test(test_kmemo),
-	    cmocka_unit_test(test_compression_order),
+	    cmocka_unit_test(test_k_paper_example),     cmocka_unit_test(test_kmemo),
+	    cmocka_unit_test(test_two_job_replay),      cmocka_unit_test(test_compression_order),
 	    cmocka_unit_test(test_compression_quality),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

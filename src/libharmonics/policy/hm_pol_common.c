@@ -144,6 +144,7 @@ hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs
 	const hm_topo_t *t = ctx->topo;
 	int total = 0, used = 0;
 	int *cnt = NULL;
+	double *lcap = NULL; /* capacities read in link order: one pass, not a miss per job */
 
 	memset(v, 0, sizeof(*v));
 	v->njobs = ctx->njobs;
@@ -157,11 +158,14 @@ hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs
 	v->dbl_pool = malloc(sizeof(double) * 2 * (size_t)(total + 1));
 	v->lstart = calloc((size_t)v->nlinks + 2, sizeof(int));
 	cnt = calloc((size_t)v->nlinks + 1, sizeof(int));
-	if (!v->jobs || !v->link_pool || !v->dbl_pool || !v->lstart || !cnt) {
+	lcap = malloc(sizeof(double) * (size_t)(v->nlinks + 1));
+	if (!v->jobs || !v->link_pool || !v->dbl_pool || !v->lstart || !cnt || !lcap) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "policy view: out of memory for %d jobs",
 				ctx->njobs);
 		goto out;
 	}
+	for (int l = 0; l < v->nlinks; l++)
+		lcap[l] = t->links[l].capacity_bps;
 	for (int i = 0; i < ctx->njobs; i++) {
 		const hm_sched_job_t *sj = &ctx->jobs[i];
 		const hm_traffic_t *tr = trs ? trs[i] : sj->traffic;
@@ -191,7 +195,7 @@ hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs
 		pj->nlinks = k;
 		used += k;
 		for (int m = 0; m < k; m++) {
-			double cap = t->links[pj->links[m]].capacity_bps;
+			double cap = lcap[pj->links[m]];
 			double tx = cap > 0 ? pj->lbits[m] / cap : 0;
 			pj->bits += pj->lbits[m];
 			if (tx > pj->bneck_s)
@@ -206,7 +210,8 @@ hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs
 	v->ljobs = malloc(sizeof(int) * (size_t)(used + 1));
 	v->lload = calloc((size_t)v->nlinks + 1, sizeof(double));
 	v->lmaxd = calloc((size_t)v->nlinks + 1, sizeof(double));
-	if (!v->ljobs || !v->lload || !v->lmaxd) {
+	v->lcont = malloc((size_t)v->nlinks + 1);
+	if (!v->ljobs || !v->lload || !v->lmaxd || !v->lcont) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "policy view: out of memory");
 		goto out;
 	}
@@ -221,8 +226,11 @@ hm_rc_t hm_pview_build(const hm_sched_ctx_t *ctx, const hm_traffic_t *const *trs
 				v->lmaxd[l] = pj->demand[m];
 		}
 	}
+	for (int l = 0; l < v->nlinks; l++)
+		v->lcont[l] = 2 * v->lmaxd[l] + v->lload[l] > 1.0;
 out:
 	free(cnt);
+	free(lcap);
 	if (rc != HM_OK)
 		hm_pview_free(v);
 	return rc;
@@ -237,6 +245,7 @@ void hm_pview_free(hm_pview_t *v)
 	free(v->ljobs);
 	free(v->lload);
 	free(v->lmaxd);
+	free(v->lcont);
 	free(v->link_pool);
 	free(v->dbl_pool);
 	memset(v, 0, sizeof(*v));
@@ -462,13 +471,13 @@ static void kv_sort(kv_t *v, kv_t *tmp, int n)
 }
 
 /* Utilisation of the most loaded link of traffic tr with load[] plus the job's. */
-static double worst_util(const hm_topo_t *t, const double *load, const int *links,
+static double worst_util(const double *cap_bps, const double *load, const int *links,
 			 const double *bits, int n, double T_s)
 {
 	double worst = 0;
 
 	for (int k = 0; k < n; k++) {
-		double c = t->links[links[k]].capacity_bps;
+		double c = cap_bps[links[k]];
 		double u = c > 0 ? (load[links[k]] + bits[k] / T_s) / c : 0;
 		worst = u > worst ? u : worst; /* fmax without the call */
 	}
@@ -500,13 +509,16 @@ hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const double *T_s, const 
 	hm_rc_t rc = HM_OK;
 	int nl = ctx->topo->nlinks, cap = 0;
 	double *load = calloc((size_t)nl + 1, sizeof(double)), *bits = NULL;
+	double *cap_bps = malloc(sizeof(double) * ((size_t)nl + 1)); /* in link order: one pass */
 	int *links = NULL;
 	kv_t *ord = malloc(sizeof(kv_t) * 2 * (size_t)(ctx->njobs + 1));
 
-	if (!load || !ord) {
+	if (!load || !cap_bps || !ord) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "paths: out of memory");
 		goto out;
 	}
+	for (int l = 0; l < nl; l++)
+		cap_bps[l] = ctx->topo->links[l].capacity_bps;
 	for (int i = 0; i < ctx->njobs; i++) {
 		ord[i].key = key[i];
 		ord[i].idx = i;
@@ -529,7 +541,7 @@ hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const double *T_s, const 
 				rc = HM_ERR_NOMEM;
 				goto out;
 			}
-			u = worst_util(ctx->topo, load, links, bits, n, T);
+			u = worst_util(cap_bps, load, links, bits, n, T);
 			if (p == cur)
 				cur_u = u;
 			if (u < best - 1e-12) {
@@ -550,6 +562,7 @@ hm_rc_t hm_pol_choose_paths(const hm_sched_ctx_t *ctx, const double *T_s, const 
 	}
 out:
 	free(load);
+	free(cap_bps);
 	free(ord);
 	free(links);
 	free(bits);

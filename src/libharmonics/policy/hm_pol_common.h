@@ -37,13 +37,14 @@ typedef struct {
 typedef struct {
 	int njobs;
 	hm_pjob_t *jobs;
-	int nlinks;       /* topology links */
-	int *lstart;      /* CSR: jobs loading link l are ljobs[lstart[l] .. lstart[l+1]) */
-	int *ljobs;       /* indexes into jobs[] */
-	double *lload;    /* per link: mean demand, sum of demand x burst / period */
-	double *lmaxd;    /* per link: largest demand of a job on it */
-	int *link_pool;   /* owned storage behind jobs[].links */
-	double *dbl_pool; /* owned storage behind jobs[].demand and .lbits */
+	int nlinks;           /* topology links */
+	int *lstart;          /* CSR: jobs loading link l are ljobs[lstart[l] .. lstart[l+1]) */
+	int *ljobs;           /* indexes into jobs[] */
+	double *lload;        /* per link: mean demand, sum of demand x burst / period */
+	double *lmaxd;        /* per link: largest demand of a job on it */
+	unsigned char *lcont; /* per link: 1 when two jobs on it can exceed it (lmaxd, lload) */
+	int *link_pool;       /* owned storage behind jobs[].links */
+	double *dbl_pool;     /* owned storage behind jobs[].demand and .lbits */
 } hm_pview_t;
 
 /*
@@ -130,10 +131,11 @@ double hm_pjob_excess(const hm_pjob_t *a, const hm_pjob_t *b, const double *lloa
 double hm_pjob_excess_at(const hm_pjob_t *a, const int *apos, const hm_pjob_t *b,
 			 const double *lload);
 
-/* False when no two jobs on link l can exceed it (cheap filter before pairs). */
+/* False when no two jobs on link l can exceed it (cheap filter before pairs):
+ * a byte per link, as the pair passes ask once per job and link. */
 static inline bool hm_pview_link_contended(const hm_pview_t *v, int l)
 {
-	return 2 * v->lmaxd[l] + v->lload[l] > 1.0;
+	return v->lcont[l];
 }
 
 #endif

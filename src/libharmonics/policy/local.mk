@@ -11,6 +11,7 @@ src_libharmonics_policy_libhmpolicy_la_SOURCES = \
 	src/libharmonics/policy/hm_cassini.h \
 	src/libharmonics/policy/hm_policy_cassini.c \
 	src/libharmonics/policy/hm_crux.h \
+	src/libharmonics/policy/hm_crux_k.c \
 	src/libharmonics/policy/hm_policy_crux.c
 src_libharmonics_policy_libhmpolicy_la_LIBADD = $(PTHREAD_LIBS) -lm
 

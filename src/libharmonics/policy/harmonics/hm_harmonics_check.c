@@ -8,9 +8,10 @@
 #include "hm_pol_common.h"
 #include "hm_pol_eval.h"
 
-#define CHECK_PERIODS 10 /* run length: periods of the component's slowest job */
-#define CHECK_WARMUP  3  /* periods before judging (slots settle) */
-#define CHECK_SEEDS   1
+#define CHECK_PERIODS    10 /* run length: periods of the component's slowest job */
+#define CHECK_WARMUP     3  /* periods before judging (slots settle) */
+#define CHECK_SEEDS      1
+#define CHECK_CANDIDATES 4 /* the plan, fair sharing, Smith's order, Crux's order */
 
 /* Each job's jitter to judge with: its measured compute spread (the
  * iteration spread where compute alone is not measured; the assumed one
@@ -23,12 +24,37 @@ static double job_cv(const hm_sched_job_t *sj)
 	return cv > 0.1 ? 0.1 : cv;
 }
 
-/* Score candidate d (n jobs); it becomes best when it beats *best_rate. */
+/* Bit for bit what the evaluation reads of a decision (not its epoch). */
+static bool same_input(const hm_decision_t *a, const hm_decision_t *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (memcmp(&a[i].shift_s, &b[i].shift_s, sizeof(double)) ||
+		    memcmp(&a[i].period_s, &b[i].period_s, sizeof(double)) ||
+		    memcmp(&a[i].guard_s, &b[i].guard_s, sizeof(double)) ||
+		    memcmp(&a[i].origin_s, &b[i].origin_s, sizeof(double)) ||
+		    a[i].prio != b[i].prio || a[i].path != b[i].path)
+			return false;
+	return true;
+}
+
+/*
+ * Score candidate d (n jobs); it becomes best when it beats *best_rate. One
+ * already scored (done[0..*ndone), n entries each) is not run again: its
+ * score is the one it had, which *best_rate (only ever raised) did not
+ * stay below.
+ */
 static hm_rc_t keep_better(hm_pol_comp_t *pc, hm_sim_eval_t *ev, const hm_decision_t *d, int n,
-			   hm_decision_t *best, double *best_rate, hm_err_t *err)
+			   hm_decision_t *done, int *ndone, hm_decision_t *best, double *best_rate,
+			   hm_err_t *err)
 {
 	hm_rc_t rc = HM_OK;
-	double v = hm_pol_comp_score(pc, ev, d, &rc, err);
+	double v;
+
+	for (int c = 0; c < *ndone; c++)
+		if (same_input(&done[(size_t)c * (size_t)n], d, n))
+			return HM_OK;
+	memcpy(&done[(size_t)(*ndone)++ * (size_t)n], d, sizeof(*d) * (size_t)n);
+	v = hm_pol_comp_score(pc, ev, d, &rc, err);
 
 	if (rc == HM_OK && v > *best_rate) {
 		*best_rate = v;
@@ -42,7 +68,8 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 			 hm_err_t *err)
 {
 	hm_pol_comp_t pc;
-	hm_decision_t *d = NULL, *best = NULL;
+	hm_decision_t *d = NULL, *best = NULL, *done = NULL; /* done: CHECK_CANDIDATES x n */
+	int ndone = 0;
 	hm_pol_ord_t *o = NULL;
 	double best_rate;
 	int K = m->cfg.classes;
@@ -65,7 +92,8 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 	d = malloc(sizeof(*d) * (size_t)n);
 	best = malloc(sizeof(*best) * (size_t)n);
 	o = malloc(sizeof(*o) * (size_t)n);
-	if (!d || !best || !o) {
+	done = malloc(sizeof(*done) * CHECK_CANDIDATES * (size_t)n);
+	if (!d || !best || !o || !done) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "harmonics: check: out of memory");
 		goto out;
 	}
@@ -74,13 +102,14 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 	best_rate = hm_pol_comp_score(&pc, ev, best, &rc, err);
 	if (rc != HM_OK)
 		goto out;
+	memcpy(&done[(size_t)ndone++ * (size_t)n], best, sizeof(*best) * (size_t)n);
 	best_rate *= 1 + cfg->keep;
 	/* Fair sharing. */
 	for (int i = 0; i < n; i++) {
 		memset(&d[i], 0, sizeof(d[i]));
 		d[i].path = plan[member[i]].path;
 	}
-	if ((rc = keep_better(&pc, ev, d, n, best, &best_rate, err)) != HM_OK)
+	if ((rc = keep_better(&pc, ev, d, n, done, &ndone, best, &best_rate, err)) != HM_OK)
 		goto out;
 	/* One class per job in Smith's order for progress (shortest burst x period
 	 * first), then in Crux's order (corrected GPU intensity, highest first). */
@@ -96,7 +125,7 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 			d[o[r].i].path = plan[member[o[r].i]].path;
 			d[o[r].i].prio = r < K ? r : K - 1;
 		}
-		if ((rc = keep_better(&pc, ev, d, n, best, &best_rate, err)) != HM_OK)
+		if ((rc = keep_better(&pc, ev, d, n, done, &ndone, best, &best_rate, err)) != HM_OK)
 			goto out;
 	}
 	{
@@ -114,6 +143,7 @@ out:
 	free(d);
 	free(best);
 	free(o);
+	free(done);
 	hm_pol_comp_free(&pc);
 	return rc;
 }

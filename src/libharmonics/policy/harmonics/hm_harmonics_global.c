@@ -44,7 +44,7 @@ static int global_neighbours(const hm_hmodel_t *m, int x, int *neigh, double *ex
 	for (int k = 0; k < jx->pj->nlinks; k++) {
 		int l = jx->pj->links[k];
 		int lo = m->view.lstart[l], hi = m->view.lstart[l + 1];
-		if (m->topo->links[l].rack >= 0)
+		if (hm_hmodel_link_rack(m, l) >= 0)
 			continue;
 		if (hi - lo > m->cfg.max_link_scan)
 			hi = lo + m->cfg.max_link_scan;

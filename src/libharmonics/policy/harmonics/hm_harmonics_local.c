@@ -7,6 +7,8 @@
 
 #define MAX_BASES 12
 #define SWEEPS    3
+/* Largest link id scattered into a per-id array (4 MiB of ints). */
+#define SCATTER_MAX_LINKS (1 << 20)
 
 typedef struct {
 	int a, b; /* job indexes; a is local to the rack */
@@ -25,6 +27,8 @@ struct hm_local {
 	double *best_P;
 	double *cand;
 	int cap_cand;
+	int *apos; /* link id -> 1 + position in the job scattered, 0 else; kept 0 */
+	int cap_apos;
 };
 
 hm_local_t *hm_local_create(const hm_hmodel_t *m)
@@ -46,6 +50,7 @@ void hm_local_free(hm_local_t *ls)
 	free(ls->best_s);
 	free(ls->best_P);
 	free(ls->cand);
+	free(ls->apos);
 	free(ls);
 }
 
@@ -362,6 +367,7 @@ hm_rc_t hm_local_solve(hm_local_t *ls, hm_hmodel_t *m, int r, hm_err_t *err)
 	int lo = m->rstart[r], hi = m->rstart[r + 1], n = hi - lo, na = 0, ne = 0;
 	int *act_of, *members = NULL;
 	hm_uf_t uf = {0};
+	bool scatter = true;
 
 	if (n == 0)
 		return HM_OK;
@@ -398,15 +404,36 @@ hm_rc_t hm_local_solve(hm_local_t *ls, hm_hmodel_t *m, int r, hm_err_t *err)
 		goto nomem;
 	for (int i = 0; i < na; i++)
 		act_of[ls->act[i]] = i;
+	/* Each active job's links scattered once, its pairs then cost the partner's
+	 * links (ids beyond SCATTER_MAX_LINKS, only from a malformed peer: merged). */
+	for (int k = lo; k < hi && scatter; k++) {
+		const hm_pjob_t *p = m->jobs[m->rjobs[k]].pj;
+		int top = p->nlinks > 0 ? p->links[p->nlinks - 1] + 1 : 0; /* ascending */
+		if (top > SCATTER_MAX_LINKS) {
+			scatter = false;
+		} else if (top > ls->cap_apos) { /* doubled: racks further on use higher ids */
+			int cap = top > 2 * ls->cap_apos ? top : 2 * ls->cap_apos;
+			int *na_ = calloc((size_t)cap, sizeof(int));
+			if (!na_)
+				goto nomem;
+			free(ls->apos);
+			ls->apos = na_;
+			ls->cap_apos = cap;
+		}
+	}
 	for (int i = 0; i < na; i++) {
 		const hm_hjob_t *a = &m->jobs[ls->act[i]];
 		ls->estart[i] = ne;
+		for (int k = 0; k < a->pj->nlinks && scatter; k++)
+			ls->apos[a->pj->links[k]] = k + 1;
 		for (int k = lo; k < hi; k++) {
 			int b = m->rjobs[k];
 			double e;
 			if (b == ls->act[i])
 				continue;
-			e = hm_pjob_excess(a->pj, m->jobs[b].pj, NULL); /* see hm_hjob_excess_on */
+			/* see hm_hjob_excess_on: the pair's own demands */
+			e = scatter ? hm_pjob_excess_at(a->pj, ls->apos, m->jobs[b].pj, NULL)
+				    : hm_pjob_excess(a->pj, m->jobs[b].pj, NULL);
 			if (e <= 0)
 				continue;
 			if (ensure(ls, n + 1, ne + 1, 0) != HM_OK)
@@ -418,6 +445,8 @@ hm_rc_t hm_local_solve(hm_local_t *ls, hm_hmodel_t *m, int r, hm_err_t *err)
 			if (act_of[b] >= 0)
 				hm_uf_union(&uf, i, act_of[b]);
 		}
+		for (int k = 0; k < a->pj->nlinks && scatter; k++)
+			ls->apos[a->pj->links[k]] = 0;
 	}
 	ls->estart[na] = ne;
 	/* Groups in order of their smallest member; members in decreasing duty. */

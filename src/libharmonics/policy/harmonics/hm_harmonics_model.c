@@ -95,7 +95,7 @@ double hm_hjob_excess_on(const hm_hmodel_t *m, const hm_hjob_t *a, const hm_hjob
 		} else if (x->links[i] > y->links[k]) {
 			k++;
 		} else {
-			if (m->topo->links[x->links[i]].rack == r) {
+			if (hm_hmodel_link_rack(m, x->links[i]) == r) {
 				double e = x->demand[i] + y->demand[k] - 1.0;
 				if (e > best)
 					best = e;
@@ -198,43 +198,71 @@ static void scatter_links(const hm_hmodel_t *m, int *apos, int *cur, int x)
  * near-equal jobs finds no harmonic of its partner within its stretch and runs
  * free.
  */
-static hm_rc_t group_margins(hm_hmodel_t *m, hm_err_t *err)
+static hm_rc_t group_margins(hm_hmodel_t *m, const unsigned char *partnered, hm_err_t *err)
 {
-	hm_uf_t uf = {0};
+	hm_uf_t uf = {0}, cg = {0};
 	double *rel = NULL;
-	int *seen = NULL, *apos = NULL, cur = -1;
+	int *seen = NULL, *cseen = NULL, *apos = NULL, cur = -1;
 	hm_rc_t rc = HM_OK;
 
 	rel = calloc((size_t)m->njobs + 1, sizeof(double));
 	seen = malloc(sizeof(int) * (size_t)(m->njobs + 1));
+	cseen = malloc(sizeof(int) * (size_t)(m->njobs + 1));
 	apos = calloc((size_t)m->view.nlinks + 1, sizeof(int));
-	if (!rel || !seen || !apos || hm_uf_init(&uf, m->njobs) != HM_OK) {
+	m->grp_size = malloc(sizeof(int) * (size_t)(m->njobs + 1));
+	if (!rel || !seen || !cseen || !apos || !m->grp_size ||
+	    hm_uf_init(&uf, m->njobs) != HM_OK || hm_uf_init(&cg, m->njobs) != HM_OK) {
 		rc =
 		    hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory for %d jobs", m->njobs);
 		goto out;
 	}
-	for (int x = 0; x < m->njobs; x++)
-		seen[x] = -1;
+	for (int x = 0; x < m->njobs; x++) {
+		seen[x] = cseen[x] = -1;
+		m->grp_size[x] = 1;
+	}
+	/*
+	 * One sweep, two groupings, each exactly as alone (their own seen marks and
+	 * union-finds, pairs in the same order): the margins' (partnered pairs
+	 * whose own demands exceed a link) and the classes' first pass (pairs whose
+	 * demands with the link's mean load exceed it; hm_hmodel_classes).
+	 */
 	for (int x = 0; x < m->njobs; x++) {
 		const hm_hjob_t *j = &m->jobs[x];
-		if (!j->partnered)
-			continue;
+		int rx = hm_uf_find(&cg, x);
+		if (j->rack == HM_HJOB_NONET)
+			continue; /* never partnered either */
 		for (int k = 0; k < j->pj->nlinks; k++) {
 			int lo, hi;
 			if (!hm_hmodel_link_scan(m, j->pj->links[k], &lo, &hi))
 				continue;
 			for (int q = lo; q < hi; q++) {
-				int y = m->view.ljobs[q];
-				if (y <= x || seen[y] == x || !m->jobs[y].partnered ||
+				int y = m->view.ljobs[q], ry;
+				if (y <= x)
+					continue;
+				ry = hm_uf_find(&cg, y);
+				if (rx != ry && cseen[y] != x) { /* a pair on several links: once */
+					cseen[y] = x;
+					scatter_links(m, apos, &cur, x);
+					if (hm_pjob_excess_at(j->pj, apos, m->jobs[y].pj,
+							      m->view.lload) > 0) {
+						hm_uf_union(&cg, x, y);
+						m->grp_size[hm_uf_find(&cg, x)] =
+						    m->grp_size[rx] + m->grp_size[ry];
+						rx = hm_uf_find(&cg, x);
+					}
+				}
+				if (!partnered[x] || seen[y] == x || !partnered[y] ||
 				    hm_uf_find(&uf, x) == hm_uf_find(&uf, y))
 					continue;
-				seen[y] = x; /* a pair on several links: once */
+				seen[y] = x;
 				scatter_links(m, apos, &cur, x);
 				if (hm_pjob_excess_at(j->pj, apos, m->jobs[y].pj, NULL) > 0)
 					hm_uf_union(&uf, x, y);
 			}
 		}
 	}
+	m->grp_parent = cg.parent; /* the model's now */
+	cg.parent = NULL;
 	for (int x = 0; x < m->njobs; x++) {
 		const hm_pjob_t *pj = m->jobs[x].pj;
 		int g = hm_uf_find(&uf, x);
@@ -248,8 +276,10 @@ static hm_rc_t group_margins(hm_hmodel_t *m, hm_err_t *err)
 	}
 out:
 	hm_uf_free(&uf);
+	hm_uf_free(&cg);
 	free(rel);
 	free(seen);
+	free(cseen);
 	free(apos);
 	return rc;
 }
@@ -261,6 +291,7 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 	const hm_traffic_t **trs = NULL;
 	double *max1 = NULL, *max2 = NULL;
 	int *who1 = NULL, *cnt = NULL;
+	unsigned char *partnered = NULL; /* jobs[].partnered in 1 byte a job: read per pair */
 	int pool_used = 0, pool_cap = 0;
 
 	memset(m, 0, sizeof(*m));
@@ -288,14 +319,18 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 	max2 = calloc((size_t)m->view.nlinks + 1, sizeof(double));
 	who1 = malloc(sizeof(int) * (size_t)(m->view.nlinks + 1));
 	cnt = calloc((size_t)m->nracks + 1, sizeof(int));
+	m->lrack = malloc(sizeof(int) * (size_t)(m->view.nlinks + 1));
+	partnered = calloc((size_t)m->njobs + 1, 1);
 	if (!m->jobs || !m->rack_pool || !m->rstart || !m->cross || !max1 || !max2 || !who1 ||
-	    !cnt) {
+	    !cnt || !m->lrack || !partnered) {
 		rc =
 		    hm_err_set(err, HM_ERR_NOMEM, "harmonics: out of memory for %d jobs", m->njobs);
 		goto out;
 	}
-	for (int l = 0; l < m->view.nlinks; l++)
+	for (int l = 0; l < m->view.nlinks; l++) {
 		who1[l] = -1;
+		m->lrack[l] = m->topo->links[l].rack;
+	}
 	for (int i = 0; i < m->njobs; i++) {
 		hm_hjob_t *j = &m->jobs[i];
 		const hm_sched_job_t *sj = &ctx->jobs[i];
@@ -305,7 +340,7 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 		j->id = sj->id;
 		j->racks = m->rack_pool + pool_used;
 		for (int k = 0; k < j->pj->nlinks; k++) {
-			int l = j->pj->links[k], r = m->topo->links[l].rack;
+			int l = j->pj->links[k], r = m->lrack[l];
 			double d = j->pj->demand[k];
 			if (r < 0 || r >= m->nracks)
 				global = true;
@@ -347,12 +382,13 @@ hm_rc_t hm_hmodel_build(const hm_sched_ctx_t *ctx, const hm_hcfg_t *cfg, hm_hmod
 			if (other > 0 && j->pj->demand[k] + (other > bg ? other : bg) > 1.0 + 1e-9)
 				j->partnered = true;
 		}
+		partnered[i] = j->partnered;
 		for (int k = 0; k < j->nracks; k++)
 			cnt[j->racks[k]]++;
 		if (j->rack == HM_HJOB_CROSS)
 			m->cross[m->ncross++] = i;
 	}
-	rc = group_margins(m, err);
+	rc = group_margins(m, partnered, err);
 	if (rc != HM_OK)
 		goto out;
 	for (int r = 0; r < m->nracks; r++)
@@ -378,6 +414,7 @@ out:
 	free(max2);
 	free(who1);
 	free(cnt);
+	free(partnered);
 	if (rc != HM_OK)
 		hm_hmodel_free(m);
 	return rc;
@@ -393,6 +430,9 @@ void hm_hmodel_free(hm_hmodel_t *m)
 	free(m->rstart);
 	free(m->rjobs);
 	free(m->cross);
+	free(m->grp_parent);
+	free(m->grp_size);
+	free(m->lrack);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -562,7 +602,7 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, hm_prio_scratch_t *sc)
 				if (y == x || seen[y] == x)
 					continue;
 				seen[y] = x;
-				if (!o->prio_set || !key_less(m, y, x))
+				if (!sc->set[y] || !key_less(m, y, x))
 					continue;
 				if (compressed && o->grp)
 					continue; /* the group's own order is the compressed one */
@@ -575,6 +615,7 @@ void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, hm_prio_scratch_t *sc)
 		}
 		j->prio = lvl < K ? lvl : K - 1;
 		j->prio_set = true;
+		sc->set[x] = 1;
 	}
 	if (cur >= 0) /* apos back to zeros */
 		for (int k = 0; k < m->jobs[cur].pj->nlinks; k++)
@@ -587,6 +628,7 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 {
 	hm_uf_t uf = {0};
 	int *start = NULL, *fill = NULL, *list = NULL, *size = NULL, *seen = NULL, *apos = NULL;
+	unsigned char *set = NULL;
 	int cur = -1;
 	hm_prio_scratch_t sc;
 	hm_rc_t rc = HM_OK;
@@ -608,7 +650,11 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 	 */
 	for (int x = 0; x < m->njobs; x++)
 		seen[x] = -1;
-	for (int pass = 0; pass < 2; pass++)
+	if (m->grp_parent) { /* the first pass made with the group margins */
+		memcpy(uf.parent, m->grp_parent, sizeof(int) * (size_t)m->njobs);
+		memcpy(size, m->grp_size, sizeof(int) * (size_t)m->njobs);
+	}
+	for (int pass = m->grp_parent ? 1 : 0; pass < 2; pass++)
 		for (int x = 0; x < m->njobs; x++) {
 			const hm_hjob_t *j = &m->jobs[x];
 			int rx = hm_uf_find(&uf, x);
@@ -669,9 +715,15 @@ hm_rc_t hm_hmodel_classes(hm_hmodel_t *m, hm_err_t *err)
 	if (cur >= 0) /* apos back to zeros for the layering */
 		for (int k = 0; k < m->jobs[cur].pj->nlinks; k++)
 			apos[m->jobs[cur].pj->links[k]] = 0;
+	set = calloc((size_t)m->njobs + 1, 1);
+	if (!set)
+		goto nomem;
+	for (int x = 0; x < m->njobs; x++)
+		set[x] = m->jobs[x].prio_set;
 	sc.seen = seen;
 	sc.tmp = fill;
 	sc.apos = apos;
+	sc.set = set;
 	for (int r = 0; r < m->njobs; r++)
 		if (start[r + 1] > start[r])
 			hm_prio_layer(m, list + start[r], start[r + 1] - start[r], &sc);
@@ -686,5 +738,6 @@ out:
 	free(size);
 	free(seen);
 	free(apos);
+	free(set);
 	return rc;
 }

@@ -79,7 +79,17 @@ typedef struct {
 	int ncross;
 	int *cross; /* cross-rack jobs, in job order */
 	int *rack_pool;
+	/* hm_hmodel_classes' first grouping pass (union-find parents and sizes),
+	 * made in the same sweep over pairs as the group margins; NULL: not made. */
+	int *grp_parent, *grp_size;
+	int *lrack; /* per link: topo->links[l].rack, read per job and link (NULL: topo's) */
 } hm_hmodel_t;
+
+/* Rack of link l (-1 above the racks). */
+static inline int hm_hmodel_link_rack(const hm_hmodel_t *m, int l)
+{
+	return m->lrack ? m->lrack[l] : m->topo->links[l].rack;
+}
 
 /*
  * Range [*lo, *hi) of view.ljobs[] to scan for the partners of a job on link l:
@@ -145,9 +155,10 @@ double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j);
  * sc: scratch sized to the model (hm_hmodel_classes owns one).
  */
 typedef struct {
-	int *seen; /* per job; no entry equal to a member of jobs[] on entry */
-	int *tmp;  /* per job: sort space */
-	int *apos; /* per link, 0 on entry: one job's links (hm_pjob_excess_at) */
+	int *seen;          /* per job; no entry equal to a member of jobs[] on entry */
+	int *tmp;           /* per job: sort space */
+	int *apos;          /* per link, 0 on entry: one job's links (hm_pjob_excess_at) */
+	unsigned char *set; /* per job: jobs[].prio_set, a byte read per neighbour */
 } hm_prio_scratch_t;
 
 void hm_prio_layer(hm_hmodel_t *m, int *jobs, int n, hm_prio_scratch_t *sc);

@@ -20,8 +20,15 @@ static int rack_links(const hm_hmodel_t *m, const hm_hjob_t *j, int r, int *link
 {
 	int n = 0;
 
+	if (j->rack == r) { /* the rack's own job: all its links are r's (hm_hmodel_build) */
+		if (links && j->pj->nlinks > 0) {
+			memcpy(links, j->pj->links, sizeof(int) * (size_t)j->pj->nlinks);
+			memcpy(demand, j->pj->demand, sizeof(double) * (size_t)j->pj->nlinks);
+		}
+		return j->pj->nlinks;
+	}
 	for (int k = 0; k < j->pj->nlinks; k++) {
-		if (m->topo->links[j->pj->links[k]].rack != r)
+		if (hm_hmodel_link_rack(m, j->pj->links[k]) != r)
 			continue;
 		if (links) {
 			links[n] = j->pj->links[k];
