@@ -100,6 +100,16 @@ void agent_rack_keep(agent_rack_t *r, const hm_rack_req_t *q, const hm_rack_rep_
 
 /* ---- what is pushed, and how a node takes it ------------------------------------ */
 
+/* A rack_assign's rack members: the rack as told, sent by its leader node. */
+static void leader_rack(hm_aw_msg_t *m, const hm_aw_rack_t *rack, const char *node)
+{
+	m->has_rack = true;
+	m->rack = *rack;
+	snprintf(m->rack.leader, sizeof(m->rack.leader), "%s", node);
+	snprintf(m->rack.role, sizeof(m->rack.role), "leader");
+	m->rack.leader_addr[0] = '\0';
+}
+
 hm_rc_t agent_rack_push_build(const hm_rack_req_t *q, const hm_rack_rep_t *rep, const char *node,
 			      const hm_aw_rack_t *rack, int64_t effective_us, hm_aw_msg_t *push,
 			      hm_err_t *err)
@@ -150,11 +160,7 @@ hm_rc_t agent_rack_push_build(const hm_rack_req_t *q, const hm_rack_rep_t *rep, 
 			s->guard_us = llround((dec->guard_s > 0 ? dec->guard_s : q->guard_s) * 1e6);
 		}
 	}
-	push->has_rack = true;
-	push->rack = *rack;
-	snprintf(push->rack.leader, sizeof(push->rack.leader), "%s", node);
-	snprintf(push->rack.role, sizeof(push->rack.role), "leader");
-	push->rack.leader_addr[0] = '\0';
+	leader_rack(push, rack, node);
 	push->effective_us = effective_us;
 	return HM_OK;
 }
@@ -272,7 +278,8 @@ out:
 	return ok;
 }
 
-static int push_all(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t now_ms)
+/* m to every welcomed member; returns how many took it without failing. */
+static int send_members(agent_rack_t *r, hm_aw_msg_t *m, int64_t now_ms)
 {
 	int sent = 0;
 
@@ -282,12 +289,18 @@ static int push_all(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t now_ms)
 
 		if (c->fd < 0 || c->state != CONN_READY)
 			continue;
-		if (agent_conn_send(c, &r->push, now_ms, &err) != HM_OK) {
+		if (agent_conn_send(c, m, now_ms, &err) != HM_OK)
 			agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR, "%s", err.msg);
-			continue;
-		}
-		sent += agent_conn_flush(c, now_ms);
+		else
+			sent += agent_conn_flush(c, now_ms);
 	}
+	return sent;
+}
+
+static int push_all(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t now_ms)
+{
+	int sent = send_members(r, &r->push, now_ms);
+
 	x->apply(x->arg, &r->push);
 	return sent;
 }
@@ -296,28 +309,12 @@ static int push_all(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t now_ms)
 static int tell_reconnect(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t now_ms)
 {
 	hm_aw_msg_t m;
-	int sent = 0;
 
 	memset(&m, 0, sizeof(m));
 	m.op = HM_AW_RACK_ASSIGN;
 	m.reconnect = true;
-	m.has_rack = true;
-	m.rack = x->role->last;
-	snprintf(m.rack.leader, sizeof(m.rack.leader), "%s", r->node);
-	snprintf(m.rack.role, sizeof(m.rack.role), "leader");
-	m.rack.leader_addr[0] = '\0';
-	for (int k = 0; k < AGENT_RACK_PEERS_MAX; k++) {
-		agent_conn_t *c = &r->peers[k];
-		hm_err_t err = {0};
-
-		if (c->fd < 0 || c->state != CONN_READY)
-			continue;
-		if (agent_conn_send(c, &m, now_ms, &err) != HM_OK)
-			agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR, "%s", err.msg);
-		else
-			sent += agent_conn_flush(c, now_ms);
-	}
-	return sent;
+	leader_rack(&m, &x->role->last, r->node);
+	return send_members(r, &m, now_ms);
 }
 
 static int64_t leader_tick(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t now_ms)
