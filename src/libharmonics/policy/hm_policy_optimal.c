@@ -46,7 +46,7 @@
 #define OPT_SEEDS      2        /* jitter draws per evaluation (the same for every candidate) */
 #define OPT_MAX_EVENTS 400000.0 /* horizon shortened so one run stays under this */
 #define OPT_END_EVENTS 400000.0 /* the same for runs until the jobs end */
-#define OPT_KEEP       0.005    /* a change must gain this much (relative) over what is in force */
+#define OPT_KEEP       0.005    /* a change of every job must gain this much (relative) over what is in force */
 #define OPT_IMPROVE    1e-4     /* local search: smallest relative gain taken */
 #define NSUB           3        /* crux, cassini, harmonics */
 
@@ -76,7 +76,7 @@ typedef struct {
 	int n;            /* members (pc.n) */
 	const int *member;
 	hm_decision_t *cur, *best; /* cur: pc.cur */
-	double best_cost;
+	double best_cost, keep_cost; /* keep_cost: score of the decisions in force (0: not yet) */
 	int K, evals;
 	double deadline_s;
 	bool cut;
@@ -224,7 +224,25 @@ static bool out_of_time(comp_t *c)
 	return c->cut;
 }
 
-/* Evaluate d[]; keep it when better than the best by more than rel. */
+/*
+ * A change must beat the decisions in force by OPT_KEEP times the share of
+ * jobs it changes: changes cost waits in proportion to the jobs they touch,
+ * and a flat margin on a large component's mean kept every change to one
+ * arriving job out (the fragmented Clos hour: 1.3% above harmonics).
+ */
+static bool keeps_margin(const comp_t *c, const hm_decision_t *d, double v)
+{
+	int changed = 0;
+
+	if (c->keep_cost <= 0)
+		return true;
+	for (int i = 0; i < c->n; i++)
+		changed += !hm_pol_same_decision(&d[i], &c->cur[i]);
+	return v > c->keep_cost * (1 + OPT_KEEP * changed / c->n);
+}
+
+/* Evaluate d[]; keep it when better than the best by more than rel (and
+ * than what is in force by its margin). */
 static hm_rc_t try_cand(comp_t *c, const hm_decision_t *d, double rel, bool *better, hm_err_t *err)
 {
 	hm_rc_t rc = HM_OK;
@@ -237,7 +255,7 @@ static hm_rc_t try_cand(comp_t *c, const hm_decision_t *d, double rel, bool *bet
 	v = evaluate(c, d, err, &rc);
 	if (rc != HM_OK)
 		return rc;
-	if (v > c->best_cost * (1 + rel)) {
+	if (v > c->best_cost * (1 + rel) && keeps_margin(c, d, v)) {
 		c->best_cost = v;
 		memcpy(c->best, d, sizeof(*d) * (size_t)c->n);
 		if (better)
@@ -406,11 +424,11 @@ static hm_rc_t candidates(comp_t *c, hm_err_t *err)
 	double key[c->n], burst[c->n];
 	hm_rc_t rc;
 
-	/* What is in force first: a change must beat it by OPT_KEEP. */
+	/* What is in force first: a change must beat it (keeps_margin). */
 	memcpy(d, c->cur, sizeof(d));
 	if ((rc = try_cand(c, d, 0, NULL, err)) != HM_OK)
 		return rc;
-	c->best_cost *= 1 + OPT_KEEP;
+	c->keep_cost = c->best_cost;
 	for (int i = 0; i < c->n; i++)
 		set_free(&d[i], 0, c->cur[i].path);
 	if ((rc = try_cand(c, d, 0, NULL, err)) != HM_OK)
