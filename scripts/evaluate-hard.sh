@@ -118,12 +118,14 @@ mixed_share_least() {
 		echo "$(share harmonics "$tmp/m$m-$o.csv" | tr -d %)"
 	done; done | sort -n | head -1
 }
+# pct_range < numbers -> "least-most%"
+pct_range() { sort -n | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%s-%s%%", a, b }'; }
 # mixed_share_range POLICY -> least-most share of the possible gain (bound) over the testbeds
 mixed_share_range() {
 	local m o
 	for m in $mixed_seeds; do for o in 2 4; do
 		echo "$(share "$1" "$tmp/m$m-$o.csv" | tr -d %)"
-	done; done | sort -n | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%s-%s%%", a, b }'
+	done; done | pct_range
 }
 # mixed_unreachable -> "N of M": testbeds where 5% below crux's mean JCT is
 # below the bound, so no schedule reaches it
@@ -142,7 +144,7 @@ mixed_gain_range() {
 	for m in $mixed_seeds; do
 		awk -v f="$(value fair 5 "$tmp/m$m-$1.csv")" -v b="$(bmin "$tmp/m$m-$1.csv")" \
 			'BEGIN { printf "%.1f\n", 100 * (f - b) / f }'
-	done | sort -n | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%s-%s%%", a, b }'
+	done | pct_range
 }
 mixed_files=()
 for m in $mixed_seeds; do mixed_files+=("$tmp/m$m-2.csv" "$tmp/m$m-4.csv"); done
