@@ -10,8 +10,33 @@
 # Exit: 0 pass, 1 fail, 77 no GPU.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# CUDA: CUDA_HOME, else the toolkit around nvcc, else /usr/local/cuda.
+if [ -z "${CUDA_HOME:-}" ] && command -v nvcc >/dev/null; then
+	CUDA_HOME=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
+fi
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+# NCCL: NCCL_HOME, else CUDA_HOME, else the system's, else the nvidia-nccl wheel's
+# (images that ship NCCL only inside their Python environment).
+nccl_wheel=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)
+for d in "${NCCL_HOME:-}" "$CUDA_HOME" /usr /usr/local "$nccl_wheel"; do
+	if [ -n "$d" ] && [ -f "$d/include/nccl.h" ]; then
+		NCCL_HOME=$d
+		break
+	fi
+done
 NCCL_HOME=${NCCL_HOME:-$CUDA_HOME}
+first_file() { # the first of its arguments (expanded globs) that is a file
+	for f in "$@"; do
+		if [ -f "$f" ]; then
+			echo "$f"
+			return
+		fi
+	done
+}
+nccl_lib=$(first_file "$NCCL_HOME"/lib64/libnccl.so* "$NCCL_HOME"/lib/libnccl.so* \
+	"$NCCL_HOME"/lib/x86_64-linux-gnu/libnccl.so*)
+cudart_lib=$(first_file "$CUDA_HOME"/lib64/libcudart.so* "$CUDA_HOME"/lib/libcudart.so* \
+	"$CUDA_HOME"/targets/*/lib/libcudart.so*)
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
 	echo "SKIP: no GPU visible (nvidia-smi -L failed)"
 	exit 77
@@ -21,17 +46,25 @@ out=$(mktemp -d /tmp/hm_gpu.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 inc=(-I"$root/src/pace" -I"$root/src/pace/nccl" -I"$root/src/libharmonics/core"
 	-isystem "$NCCL_HOME/include" -isystem "$CUDA_HOME/include")
-lib=(-L"$NCCL_HOME/lib64" -L"$NCCL_HOME/lib" -L"$CUDA_HOME/lib64")
+if [ -z "$nccl_lib" ] || [ -z "$cudart_lib" ]; then
+	echo "gpu-check: FAIL: libnccl ('${nccl_lib}') or libcudart ('${cudart_lib}') not found" \
+		"under NCCL_HOME=$NCCL_HOME, CUDA_HOME=$CUDA_HOME"
+	exit 1
+fi
+echo "gpu-check: CUDA_HOME=$CUDA_HOME NCCL_HOME=$NCCL_HOME ($nccl_lib, $cudart_lib)"
+# Whole paths, so a wheel's libnccl.so.2 without its libnccl.so link still links.
+# shellcheck disable=SC2054 # the commas belong to -Wl
+lib=("$nccl_lib" "$cudart_lib" -Wl,-rpath,"$(dirname "$nccl_lib"):$(dirname "$cudart_lib")")
 set -e
 gcc -std=gnu11 -O2 -fPIC -shared -Wall -Wextra -Werror "${inc[@]}" \
-	-Wl,--version-script="$root/src/pace/nccl/libharmonics-nccl.sym" \
+	-Wl,-z,defs -Wl,--version-script="$root/src/pace/nccl/libharmonics-nccl.sym" \
 	-o "$out/libharmonics-nccl.so" \
-	"$root"/src/pace/nccl/nccl_hold.c "$root"/src/pace/nccl/nccl_interpose.c \
+	"$root"/src/pace/nccl/nccl_class.c "$root"/src/pace/nccl/nccl_hold.c "$root"/src/pace/nccl/nccl_interpose.c \
 	"$root"/src/pace/pace.c "$root"/src/pace/pace_assign.c "$root"/src/pace/pace_report.c \
 	"$root"/src/libharmonics/core/hm_error.c "$root"/src/libharmonics/core/hm_parse.c \
 	-ldl -lpthread -lm
 gcc -std=gnu11 -O2 -Wall -Wextra "${inc[@]}" -o "$out/nccl_paced" "$root/tests/gpu/nccl_paced.c" \
-	"${lib[@]}" -lnccl -lcudart -Wl,-rpath,"$NCCL_HOME/lib64:$NCCL_HOME/lib:$CUDA_HOME/lib64"
+	"${lib[@]}"
 set +e
 echo "gpu-check: built $out/libharmonics-nccl.so"
 
