@@ -71,7 +71,7 @@ src_pace_libharmonics_nccl_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
 src_pace_libharmonics_nccl_la_CFLAGS = $(AM_CFLAGS)
 src_pace_libharmonics_nccl_la_LIBADD = src/pace/libharmonics-pace.la -ldl
 src_pace_libharmonics_nccl_la_LDFLAGS = -module -avoid-version -shared \
-	-Wl,--version-script=$(srcdir)/src/pace/nccl/libharmonics-nccl.sym
+	-Wl,-z,defs -Wl,--version-script=$(srcdir)/src/pace/nccl/libharmonics-nccl.sym
 EXTRA_src_pace_libharmonics_nccl_la_DEPENDENCIES = src/pace/nccl/libharmonics-nccl.sym
 
 # STAND-IN NCCL/CUDA library: tests only, never installed (tests/pace/standin.h).
