@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "hm_pol_eval.h"
 #include "policies_fixture.h"
 
 #define BYTES (0.1 * 100e9 / 8)
@@ -124,12 +125,41 @@ static void test_bad_config(void **state)
 	hm_policy_optimal.destroy(st);
 }
 
+/*
+ * The margin a change must beat grows with the share of jobs it changes:
+ * nothing changed needs only the base, one job of four a quarter of the
+ * margin, every job all of it (the Clos hour's single arrivals in a
+ * 40-job component were kept out by a flat one). Any applied field counts.
+ */
+static void test_keep_bar_scales(void **state)
+{
+	(void)state;
+	hm_decision_t ref[4] = {0}, d[4] = {0};
+
+	for (int i = 0; i < 4; i++) {
+		ref[i].prio = i;
+		d[i] = ref[i];
+	}
+	assert_true(hm_pol_keep_bar(2.0, 0.01, d, ref, 4) == 2.0);
+	d[3].shift_s = 0.25;
+	assert_true(fabs(hm_pol_keep_bar(2.0, 0.01, d, ref, 4) - 2.0 * 1.0025) < 1e-12);
+	d[0].path = 1;
+	d[1].prio = 3;
+	d[2].period_s = 0.5;
+	assert_true(fabs(hm_pol_keep_bar(2.0, 0.01, d, ref, 4) - 2.0 * 1.01) < 1e-12);
+	d[2] = ref[2];
+	d[2].epoch = 7; /* not applied: not a change */
+	assert_true(fabs(hm_pol_keep_bar(2.0, 0.01, d, ref, 4) - 2.0 * 1.0075) < 1e-12);
+	assert_true(hm_pol_keep_bar(2.0, 0.01, d, ref, 0) == 2.0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pair_never_loses),
 	    cmocka_unit_test(test_budget_says_so),
 	    cmocka_unit_test(test_bad_config),
+	    cmocka_unit_test(test_keep_bar_scales),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

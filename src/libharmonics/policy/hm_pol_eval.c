@@ -15,6 +15,16 @@ bool hm_pol_same_decision(const hm_decision_t *a, const hm_decision_t *b)
 	       a->origin_s == b->origin_s && a->prio == b->prio && a->path == b->path;
 }
 
+double hm_pol_keep_bar(double base, double keep, const hm_decision_t *d, const hm_decision_t *ref,
+		       int n)
+{
+	int changed = 0;
+
+	for (int i = 0; i < n; i++)
+		changed += !hm_pol_same_decision(&d[i], &ref[i]);
+	return n > 0 ? base * (1 + keep * changed / n) : base;
+}
+
 hm_rc_t hm_pol_comp_init(hm_pol_comp_t *c, const hm_sched_ctx_t *ctx, const int *member, int n,
 			 double cv, uint64_t seed, int seeds, double periods, double max_events,
 			 hm_err_t *err)

@@ -71,6 +71,15 @@ double hm_pol_comp_events(const hm_pol_comp_t *c);
 bool hm_pol_same_decision(const hm_decision_t *a, const hm_decision_t *b);
 
 /*
+ * The score a change from ref[] to d[] (n jobs) must beat: base x (1 + keep x
+ * the share of the jobs it changes). A change costs waits in proportion to the
+ * jobs it touches; a flat margin on a large component kept out every change
+ * to one arriving job.
+ */
+double hm_pol_keep_bar(double base, double keep, const hm_decision_t *d, const hm_decision_t *ref,
+		       int n);
+
+/*
  * Components: par[i] (union-find, resolve with hm_pol_comp_root) links jobs
  * that share a link on any of their paths (all_paths) or on the path in force.
  */

@@ -224,21 +224,11 @@ static bool out_of_time(comp_t *c)
 	return c->cut;
 }
 
-/*
- * A change must beat the decisions in force by OPT_KEEP times the share of
- * jobs it changes: changes cost waits in proportion to the jobs they touch,
- * and a flat margin on a large component's mean kept every change to one
- * arriving job out (the fragmented Clos hour: 1.3% above harmonics).
- */
+/* A change must beat the decisions in force by OPT_KEEP times the share of
+ * jobs it changes (hm_pol_keep_bar). */
 static bool keeps_margin(const comp_t *c, const hm_decision_t *d, double v)
 {
-	int changed = 0;
-
-	if (c->keep_cost <= 0)
-		return true;
-	for (int i = 0; i < c->n; i++)
-		changed += !hm_pol_same_decision(&d[i], &c->cur[i]);
-	return v > c->keep_cost * (1 + OPT_KEEP * changed / c->n);
+	return c->keep_cost <= 0 || v > hm_pol_keep_bar(c->keep_cost, OPT_KEEP, d, c->cur, c->n);
 }
 
 /* Evaluate d[]; keep it when better than the best by more than rel (and
