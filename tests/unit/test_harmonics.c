@@ -113,6 +113,43 @@ static void test_check_replaces_fragile_hold(void **state)
 }
 
 /*
+ * The check's class search, with two classes (prio_levels 3, one reserved):
+ * two light jobs (compute 0.1 s, burst 0.02 s) and a heavy one (0.5 s,
+ * 0.1 s) on one link. The check's orders put one job per class, so one light
+ * job always shares the low class with the heavy one; fair sharing slows all
+ * three. Moving that light job up, both light jobs above the heavy one, is
+ * found only by the search.
+ */
+static void test_check_class_search(void **state)
+{
+	(void)state;
+	fx_ctx_t f;
+	int rack[1] = {0}, l0[1] = {0};
+	hm_policy_cfg_t cfg;
+	void *st = NULL;
+	hm_err_t err = {0};
+
+	fx_ctx_init(&f, 1, rack, 1);
+	fx_ctx_job(&f, 0, 0.1, 0.02, l0, 1);
+	fx_ctx_job(&f, 1, 0.1, 0.02, l0, 1);
+	fx_ctx_job(&f, 2, 0.5, 0.1, l0, 1);
+	for (int i = 0; i < 3; i++)
+		fx_ctx_measured(&f, i, 1e-3);
+	hm_policy_cfg_defaults(&cfg);
+	cfg.threads = 1;
+	cfg.prio_levels = 3;
+	assert_int_equal(hm_policy_harmonics.create(&cfg, &st, &err), HM_OK);
+	assert_int_equal(hm_policy_harmonics.decide(st, &f.ctx, &err), HM_OK);
+	hm_policy_harmonics.destroy(st);
+	assert_int_equal(f.sj[0].dec.prio, 0);
+	assert_int_equal(f.sj[1].dec.prio, 0);
+	assert_int_equal(f.sj[2].dec.prio, 1);
+	for (int i = 0; i < 3; i++)
+		assert_true(f.sj[i].dec.period_s == 0);
+	assert_non_null(strstr(f.ctx.note, "1 replaced, 1 of "));
+}
+
+/*
  * Two identical complementary jobs (compute 0.3 s, burst 0.1 s): with equal
  * periods strict classes stagger them by themselves (the lower waits once,
  * then follows; test_sim_stagger measures it), which costs less than a slot
@@ -271,6 +308,7 @@ int main(void)
 	    cmocka_unit_test(test_alone_not_held),
 	    cmocka_unit_test(test_local_stagger),
 	    cmocka_unit_test(test_check_replaces_fragile_hold),
+	    cmocka_unit_test(test_check_class_search),
 	    cmocka_unit_test(test_equal_periods_classes),
 	    cmocka_unit_test(test_cross_rack),
 	    cmocka_unit_test(test_open_group_free),

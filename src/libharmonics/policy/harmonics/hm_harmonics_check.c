@@ -63,6 +63,59 @@ static hm_rc_t keep_better(hm_pol_comp_t *pc, hm_sim_eval_t *ev, const hm_decisi
 	return rc;
 }
 
+/*
+ * The class search (first improvement) from best, whose score is *rate: move
+ * one job to another of the K classes, or swap two jobs' classes; a step is
+ * taken when it gains keep, and a result other than the plan must also beat
+ * bar. Each evaluation costs cost events, taken from cfg's search budget.
+ * Strict classes trade one job's bursts for another's, and the four orders
+ * above put one job per class: the mixed-period testbeds gain most from
+ * moving a job between them (docs/algorithms.md, "The check").
+ */
+static hm_rc_t class_search(hm_pol_comp_t *pc, hm_sim_eval_t *ev, hm_decision_t *best, int n,
+			    int K, double *rate, double bar, double cost, hm_decision_t *d,
+			    hm_hcheck_cfg_t *cfg, hm_err_t *err)
+{
+	hm_rc_t rc = HM_OK;
+	bool improved = true;
+
+	while (improved) {
+		improved = false;
+		/* (i, i, k): move i to class k; (i, j > i): swap i and j. */
+		for (int i = 0; i < n && !improved; i++)
+			for (int j = i; j < n && !improved; j++)
+				for (int k = 0; k < (i == j ? K : 1) && !improved; k++) {
+					double v;
+
+					memcpy(d, best, sizeof(*d) * (size_t)n);
+					if (i == j && k != best[i].prio) {
+						d[i].prio = k;
+					} else if (i != j && best[i].prio != best[j].prio) {
+						d[i].prio = best[j].prio;
+						d[j].prio = best[i].prio;
+					} else {
+						continue;
+					}
+					if (cfg->search_spent + cost > cfg->search_events ||
+					    cfg->events + cost > cfg->max_events)
+						return HM_OK;
+					cfg->search_spent += cost;
+					cfg->events += (long)cost;
+					cfg->moves++;
+					v = hm_pol_comp_score(pc, ev, d, &rc, err);
+					if (rc != HM_OK)
+						return rc;
+					if (v > *rate * (1 + cfg->keep) && v > bar) {
+						*rate = v;
+						memcpy(best, d, sizeof(*d) * (size_t)n);
+						cfg->taken++;
+						improved = true;
+					}
+				}
+	}
+	return rc;
+}
+
 static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_decision_t *plan,
 			 const int *member, int n, hm_sim_eval_t *ev, hm_hcheck_cfg_t *cfg,
 			 hm_err_t *err)
@@ -71,7 +124,7 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 	hm_decision_t *d = NULL, *best = NULL, *done = NULL; /* done: CHECK_CANDIDATES x n */
 	int ndone = 0;
 	hm_pol_ord_t *o = NULL;
-	double best_rate;
+	double best_rate, plan_rate;
 	int K = m->cfg.classes;
 	hm_rc_t rc;
 
@@ -99,7 +152,7 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 	}
 	for (int i = 0; i < n; i++)
 		best[i] = plan[member[i]];
-	best_rate = hm_pol_comp_score(&pc, ev, best, &rc, err);
+	plan_rate = best_rate = hm_pol_comp_score(&pc, ev, best, &rc, err);
 	if (rc != HM_OK)
 		goto out;
 	memcpy(&done[(size_t)ndone++ * (size_t)n], best, sizeof(*best) * (size_t)n);
@@ -128,6 +181,12 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 		if ((rc = keep_better(&pc, ev, d, n, done, &ndone, best, &best_rate, err)) != HM_OK)
 			goto out;
 	}
+	cfg->events += (long)(4 * hm_pol_comp_events(&pc));
+	/* From the plan (best_rate its bar, then) or the candidate that beat it. */
+	rc = class_search(&pc, ev, best, n, K, &best_rate, plan_rate * (1 + cfg->keep),
+			  hm_pol_comp_events(&pc), d, cfg, err);
+	if (rc != HM_OK)
+		goto out;
 	{
 		bool changed = false;
 		for (int i = 0; i < n; i++)
@@ -138,7 +197,6 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 		cfg->changed += changed;
 	}
 	cfg->checked++;
-	cfg->events += (long)(4 * hm_pol_comp_events(&pc));
 out:
 	free(d);
 	free(best);
@@ -154,8 +212,8 @@ hm_rc_t hm_hcheck(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_decision_t
 	int n = ctx->njobs, *par = NULL, *cnt = NULL, *member = NULL, *pos = NULL;
 	hm_rc_t rc = HM_OK;
 
-	cfg->checked = cfg->changed = 0;
-	cfg->events = 0;
+	cfg->checked = cfg->changed = cfg->moves = cfg->taken = 0;
+	cfg->events = cfg->search_spent = 0;
 	if (n < 2)
 		return HM_OK;
 	par = malloc(sizeof(int) * (size_t)n);

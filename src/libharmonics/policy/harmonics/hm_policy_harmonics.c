@@ -111,6 +111,7 @@ static hm_rc_t h_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	hm_hmodel_t m;
 	hm_hcheck_cfg_t cc = {.max_jobs = HM_CHECK_MAX_JOBS,
 			      .max_events = HM_CHECK_MAX_EVENTS,
+			      .search_events = HM_CHECK_SEARCH_EVENTS,
 			      .keep = HM_CHECK_KEEP};
 	hm_tier_stats_t ts = {0};
 	hm_rc_t rc = HM_OK;
@@ -190,9 +191,9 @@ static hm_rc_t h_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	snprintf(ctx->note, sizeof(ctx->note),
 		 "harmonics: %d jobs, %d cross-rack (%d free: a rack silent), %d holding slots, "
 		 "%d changed; racks: %d asked, %d answered (%d by leaders); check: %d components, "
-		 "%d replaced",
+		 "%d replaced, %d of %d class moves taken",
 		 ctx->njobs, cross, pinned, held, changed, ts.racks_asked, ts.racks_answered,
-		 ts.racks_by_leader, cc.checked, cc.changed);
+		 ts.racks_by_leader, cc.checked, cc.changed, cc.taken, cc.moves);
 out:
 	if (rc != HM_OK && path0) /* nothing decided: the decisions in force stand */
 		for (int i = 0; i < ctx->njobs; i++)
