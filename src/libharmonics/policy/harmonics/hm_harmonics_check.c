@@ -11,7 +11,7 @@
 #define CHECK_PERIODS    10 /* run length: periods of the component's slowest job */
 #define CHECK_WARMUP     3  /* periods before judging (slots settle) */
 #define CHECK_SEEDS      1
-#define CHECK_CANDIDATES 4 /* the plan, fair sharing, Smith's order, Crux's order */
+#define CHECK_CANDIDATES 5 /* the plan, in force, fair sharing, Smith's order, Crux's order */
 
 /* Each job's jitter to judge with: its measured compute spread (the
  * iteration spread where compute alone is not measured; the assumed one
@@ -64,54 +64,70 @@ static hm_rc_t keep_better(hm_pol_comp_t *pc, hm_sim_eval_t *ev, const hm_decisi
 }
 
 /*
- * The class search (first improvement) from best, whose score is *rate: move
- * one job to another of the K classes, or swap two jobs' classes; a step is
- * taken when it gains keep, and a result other than the plan must also beat
- * bar. Each evaluation costs cost events, taken from cfg's search budget.
- * Strict classes trade one job's bursts for another's, and the four orders
- * above put one job per class: the mixed-period testbeds gain most from
- * moving a job between them (docs/algorithms.md, "The check").
+ * Step q of the class search's neighbourhood from best (n jobs, K classes):
+ * q < n K moves job q / K to class q % K, the rest swap two jobs' classes.
+ * False when the step changes nothing.
+ */
+static bool class_step(const hm_decision_t *best, int n, int K, long q, hm_decision_t *d)
+{
+	memcpy(d, best, sizeof(*d) * (size_t)n);
+	if (q < (long)n * K) {
+		int i = (int)(q / K), k = (int)(q % K);
+		d[i].prio = k;
+		return k != best[i].prio;
+	}
+	q -= (long)n * K;
+	for (int i = 0; i < n; i++) {
+		if (q < n - 1 - i) {
+			int j = i + 1 + (int)q;
+			d[i].prio = best[j].prio;
+			d[j].prio = best[i].prio;
+			return best[i].prio != best[j].prio;
+		}
+		q -= n - 1 - i;
+	}
+	return false;
+}
+
+/*
+ * The class search (first improvement) from best, whose score is *rate: the
+ * steps of class_step in a cycle from step start; one is taken when it gains
+ * keep (a result other than the plan must also beat bar), and the cycle goes
+ * on from there until a whole round gains nothing or the budget (cfg's
+ * search events, cost each) is spent. Strict classes trade one job's bursts
+ * for another's, and the four orders above put one job per class: the
+ * mixed-period testbeds gain most from moving a job between them. A budget
+ * too small for a whole round still explores another part each decision,
+ * whose result comes back as the decision in force (docs/algorithms.md,
+ * "The check").
  */
 static hm_rc_t class_search(hm_pol_comp_t *pc, hm_sim_eval_t *ev, hm_decision_t *best, int n,
-			    int K, double *rate, double bar, double cost, hm_decision_t *d,
-			    hm_hcheck_cfg_t *cfg, hm_err_t *err)
+			    int K, double *rate, double bar, double cost, uint64_t start,
+			    hm_decision_t *d, hm_hcheck_cfg_t *cfg, hm_err_t *err)
 {
+	long steps = (long)n * K + (long)n * (n - 1) / 2, q = (long)(start % (uint64_t)steps);
 	hm_rc_t rc = HM_OK;
-	bool improved = true;
 
-	while (improved) {
-		improved = false;
-		/* (i, i, k): move i to class k; (i, j > i): swap i and j. */
-		for (int i = 0; i < n && !improved; i++)
-			for (int j = i; j < n && !improved; j++)
-				for (int k = 0; k < (i == j ? K : 1) && !improved; k++) {
-					double v;
+	for (long quiet = 0; quiet < steps; quiet++, q = (q + 1) % steps) {
+		double v;
 
-					memcpy(d, best, sizeof(*d) * (size_t)n);
-					if (i == j && k != best[i].prio) {
-						d[i].prio = k;
-					} else if (i != j && best[i].prio != best[j].prio) {
-						d[i].prio = best[j].prio;
-						d[j].prio = best[i].prio;
-					} else {
-						continue;
-					}
-					if (cfg->search_spent + cost > cfg->search_events ||
-					    cfg->events + cost > cfg->max_events)
-						return HM_OK;
-					cfg->search_spent += cost;
-					cfg->events += (long)cost;
-					cfg->moves++;
-					v = hm_pol_comp_score(pc, ev, d, &rc, err);
-					if (rc != HM_OK)
-						return rc;
-					if (v > *rate * (1 + cfg->keep) && v > bar) {
-						*rate = v;
-						memcpy(best, d, sizeof(*d) * (size_t)n);
-						cfg->taken++;
-						improved = true;
-					}
-				}
+		if (!class_step(best, n, K, q, d))
+			continue;
+		if (cfg->search_spent + cost > cfg->search_events ||
+		    cfg->events + cost > cfg->max_events)
+			break;
+		cfg->search_spent += cost;
+		cfg->events += (long)cost;
+		cfg->moves++;
+		v = hm_pol_comp_score(pc, ev, d, &rc, err);
+		if (rc != HM_OK)
+			break;
+		if (v > *rate * (1 + cfg->keep) && v > bar) {
+			*rate = v;
+			memcpy(best, d, sizeof(*d) * (size_t)n);
+			cfg->taken++;
+			quiet = -1; /* a whole round again from here */
+		}
 	}
 	return rc;
 }
@@ -138,7 +154,7 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 	/* The long run: random phases, judged after the slots have settled. */
 	pc.random_phase = true;
 	pc.warmup_s = CHECK_WARMUP * pc.horizon_s / (CHECK_PERIODS + CHECK_WARMUP);
-	if (hm_pol_comp_events(&pc) * 4 > cfg->max_events - cfg->events) {
+	if (hm_pol_comp_events(&pc) * CHECK_CANDIDATES > cfg->max_events - cfg->events) {
 		hm_pol_comp_free(&pc);
 		return HM_OK; /* no room left: the plan stands */
 	}
@@ -157,6 +173,9 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 		goto out;
 	memcpy(&done[(size_t)ndone++ * (size_t)n], best, sizeof(*best) * (size_t)n);
 	best_rate *= 1 + cfg->keep;
+	/* What is in force: the last decision's search result, to go on from. */
+	if ((rc = keep_better(&pc, ev, pc.cur, n, done, &ndone, best, &best_rate, err)) != HM_OK)
+		goto out;
 	/* Fair sharing. */
 	for (int i = 0; i < n; i++) {
 		memset(&d[i], 0, sizeof(d[i]));
@@ -181,10 +200,11 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 		if ((rc = keep_better(&pc, ev, d, n, done, &ndone, best, &best_rate, err)) != HM_OK)
 			goto out;
 	}
-	cfg->events += (long)(4 * hm_pol_comp_events(&pc));
+	cfg->events += (long)(ndone * hm_pol_comp_events(&pc));
 	/* From the plan (best_rate its bar, then) or the candidate that beat it. */
 	rc = class_search(&pc, ev, best, n, K, &best_rate, plan_rate * (1 + cfg->keep),
-			  hm_pol_comp_events(&pc), d, cfg, err);
+			  hm_pol_comp_events(&pc), (uint64_t)(ctx->now_s * 1000) * 0x9e3779b97f4a7c15ULL >> 17,
+			  d, cfg, err);
 	if (rc != HM_OK)
 		goto out;
 	{

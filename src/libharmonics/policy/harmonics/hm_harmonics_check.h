@@ -12,7 +12,7 @@
 
 #define HM_CHECK_MAX_JOBS      16    /* larger components keep the plan */
 #define HM_CHECK_MAX_EVENTS    3e5   /* evaluation events per decision */
-#define HM_CHECK_SEARCH_EVENTS 1e5   /* of which the class search's, at most */
+#define HM_CHECK_SEARCH_EVENTS 3e4   /* of which the class search's, at most */
 #define HM_CHECK_KEEP          0.003 /* what the plan, and each step, is preferred by */
 
 typedef struct {
@@ -31,11 +31,12 @@ typedef struct {
  * component of at most max_jobs jobs sharing links (on the paths in force),
  * replaced by the best of: the plan, fair sharing, one class per job in
  * Smith's order for progress (shortest burst x period first) and in the
- * model's class order (Crux's), each run in the simulator's model from random
- * phases; another than the plan must beat it by keep. Then, while
- * search_events last, a search from the best moves one job to another class
- * or swaps two jobs' classes, taking each step that gains keep. *ev is
- * created on first use (the caller frees it with hm_sim_eval_free).
+ * model's class order (Crux's), and the decisions in force, each run in the
+ * simulator's model from random phases; another than the plan must beat it by
+ * keep. Then, while search_events last, a search from the best moves one job
+ * to another class or swaps two jobs' classes, taking each step that gains
+ * keep, from a place in its cycle of steps that changes with ctx->now_s. *ev
+ * is created on first use (the caller frees it with hm_sim_eval_free).
  */
 hm_rc_t hm_hcheck(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_decision_t *plan,
 		  hm_sim_eval_t **ev, int *ev_cap, hm_hcheck_cfg_t *cfg, hm_err_t *err);
