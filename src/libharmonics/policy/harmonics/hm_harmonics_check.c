@@ -200,7 +200,7 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 		if ((rc = keep_better(&pc, ev, d, n, done, &ndone, best, &best_rate, err)) != HM_OK)
 			goto out;
 	}
-	cfg->events += (long)(ndone * hm_pol_comp_events(&pc));
+	cfg->events += (long)(CHECK_CANDIDATES * hm_pol_comp_events(&pc));
 	/* From the plan (best_rate its bar, then) or the candidate that beat it. */
 	rc = class_search(&pc, ev, best, n, K, &best_rate, plan_rate * (1 + cfg->keep),
 			  hm_pol_comp_events(&pc), (uint64_t)(ctx->now_s * 1000) * 0x9e3779b97f4a7c15ULL >> 17,
