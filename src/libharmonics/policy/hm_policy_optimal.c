@@ -46,7 +46,7 @@
 #define OPT_SEEDS      2        /* jitter draws per evaluation (the same for every candidate) */
 #define OPT_MAX_EVENTS 400000.0 /* horizon shortened so one run stays under this */
 #define OPT_END_EVENTS 400000.0 /* the same for runs until the jobs end */
-#define OPT_KEEP       0.005    /* gain over what is in force a change to every job must show (keeps_margin) */
+#define OPT_KEEP       0.005    /* what a change to every job must gain (keeps_margin) */
 #define OPT_IMPROVE    1e-4     /* local search: smallest relative gain taken */
 #define NSUB           3        /* crux, cassini, harmonics */
 

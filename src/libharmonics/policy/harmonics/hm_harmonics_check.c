@@ -95,15 +95,15 @@ static bool class_step(const hm_decision_t *best, int n, int K, long q, hm_decis
  * keep (a result other than the plan must also beat bar), and the cycle goes
  * on from there until a whole round gains nothing or the budget (cfg's
  * search events, cost each) is spent. Strict classes trade one job's bursts
- * for another's, and the four orders above put one job per class: the
+ * for another's, and the check's two orders put one job per class: the
  * mixed-period testbeds gain most from moving a job between them. A budget
  * too small for a whole round still explores another part each decision,
  * whose result comes back as the decision in force (docs/algorithms.md,
  * "The check").
  */
-static hm_rc_t class_search(hm_pol_comp_t *pc, hm_sim_eval_t *ev, hm_decision_t *best, int n,
-			    int K, double *rate, double bar, double cost, uint64_t start,
-			    hm_decision_t *d, hm_hcheck_cfg_t *cfg, hm_err_t *err)
+static hm_rc_t class_search(hm_pol_comp_t *pc, hm_sim_eval_t *ev, hm_decision_t *best, int n, int K,
+			    double *rate, double bar, double cost, uint64_t start, hm_decision_t *d,
+			    hm_hcheck_cfg_t *cfg, hm_err_t *err)
 {
 	long steps = (long)n * K + (long)n * (n - 1) / 2, q = (long)(start % (uint64_t)steps);
 	hm_rc_t rc = HM_OK;
@@ -203,8 +203,8 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 	cfg->events += (long)(CHECK_CANDIDATES * hm_pol_comp_events(&pc));
 	/* From the plan (best_rate its bar, then) or the candidate that beat it. */
 	rc = class_search(&pc, ev, best, n, K, &best_rate, plan_rate * (1 + cfg->keep),
-			  hm_pol_comp_events(&pc), (uint64_t)(ctx->now_s * 1000) * 0x9e3779b97f4a7c15ULL >> 17,
-			  d, cfg, err);
+			  hm_pol_comp_events(&pc),
+			  (uint64_t)(ctx->now_s * 1000) * 0x9e3779b97f4a7c15ULL >> 17, d, cfg, err);
 	if (rc != HM_OK)
 		goto out;
 	{

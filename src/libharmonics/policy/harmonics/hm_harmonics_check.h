@@ -19,7 +19,7 @@ typedef struct {
 	int max_jobs;         /* components larger than this keep the plan */
 	double max_events;    /* evaluation events per decision, all components together */
 	double search_events; /* of which the class search may spend, all components together */
-	double keep;          /* another candidate, and each search step, must gain this (relative) */
+	double keep;          /* what another candidate, and each step, must gain (relative) */
 	int checked, changed; /* out: components checked, components whose plan was replaced */
 	int moves, taken;     /* out: class moves evaluated, taken */
 	long events;          /* out: evaluation events spent, the search's included */
