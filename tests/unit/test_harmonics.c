@@ -15,7 +15,8 @@
 
 extern const hm_policy_ops_t hm_policy_harmonics;
 
-static void decide_cfg(fx_ctx_t *f, int threads, bool plan_only)
+/* prio_levels 0: the default. */
+static void decide_cfg(fx_ctx_t *f, int threads, bool plan_only, int prio_levels)
 {
 	hm_policy_cfg_t cfg;
 	void *st = NULL;
@@ -24,6 +25,8 @@ static void decide_cfg(fx_ctx_t *f, int threads, bool plan_only)
 	hm_policy_cfg_defaults(&cfg);
 	cfg.threads = threads;
 	cfg.plan_only = plan_only;
+	if (prio_levels > 0)
+		cfg.prio_levels = prio_levels;
 	assert_int_equal(hm_policy_harmonics.create(&cfg, &st, &err), HM_OK);
 	assert_int_equal(hm_policy_harmonics.decide(st, &f->ctx, &err), HM_OK);
 	hm_policy_harmonics.destroy(st);
@@ -32,7 +35,7 @@ static void decide_cfg(fx_ctx_t *f, int threads, bool plan_only)
 /* The tiers' plan alone; the check against fair sharing has its own test. */
 static void decide(fx_ctx_t *f, int threads)
 {
-	decide_cfg(f, threads, true);
+	decide_cfg(f, threads, true, 0);
 }
 
 static hm_burst_t burst_of(const fx_ctx_t *f, int i)
@@ -105,7 +108,7 @@ static void test_check_replaces_fragile_hold(void **state)
 	fx_ctx_job(&f, 1, 0.7, 0.1, l0, 1);
 	fx_ctx_measured(&f, 0, 1e-3);
 	fx_ctx_measured(&f, 1, 1e-3);
-	decide_cfg(&f, 1, false);
+	decide_cfg(&f, 1, false, 0);
 	for (int i = 0; i < 2; i++)
 		assert_true(f.sj[i].dec.period_s == 0);
 	assert_int_not_equal(f.sj[0].dec.prio, f.sj[1].dec.prio);
@@ -125,9 +128,6 @@ static void test_check_class_search(void **state)
 	(void)state;
 	fx_ctx_t f;
 	int rack[1] = {0}, l0[1] = {0};
-	hm_policy_cfg_t cfg;
-	void *st = NULL;
-	hm_err_t err = {0};
 
 	fx_ctx_init(&f, 1, rack, 1);
 	fx_ctx_job(&f, 0, 0.1, 0.02, l0, 1);
@@ -135,12 +135,7 @@ static void test_check_class_search(void **state)
 	fx_ctx_job(&f, 2, 0.5, 0.1, l0, 1);
 	for (int i = 0; i < 3; i++)
 		fx_ctx_measured(&f, i, 1e-3);
-	hm_policy_cfg_defaults(&cfg);
-	cfg.threads = 1;
-	cfg.prio_levels = 3;
-	assert_int_equal(hm_policy_harmonics.create(&cfg, &st, &err), HM_OK);
-	assert_int_equal(hm_policy_harmonics.decide(st, &f.ctx, &err), HM_OK);
-	hm_policy_harmonics.destroy(st);
+	decide_cfg(&f, 1, false, 3);
 	assert_int_equal(f.sj[0].dec.prio, 0);
 	assert_int_equal(f.sj[1].dec.prio, 0);
 	assert_int_equal(f.sj[2].dec.prio, 1);

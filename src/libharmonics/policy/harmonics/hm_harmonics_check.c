@@ -140,7 +140,7 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 	hm_decision_t *d = NULL, *best = NULL, *done = NULL; /* done: CHECK_CANDIDATES x n */
 	int ndone = 0;
 	hm_pol_ord_t *o = NULL;
-	double best_rate, plan_rate;
+	double best_rate, plan_rate, cost;
 	int K = m->cfg.classes;
 	hm_rc_t rc;
 
@@ -154,7 +154,8 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 	/* The long run: random phases, judged after the slots have settled. */
 	pc.random_phase = true;
 	pc.warmup_s = CHECK_WARMUP * pc.horizon_s / (CHECK_PERIODS + CHECK_WARMUP);
-	if (hm_pol_comp_events(&pc) * CHECK_CANDIDATES > cfg->max_events - cfg->events) {
+	cost = hm_pol_comp_events(&pc); /* of one candidate's run */
+	if (cost * CHECK_CANDIDATES > cfg->max_events - cfg->events) {
 		hm_pol_comp_free(&pc);
 		return HM_OK; /* no room left: the plan stands */
 	}
@@ -200,10 +201,9 @@ static hm_rc_t check_one(const hm_sched_ctx_t *ctx, const hm_hmodel_t *m, hm_dec
 		if ((rc = keep_better(&pc, ev, d, n, done, &ndone, best, &best_rate, err)) != HM_OK)
 			goto out;
 	}
-	cfg->events += (long)(CHECK_CANDIDATES * hm_pol_comp_events(&pc));
+	cfg->events += (long)(CHECK_CANDIDATES * cost);
 	/* From the plan (best_rate its bar, then) or the candidate that beat it. */
-	rc = class_search(&pc, ev, best, n, K, &best_rate, plan_rate * (1 + cfg->keep),
-			  hm_pol_comp_events(&pc),
+	rc = class_search(&pc, ev, best, n, K, &best_rate, plan_rate * (1 + cfg->keep), cost,
 			  (uint64_t)(ctx->now_s * 1000) * 0x9e3779b97f4a7c15ULL >> 17, d, cfg, err);
 	if (rc != HM_OK)
 		goto out;
