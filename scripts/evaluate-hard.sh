@@ -8,9 +8,11 @@
 # About an hour on a shared 2-core machine (optimal on the Clos is most of it).
 #
 #   scripts/evaluate-hard.sh [BUILD_DIR]      (default: build/, built if needed)
-# Environment: HM_EVAL_MIXED (default "1 2 3 4 5"), HM_EVAL_QUICK=1 (mixed-1,
-# 60 Clos jobs, short simulator benchmark), HM_EVAL_TIMEOUT (s per run, 900),
-# HM_EVAL_TMP and HM_EVAL_REUSE (scripts/eval-lib.sh).
+# Environment: HM_EVAL_MIXED (default "1 2 3 4 5"), HM_EVAL_CLOS_SEEDS (the
+# Clos hour's further seeds, crux and harmonics; default 2-12), HM_EVAL_QUICK=1
+# (mixed-1, 60 Clos jobs on seed 1 only, short simulator benchmark),
+# HM_EVAL_TIMEOUT (s per run, 900), HM_EVAL_TMP and HM_EVAL_REUSE
+# (scripts/eval-lib.sh).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,6 +55,15 @@ else
 fi
 echo "evaluate-hard: clos847, fragmented" >&2
 run clos "file:$top/docs/eval/clos847.conf" "gen:$cl_work" 1 0.02 1
+# The same hour on more seeds, crux and harmonics only: is seed 1 typical?
+clos_seeds=${HM_EVAL_CLOS_SEEDS:-2 3 4 5 6 7 8 9 10 11 12}
+[[ $quick == 1 ]] && clos_seeds=""
+clos_list=1
+for s in $clos_seeds; do
+	clos_list+=", $s"
+	echo "evaluate-hard: clos847, seed $s" >&2
+	policies=crux,harmonics run "clos-s$s" "file:$top/docs/eval/clos847.conf" "gen:$cl_work" "$s" 0.02 1
+done
 echo "evaluate-hard: random small instances" >&2
 rnd_cmd=("$build/tests/bench/bench_random" --instances 60)
 [[ ${HM_EVAL_REUSE:-0} == 1 && -s $tmp/random.txt ]] || "${rnd_cmd[@]}" >"$tmp/random.txt"
@@ -153,6 +164,30 @@ opt_w=$(opt_worst "${all_files[@]}")
 rnd_line() { grep "^$1" "$tmp/random.txt" | head -1; }
 # CPU seconds of the headline's scattered run (1 h of 1,024 GPUs; 120 s when quick)
 sim1h=$(awk '/^scattered/ && !d { d = 1; match($0, /cpu= *[0-9.]+/); v = substr($0, RSTART, RLENGTH); gsub(/[^0-9.]/, "", v); print v }' "$tmp/bench_sim.txt")
+# clos_file SEED -> the Clos run of that seed (seed 1: the run with every policy)
+clos_file() { if [[ $1 == 1 ]]; then echo "$tmp/clos.csv"; else echo "$tmp/clos-s$1.csv"; fi; }
+# clos_seed_rows -> per seed: crux's and harmonics' mean and p99 JCT, and their ratios
+clos_seed_rows() {
+	local s f
+	for s in 1 $clos_seeds; do
+		f=$(clos_file "$s")
+		printf "| %s | %.1f | %.1f | %s | %.1f | %.1f | %s |\n" "$s" \
+			"$(value crux 5 "$f")" "$(value harmonics 5 "$f")" \
+			"$(ratio "$(value harmonics 5 "$f")" "$(value crux 5 "$f")")" \
+			"$(value crux 6 "$f")" "$(value harmonics 6 "$f")" \
+			"$(ratio "$(value harmonics 6 "$f")" "$(value crux 6 "$f")")"
+	done
+}
+# clos_seed_summary COL -> harmonics / crux over the seeds in column COL (5 mean
+# JCT, 6 p99): geometric mean, seeds above crux
+clos_seed_summary() {
+	local s f
+	for s in 1 $clos_seeds; do
+		f=$(clos_file "$s")
+		echo "$(value harmonics "$1" "$f") $(value crux "$1" "$f")"
+	done | awk '$1 != "nan" && $2 != "nan" && $2 > 0 { g += log($1 / $2); n++; a += $1 > $2 * (1 + 1e-9) }
+		END { if (n) printf "geometric mean %.4f, above crux on %d of %d seeds", exp(g / n), a, n; else printf "n/a" }'
+}
 clos_wall() { awk -F, -v p="$1" '$1 == p { printf "%.1f", $17; f = 1 } END { if (!f) printf "n/a" }' "$tmp/clos.csv"; }
 
 {
@@ -203,6 +238,18 @@ $(cat "$tmp/clos.cmd")
 
 $(table "$tmp/clos.csv")
 
+$(if [[ -n $clos_seeds ]]; then
+	cat <<EOS
+The same hour on seeds $clos_list (\`--seed N\`), crux and harmonics: JCT (s), and harmonics / crux.
+
+| seed | crux mean | harmonics mean | ratio | crux p99 | harmonics p99 | ratio |
+|---|---|---|---|---|---|---|
+$(clos_seed_rows)
+
+Mean JCT: $(clos_seed_summary 5). p99 JCT: $(clos_seed_summary 6).
+EOS
+fi)
+
 ### Random small contended instances
 
 \`tests/bench/bench_random\` (tests/unit/random_instances.h: 2-3 racks of 2-4 hosts,
@@ -250,6 +297,7 @@ $(cat "$tmp/bench_sim.txt")
 | (context) mixed periods: the possible gain, (fair - bound) / fair, at 2:1 and at 4:1 | $(mixed_gain_range 2), $(mixed_gain_range 4) | (context) |
 | clos847: harmonics' mean JCT <= crux's | $(ratio "$(value harmonics 5 "$tmp/clos.csv")" "$(value crux 5 "$tmp/clos.csv")") | $(yesno "$(ratio "$(value harmonics 5 "$tmp/clos.csv")" "$(value crux 5 "$tmp/clos.csv")")" 1) |
 | clos847: harmonics' p99 JCT <= crux's | $(ratio "$(value harmonics 6 "$tmp/clos.csv")" "$(value crux 6 "$tmp/clos.csv")") | $(yesno "$(ratio "$(value harmonics 6 "$tmp/clos.csv")" "$(value crux 6 "$tmp/clos.csv")")" 1) |
+| (context) clos847 on seeds $clos_list, harmonics / crux: mean JCT; p99 JCT | $(clos_seed_summary 5); $(clos_seed_summary 6) | (context) |
 | clos847: harmonics takes >= 80% of the possible gain (bound) | $(share harmonics "$tmp/clos.csv") | $(awk -v r="$(share harmonics "$tmp/clos.csv" | tr -d %)" 'BEGIN { print (r != "n/a" && r >= 80) ? "yes" : "no" }') |
 | clos847: under a minute per policy (wall; optimal, which searches for its budget of 1 s at every decision by design, is shown but not judged) | fair $(clos_wall fair), cassini $(clos_wall cassini), crux $(clos_wall crux), harmonics $(clos_wall harmonics) s; optimal $(clos_wall optimal | sed "s|^n/a$|not finished in ${tmo}|") s | $(for p in fair cassini crux harmonics; do clos_wall $p; echo; done | awk '$1 == "n/a" || $1 >= 60 { n = 1 } END { print n ? "no" : "yes" }') |
 | 1 h of 1,024 GPUs, scattered, under 10 s on one core (CPU) | ${sim1h} s | $(awk -v r="$sim1h" 'BEGIN { print (r != "" && r < 10) ? "yes" : "no" }') |
