@@ -15,6 +15,32 @@ bool hm_pol_same_decision(const hm_decision_t *a, const hm_decision_t *b)
 	       a->origin_s == b->origin_s && a->prio == b->prio && a->path == b->path;
 }
 
+long hm_pol_class_steps(int n, int K)
+{
+	return (long)n * K + (long)n * (n - 1) / 2;
+}
+
+bool hm_pol_class_step(const hm_decision_t *best, int n, int K, long q, hm_decision_t *d)
+{
+	memcpy(d, best, sizeof(*d) * (size_t)n);
+	if (q < (long)n * K) {
+		int i = (int)(q / K), k = (int)(q % K);
+		d[i].prio = k;
+		return k != best[i].prio;
+	}
+	q -= (long)n * K;
+	for (int i = 0; i < n; i++) {
+		if (q < n - 1 - i) {
+			int j = i + 1 + (int)q;
+			d[i].prio = best[j].prio;
+			d[j].prio = best[i].prio;
+			return best[i].prio != best[j].prio;
+		}
+		q -= n - 1 - i;
+	}
+	return false;
+}
+
 double hm_pol_keep_bar(double base, double keep, const hm_decision_t *d, const hm_decision_t *ref,
 		       int n)
 {

@@ -71,6 +71,16 @@ double hm_pol_comp_events(const hm_pol_comp_t *c);
 bool hm_pol_same_decision(const hm_decision_t *a, const hm_decision_t *b);
 
 /*
+ * The class neighbourhood of best[] (n jobs, K classes), shared by optimal's
+ * local search and harmonics' check: hm_pol_class_steps(n, K) steps; step q
+ * < n K moves job q / K to class q % K, the rest swap two jobs' classes (i <
+ * j, in order). hm_pol_class_step writes best[] with step q applied into d[]
+ * and returns false when the step changes nothing.
+ */
+long hm_pol_class_steps(int n, int K);
+bool hm_pol_class_step(const hm_decision_t *best, int n, int K, long q, hm_decision_t *d);
+
+/*
  * The score a change from ref[] to d[] (n jobs) must beat: base x (1 + keep x
  * the share of the jobs it changes). A change costs waits in proportion to the
  * jobs it touches; a flat margin on a large component kept out every change

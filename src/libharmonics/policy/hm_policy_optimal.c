@@ -320,31 +320,18 @@ static hm_rc_t local_search(comp_t *c, hm_err_t *err)
 	hm_rc_t rc = HM_OK;
 	bool improved = true, b;
 
+	long moves = (long)c->n * c->K, steps = hm_pol_class_steps(c->n, c->K);
+
 	while (improved && !out_of_time(c)) {
 		improved = false;
-		/* Swap two jobs' classes. */
-		for (int i = 0; i < c->n && !improved; i++)
-			for (int j = i + 1; j < c->n && !improved; j++) {
-				if (c->best[i].prio == c->best[j].prio)
-					continue;
-				memcpy(d, c->best, sizeof(d));
-				d[i].prio = c->best[j].prio;
-				d[j].prio = c->best[i].prio;
-				if ((rc = try_cand(c, d, OPT_IMPROVE, &b, err)) != HM_OK)
-					return rc;
-				improved = b;
-			}
-		/* Move a job to another class. */
-		for (int i = 0; i < c->n && !improved; i++)
-			for (int k = 0; k < c->K && !improved; k++) {
-				if (k == c->best[i].prio)
-					continue;
-				memcpy(d, c->best, sizeof(d));
-				d[i].prio = k;
-				if ((rc = try_cand(c, d, OPT_IMPROVE, &b, err)) != HM_OK)
-					return rc;
-				improved = b;
-			}
+		/* Swap two jobs' classes, then move a job to another class. */
+		for (long s = 0; s < steps && !improved; s++) {
+			if (!hm_pol_class_step(c->best, c->n, c->K, (moves + s) % steps, d))
+				continue;
+			if ((rc = try_cand(c, d, OPT_IMPROVE, &b, err)) != HM_OK)
+				return rc;
+			improved = b;
+		}
 		/* Another path; a held job let free. */
 		for (int i = 0; i < c->n && !improved; i++) {
 			int np = c->pc.ej[i].npaths > 8 ? 8 : c->pc.ej[i].npaths;

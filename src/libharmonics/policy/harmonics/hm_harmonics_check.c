@@ -64,34 +64,8 @@ static hm_rc_t keep_better(hm_pol_comp_t *pc, hm_sim_eval_t *ev, const hm_decisi
 }
 
 /*
- * Step q of the class search's neighbourhood from best (n jobs, K classes):
- * q < n K moves job q / K to class q % K, the rest swap two jobs' classes.
- * False when the step changes nothing.
- */
-static bool class_step(const hm_decision_t *best, int n, int K, long q, hm_decision_t *d)
-{
-	memcpy(d, best, sizeof(*d) * (size_t)n);
-	if (q < (long)n * K) {
-		int i = (int)(q / K), k = (int)(q % K);
-		d[i].prio = k;
-		return k != best[i].prio;
-	}
-	q -= (long)n * K;
-	for (int i = 0; i < n; i++) {
-		if (q < n - 1 - i) {
-			int j = i + 1 + (int)q;
-			d[i].prio = best[j].prio;
-			d[j].prio = best[i].prio;
-			return best[i].prio != best[j].prio;
-		}
-		q -= n - 1 - i;
-	}
-	return false;
-}
-
-/*
  * The class search (first improvement) from best, whose score is *rate: the
- * steps of class_step in a cycle from step start; one is taken when it gains
+ * steps of hm_pol_class_step in a cycle from step start; one is taken when it gains
  * keep (a result other than the plan must also beat bar), and the cycle goes
  * on from there until a whole round gains nothing or the budget (cfg's
  * search events, cost each) is spent. Strict classes trade one job's bursts
@@ -105,13 +79,13 @@ static hm_rc_t class_search(hm_pol_comp_t *pc, hm_sim_eval_t *ev, hm_decision_t 
 			    double *rate, double bar, double cost, uint64_t start, hm_decision_t *d,
 			    hm_hcheck_cfg_t *cfg, hm_err_t *err)
 {
-	long steps = (long)n * K + (long)n * (n - 1) / 2, q = (long)(start % (uint64_t)steps);
+	long steps = hm_pol_class_steps(n, K), q = (long)(start % (uint64_t)steps);
 	hm_rc_t rc = HM_OK;
 
 	for (long quiet = 0; quiet < steps; quiet++, q = (q + 1) % steps) {
 		double v;
 
-		if (!class_step(best, n, K, q, d))
+		if (!hm_pol_class_step(best, n, K, q, d))
 			continue;
 		if (cfg->search_spent + cost > cfg->search_events ||
 		    cfg->events + cost > cfg->max_events)
