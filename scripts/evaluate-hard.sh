@@ -188,6 +188,7 @@ clos_seed_summary() {
 	done | awk '$1 != "nan" && $2 != "nan" && $2 > 0 { g += log($1 / $2); n++; a += $1 > $2 * (1 + 1e-9) }
 		END { if (n) printf "geometric mean %.4f, above crux on %d of %d seeds", exp(g / n), a, n; else printf "n/a" }'
 }
+clos_mean_seeds=$(clos_seed_summary 5) clos_p99_seeds=$(clos_seed_summary 6)
 clos_wall() { awk -F, -v p="$1" '$1 == p { printf "%.1f", $17; f = 1 } END { if (!f) printf "n/a" }' "$tmp/clos.csv"; }
 
 {
@@ -246,7 +247,7 @@ The same hour on seeds $clos_list (\`--seed N\`), crux and harmonics: JCT (s), a
 |---|---|---|---|---|---|---|
 $(clos_seed_rows)
 
-Mean JCT: $(clos_seed_summary 5). p99 JCT: $(clos_seed_summary 6).
+Mean JCT: $clos_mean_seeds. p99 JCT: $clos_p99_seeds.
 EOS
 fi)
 
@@ -297,7 +298,7 @@ $(cat "$tmp/bench_sim.txt")
 | (context) mixed periods: the possible gain, (fair - bound) / fair, at 2:1 and at 4:1 | $(mixed_gain_range 2), $(mixed_gain_range 4) | (context) |
 | clos847: harmonics' mean JCT <= crux's | $(ratio "$(value harmonics 5 "$tmp/clos.csv")" "$(value crux 5 "$tmp/clos.csv")") | $(yesno "$(ratio "$(value harmonics 5 "$tmp/clos.csv")" "$(value crux 5 "$tmp/clos.csv")")" 1) |
 | clos847: harmonics' p99 JCT <= crux's | $(ratio "$(value harmonics 6 "$tmp/clos.csv")" "$(value crux 6 "$tmp/clos.csv")") | $(yesno "$(ratio "$(value harmonics 6 "$tmp/clos.csv")" "$(value crux 6 "$tmp/clos.csv")")" 1) |
-| (context) clos847 on seeds $clos_list, harmonics / crux: mean JCT; p99 JCT | $(clos_seed_summary 5); $(clos_seed_summary 6) | (context) |
+| (context) clos847 on seeds $clos_list, harmonics / crux: mean JCT; p99 JCT | $clos_mean_seeds; $clos_p99_seeds | (context) |
 | clos847: harmonics takes >= 80% of the possible gain (bound) | $(share harmonics "$tmp/clos.csv") | $(awk -v r="$(share harmonics "$tmp/clos.csv" | tr -d %)" 'BEGIN { print (r != "n/a" && r >= 80) ? "yes" : "no" }') |
 | clos847: under a minute per policy (wall; optimal, which searches for its budget of 1 s at every decision by design, is shown but not judged) | fair $(clos_wall fair), cassini $(clos_wall cassini), crux $(clos_wall crux), harmonics $(clos_wall harmonics) s; optimal $(clos_wall optimal | sed "s|^n/a$|not finished in ${tmo}|") s | $(for p in fair cassini crux harmonics; do clos_wall $p; echo; done | awk '$1 == "n/a" || $1 >= 60 { n = 1 } END { print n ? "no" : "yes" }') |
 | 1 h of 1,024 GPUs, scattered, under 10 s on one core (CPU) | ${sim1h} s | $(awk -v r="$sim1h" 'BEGIN { print (r != "" && r < 10) ? "yes" : "no" }') |
