@@ -10,6 +10,10 @@
 # Exit: 0 pass, 1 fail, 77 no GPU.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+	echo "SKIP: no GPU visible (nvidia-smi -L failed)"
+	exit 77
+fi
 # CUDA: CUDA_HOME, else the toolkit around nvcc, else /usr/local/cuda.
 if [ -z "${CUDA_HOME:-}" ] && command -v nvcc >/dev/null; then
 	CUDA_HOME=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
@@ -37,10 +41,6 @@ nccl_lib=$(first_file "$NCCL_HOME"/lib64/libnccl.so* "$NCCL_HOME"/lib/libnccl.so
 	"$NCCL_HOME"/lib/x86_64-linux-gnu/libnccl.so*)
 cudart_lib=$(first_file "$CUDA_HOME"/lib64/libcudart.so* "$CUDA_HOME"/lib/libcudart.so* \
 	"$CUDA_HOME"/targets/*/lib/libcudart.so*)
-if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
-	echo "SKIP: no GPU visible (nvidia-smi -L failed)"
-	exit 77
-fi
 nvidia-smi -L
 out=$(mktemp -d /tmp/hm_gpu.XXXXXX)
 trap 'rm -rf "$out"' EXIT
