@@ -13,14 +13,13 @@ mkdir -p "$out/corpus" "$out/crashes"
 . "$top/scripts/fuzz-lib.sh"
 fuzz_need_libfuzzer fuzz
 
-src=("$top"/src/libharmonics/*/*.c "$top"/src/libharmonics/policy/harmonics/*.c "$top"/src/coordinator/*.c
-	"$top"/src/agent/hm_agent_wire.c "$top"/src/agent/hm_rack_wire.c)
+src=("$top"/src/libharmonics/*/*.c "$top"/src/libharmonics/policy/harmonics/*.c "$top"/src/common/*.c)
 libinc=()
 for d in "$top"/src/libharmonics/*/ "$top"/src/libharmonics/policy/harmonics/; do libinc+=(-I"$d"); done
 [[ -f $top/build/config.h ]] || { echo "fuzz: run scripts/build.sh first"; exit 1; }
 # shellcheck disable=SC2046
 clang -g -O1 -std=gnu11 -Wno-unknown-warning-option -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	"${libinc[@]}" -I"$top/src/coordinator" -I"$top/src/agent" -I"$top/build" \
+	"${libinc[@]}" -I"$top/src/common" -I"$top/build" \
 	$(pkg-config --cflags json-c hwloc) "$top/tests/fuzz/fuzz_parsers.c" "${src[@]}" \
 	$(pkg-config --libs json-c hwloc) -lmunge -lm -lpthread -o "$out/fuzz_parsers"
 ((secs > 0)) || exit 0

@@ -4,7 +4,7 @@
 # variables); LDADD is automake's default for a program without its own. A test
 # with other needs sets _CPPFLAGS or _LDADD (the pace tests compile the
 # runtime's sources in).
-UNIT_CPPFLAGS = -I$(top_srcdir)/src/coordinator -I$(top_srcdir)/src/agent \
+UNIT_CPPFLAGS = -I$(top_srcdir)/src/common -I$(top_srcdir)/src/coordinator -I$(top_srcdir)/src/agent \
 	-I$(top_srcdir)/src/pace -I$(top_srcdir)/src/pace/nccl \
 	-I$(top_srcdir)/src/plugins/common -I$(top_srcdir)/src/plugins/spank
 tests/unit/%.$(OBJEXT): AM_CPPFLAGS += $(UNIT_CPPFLAGS)
@@ -12,9 +12,9 @@ tests/unit/%.$(OBJEXT): AM_CFLAGS += $(CMOCKA_CFLAGS) $(JSONC_CFLAGS) $(HWLOC_CF
 # Every library a unit test may use, each before the ones it uses (a test
 # takes only the objects it calls).
 LDADD = src/plugins/spank/libhmspankopts.la src/plugins/common/libhmplugin.la \
-	src/agent/libhmagent.la src/coordinator/libhmcoord.la src/coordinator/libhmstatus.la \
-	src/agent/libhmagentwire.la src/pace/libharmonics-pace-report.la \
-	src/coordinator/libhmclient.la src/coordinator/libhmfields.la $(HM_TOPO_HWLOC_LIBS) $(HM_SIM_LIBS) \
+	src/agent/libhmagent.la src/coordinator/libhmcoord.la src/common/libhmstatus.la \
+	src/common/libhmagentwire.la src/pace/libhmpaceassign.la src/pace/libharmonics-pace-report.la \
+	src/common/libhmclient.la src/common/libhmfields.la $(HM_TOPO_HWLOC_LIBS) $(HM_SIM_LIBS) \
 	$(HWLOC_LIBS) $(JSONC_LIBS) $(MUNGE_LIBS) $(CMOCKA_LIBS)
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)

@@ -3,28 +3,20 @@
 # entry for tests, is in src/tools/local.mk).
 # It links the client side (hm_proto, hm_conf, munge, json-c), the node reader
 # (hwloc), the pace report reader and, for a rack's leader, the Local Scheduler
-# (hm_harmonics_tier from libhmpolicy, which libtool takes whole into the
-# shared object); never the coordinator's engine.
+# with the model it needs (libhmmodel, which libtool takes whole into the shared
+# object); never the coordinator's engine, the simulator or the other policies.
 
-# Contract B (docs/protocol.md): records <-> JSON through libhmfields' field
-# tables (hm_fields). The coordinator's server links it too.
-noinst_LTLIBRARIES += src/agent/libhmagentwire.la
-src_agent_libhmagentwire_la_SOURCES = \
-	src/agent/hm_agent_wire.c src/agent/hm_agent_wire.h \
-	src/agent/hm_rack_wire.c src/agent/hm_rack_wire.h
-src_agent_libhmagentwire_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator
-src_agent_libhmagentwire_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-
-AGENT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/agent -I$(top_srcdir)/src/coordinator \
+# Contract B's codec (libhmagentwire) is the shared layer's: src/common/.
+AGENT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/agent $(HM_COMMON_CPPFLAGS) \
 	-I$(top_srcdir)/src/pace
-AGENT_LIBS = src/agent/libhmagent.la src/agent/libhmagentwire.la \
-	src/pace/libharmonics-pace-report.la $(HM_TOPO_HWLOC_LIBS) \
-	src/libharmonics/policy/libhmpolicy.la src/libharmonics/placement/libhmplace.la \
+AGENT_LIBS = src/agent/libhmagent.la src/common/libhmagentwire.la \
+	src/pace/libhmpaceassign.la src/pace/libharmonics-pace-report.la $(HM_TOPO_HWLOC_LIBS) \
+	src/libharmonics/policy/libhmmodel.la src/libharmonics/placement/libhmplace.la \
 	src/libharmonics/workload/libhmworkload.la src/libharmonics/topo/libhmtopo.la \
 	$(HMCLIENT_LIBS) $(HWLOC_LIBS) -lm
 
-# The agent (Slurm-free). pace_assign.c is the runtime's parser of assign files:
-# the agent checks every file it writes with it.
+# The agent (Slurm-free). It checks every assign file it writes with the
+# runtime's own parser (src/pace/libhmpaceassign).
 noinst_LTLIBRARIES += src/agent/libhmagent.la
 src_agent_libhmagent_la_SOURCES = \
 	src/agent/agent.h \
@@ -35,8 +27,7 @@ src_agent_libhmagent_la_SOURCES = \
 	src/agent/agent_rack.c src/agent/agent_rack.h \
 	src/agent/agent_node.c \
 	src/agent/agent_util.c \
-	src/agent/hm_agent.h \
-	src/pace/pace_assign.c src/pace/pace_assign.h
+	src/agent/hm_agent.h
 src_agent_libhmagent_la_CPPFLAGS = $(AGENT_CPPFLAGS)
 src_agent_libhmagent_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS)
 
@@ -73,6 +64,9 @@ tests_agent_test_agent_live_LDADD = $(HMCOORD_LIBS) -ldl
 EXTRA_tests_agent_test_agent_live_DEPENDENCIES = src/agent/harmonics_agent.la
 # Fuzzer of the agent's parsers (clang + libFuzzer): tests/agent/fuzz.sh [SECONDS].
 EXTRA_DIST += tests/agent/fuzz.sh tests/agent/fuzz_agent_wire.c
+# The layering: include folders and what the agent's shared object carries.
+TESTS += tests/unit/layers.sh
+EXTRA_DIST += tests/unit/layers.sh
 # harmonics-agent (built by src/tools/local.mk) from the command line.
 TESTS += tests/agent/agent_cli.sh
 EXTRA_DIST += tests/agent/agent_cli.sh

@@ -28,6 +28,7 @@
 #include "hm_error.h"
 #include "hm_job.h"
 #include "hm_topo.h"
+#include "hm_views.h"
 
 typedef struct hm_coord hm_coord_t;
 
@@ -44,71 +45,6 @@ typedef struct {
 				bytes=1.2GB"; NULL/"" = conf DefaultProfile */
 	double start_s;      /* when it started running */
 } hm_coord_job_info_t;
-
-/* Measured profile reported by a step's pacing runtime (zeros = not measured). */
-typedef struct {
-	double iter_s;
-	double compute_s;
-	double comm_s;
-	double iter_sd_s;
-	double bytes; /* bytes per burst, 0 = unknown */
-} hm_coord_measure_t;
-
-/* One line of the jobs table (status queries). */
-typedef struct {
-	uint32_t job_id;
-	uint32_t uid;
-	char name[HM_NAME_MAX];
-	char nodes[256]; /* hostlist as given (truncated for display) */
-	char mode[HM_CONF_NAME_MAX];
-	char profile[128]; /* effective profile spec ("" = none) */
-	int gpus;          /* total GPUs */
-	int nracks;        /* racks it touches */
-	double start_s;
-	hm_assignment_t a;    /* the latest decision (its epoch: the decided epoch) */
-	bool has_prev;        /* a is pending: prev is in force until effective_us */
-	int64_t effective_us; /* when a replaces prev on every step */
-	int registered_steps; /* steps that registered so far */
-	long applied_epoch;   /* the oldest epoch its nodes' steps report running; -1 none */
-	int steps;            /* steps the node agents see (summed over its nodes) */
-	bool measured;        /* measured numbers exist (a step or the node agents) */
-	double measured_period_us; /* last measured window: mean iteration, -1 = none */
-	double measured_burst_us;  /* mean burst length, -1 = none */
-	long slot_misses;          /* skipped or late slots since the job started, -1 = none */
-} hm_coord_job_view_t;
-
-/* Engine-wide counters (status queries). */
-typedef struct {
-	char policy[HM_CONF_NAME_MAX];
-	double epoch_s;
-	unsigned long epoch;       /* global decision counter */
-	double last_decide_s;      /* when the policy last ran (0 = never) */
-	double last_decide_wall_s; /* how long it took */
-	int njobs, nscheduled;
-	int nracks, nhosts, ngpus;
-	unsigned long requests, refused;
-	double started_s;
-} hm_coord_stats_t;
-
-/* Per-rack summary (harmonicsctl racks). */
-typedef struct {
-	int rack;
-	char name[HM_NAME_MAX]; /* ToR switch name */
-	int nhosts, ngpus;
-	int njobs;   /* jobs with at least one node in this rack */
-	int ncross;  /* of those, jobs that span several racks */
-	double load; /* max over the rack's links of summed alone-traffic utilisation */
-	char leader[HM_NAME_MAX]; /* node of the leading agent, "" = none */
-	char leader_addr[72];     /* its rack channel (host:port), "" = none */
-	char state[8];            /* "up" (led), "lost" (no leader now, one before), "none" */
-	unsigned long term;       /* leaders elected in this rack since the coordinator started */
-	double leader_since_s;    /* when the current leader was elected, -1 = none */
-	long last_epoch;          /* rack round that last got its decisions, -1 none */
-	double solve_ms;          /* that round's Local Scheduler time where it ran, -1 none */
-	char solver[12];          /* who solved that round: "leader", "coordinator", "" none */
-	unsigned long leader_solves, coord_solves; /* rounds solved on its leader / in slurmctld */
-	unsigned long silent; /* rounds its leader did not answer (local jobs ran free) */
-} hm_coord_rack_view_t;
 
 /*
  * Create an engine. Takes ownership of topo (freed by hm_coord_destroy, also on

@@ -15,18 +15,7 @@
 #include "hm_agent_wire.h"
 #include "hm_coord.h"
 #include "hm_hwnode.h"
-
-/* One node agent (harmonicsctl nodes). */
-typedef struct {
-	char node[HM_AW_NODE_MAX];
-	char state[8];      /* "up", "lost" (was up, connection gone), "none" (never seen) */
-	double last_seen_s; /* last hello or beat, 0 = never */
-	int steps, ranks;   /* what its last beat saw */
-	int jobs;           /* jobs of the coordinator on this node */
-	bool has_topo;      /* the agent reported its hardware */
-	hm_hwnode_t topo;
-	char topo_note[128]; /* why the reported GPU -> NIC map is not used, "" when it is */
-} hm_coord_node_view_t;
+#include "hm_views.h"
 
 /*
  * An agent said hello. topo: what it read with hwloc (NULL when it could not).

@@ -1,31 +1,32 @@
 # Pacing runtime (libharmonics-pace), NCCL interposer (libharmonics-nccl.so),
-# harmonics-emujob and their tests. Owner: pace.
+# harmonics-emujob (built as src/tools/harmonics-emujob, beside the other tools) and their tests.
 
 # ---- libharmonics-pace: installed, exports hm_pace_* only --------------------
-# hm_parse/hm_error are compiled in (not the whole libharmonics) so that training
-# processes do not pull json-c/hwloc; the version script keeps them hidden.
+# It links libhmparse alone (not the whole libharmonics) so that training
+# processes do not pull json-c/hwloc; the version script keeps it hidden.
 lib_LTLIBRARIES += src/pace/libharmonics-pace.la
 include_HEADERS = src/pace/hm_pace.h src/pace/hm_pace_env.h
 src_pace_libharmonics_pace_la_SOURCES = \
 	src/pace/hm_pace.h \
 	src/pace/hm_pace_env.h \
 	src/pace/pace.c \
-	src/pace/pace_assign.c src/pace/pace_assign.h \
 	src/pace/pace_internal.h \
-	src/pace/pace_report.c \
-	src/libharmonics/core/hm_error.c \
-	src/libharmonics/core/hm_parse.c
+	src/pace/pace_report.c
 src_pace_libharmonics_pace_la_CFLAGS = $(AM_CFLAGS)
-src_pace_libharmonics_pace_la_LIBADD = -lm
+src_pace_libharmonics_pace_la_LIBADD = src/pace/libhmpaceassign.la $(HM_PARSE_LIBS) -lm
 # 1:0:0: slot ids became times (a meaning change) and hm_pace_stats_t grew.
 src_pace_libharmonics_pace_la_LDFLAGS = -version-info 2:0:0 \
 	-Wl,--version-script=$(srcdir)/src/pace/libharmonics-pace.sym
 EXTRA_src_pace_libharmonics_pace_la_DEPENDENCIES = src/pace/libharmonics-pace.sym
 EXTRA_DIST += src/pace/libharmonics-pace.sym
 
+# ---- the runtime's parser of assign files: the runtime, its tests and the node
+# agent (which checks every file it writes with it) link it, with libhmparse.
+noinst_LTLIBRARIES += src/pace/libhmpaceassign.la
+src_pace_libhmpaceassign_la_SOURCES = src/pace/pace_assign.c src/pace/pace_assign.h
+
 # ---- the node agent's reader of report files: a convenience library ------------
-# Not the runtime: the agent (and tests) link it with libhmcore.la, which
-# provides hm_error/hm_parse (not compiled in here: that would define them twice).
+# Not the runtime: the agent (and tests) link it with libhmparse.
 noinst_LTLIBRARIES += src/pace/libharmonics-pace-report.la
 src_pace_libharmonics_pace_report_la_SOURCES = \
 	src/pace/pace_report_read.c src/pace/pace_report_read.h
@@ -33,24 +34,20 @@ src_pace_libharmonics_pace_report_la_LIBADD = -lm
 
 # ---- unit tests ----------------------------------------------------------------
 # test_pace links the library's internals (assignment parser, and the parse
-# helpers it needs) directly; neither test needs the rest of libharmonics.
-# Compiled in, those sources need objects of their own (hence _CPPFLAGS), and
-# these tests link the runtime itself rather than the unit tests' default.
-PACE_TEST_LDADD = src/pace/libharmonics-pace.la $(CMOCKA_LIBS) -lm
+# helpers it needs) ahead of the runtime itself, whose version script hides
+# them; neither test needs the rest of libharmonics.
+PACE_TEST_LDADD = src/pace/libhmpaceassign.la $(HM_PARSE_LIBS) src/pace/libharmonics-pace.la \
+	$(CMOCKA_LIBS) -lm
 UNIT_TESTS += tests/unit/test_pace tests/unit/test_pace_align tests/unit/test_pace_switch
-tests_unit_test_pace_SOURCES = tests/unit/test_pace.c tests/unit/pace_fixture.h \
-	src/pace/pace_assign.c src/libharmonics/core/hm_error.c src/libharmonics/core/hm_parse.c
-tests_unit_test_pace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
+tests_unit_test_pace_SOURCES = tests/unit/test_pace.c tests/unit/pace_fixture.h
 tests_unit_test_pace_LDADD = $(PACE_TEST_LDADD)
-tests_unit_test_pace_switch_SOURCES = tests/unit/test_pace_switch.c tests/unit/pace_fixture.h \
-	src/pace/pace_assign.c src/libharmonics/core/hm_error.c src/libharmonics/core/hm_parse.c
-tests_unit_test_pace_switch_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
+tests_unit_test_pace_switch_SOURCES = tests/unit/test_pace_switch.c tests/unit/pace_fixture.h
 tests_unit_test_pace_switch_LDADD = $(PACE_TEST_LDADD)
 UNIT_TESTS += tests/unit/test_pace_report_read
 tests_unit_test_pace_report_read_SOURCES = tests/unit/test_pace_report_read.c \
 	tests/unit/pace_fixture.h
 tests_unit_test_pace_report_read_LDADD = src/pace/libharmonics-pace-report.la \
-	$(HM_CORE_LIBS) $(PACE_TEST_LDADD)
+	$(PACE_TEST_LDADD)
 # The class -> NCCL knob mapping needs no NCCL: tested whether or not the interposer is built.
 UNIT_TESTS += tests/unit/test_nccl_class
 tests_unit_test_nccl_class_SOURCES = tests/unit/test_nccl_class.c src/pace/nccl/nccl_class.c \
@@ -64,12 +61,10 @@ lib_LTLIBRARIES += src/pace/libharmonics-nccl.la
 src_pace_libharmonics_nccl_la_SOURCES = \
 	src/pace/nccl/nccl_class.c src/pace/nccl/nccl_class.h \
 	src/pace/nccl/nccl_hold.c src/pace/nccl/nccl_hold.h \
-	src/pace/nccl/nccl_interpose.c \
-	src/libharmonics/core/hm_error.c \
-	src/libharmonics/core/hm_parse.c
+	src/pace/nccl/nccl_interpose.c
 src_pace_libharmonics_nccl_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace $(NCCL_CPPFLAGS)
 src_pace_libharmonics_nccl_la_CFLAGS = $(AM_CFLAGS)
-src_pace_libharmonics_nccl_la_LIBADD = src/pace/libharmonics-pace.la -ldl
+src_pace_libharmonics_nccl_la_LIBADD = src/pace/libharmonics-pace.la $(HM_PARSE_LIBS) -ldl
 src_pace_libharmonics_nccl_la_LDFLAGS = -module -avoid-version -shared \
 	-Wl,-z,defs -Wl,--version-script=$(srcdir)/src/pace/nccl/libharmonics-nccl.sym
 EXTRA_src_pace_libharmonics_nccl_la_DEPENDENCIES = src/pace/nccl/libharmonics-nccl.sym
@@ -93,6 +88,20 @@ tests_pace_test_nccl_interposer_LDADD = tests/pace/libstandin_nccl_cuda.la \
 TESTS += tests/pace/nccl_preload.sh
 endif
 EXTRA_DIST += src/pace/nccl/libharmonics-nccl.sym tests/pace/nccl_preload.sh
+
+# ---- harmonics-emujob: the emulated training job over the runtime -------------
+bin_PROGRAMS += src/tools/harmonics-emujob
+src_tools_harmonics_emujob_SOURCES = \
+	src/pace/emujob/harmonics-emujob.c \
+	src/pace/emujob/ej.h \
+	src/pace/emujob/ej_net.c \
+	src/pace/emujob/ej_opts.c \
+	src/pace/emujob/ej_run.c
+src_tools_harmonics_emujob_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
+	-I$(top_srcdir)/src/pace/emujob $(HM_COMMON_CPPFLAGS)
+src_tools_harmonics_emujob_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+src_tools_harmonics_emujob_LDADD = src/pace/libharmonics-pace.la src/common/libhmfields.la \
+	$(HM_JOB_LIBS) $(JSONC_LIBS) -lm
 
 # Loopback end-to-end: checked all-reduce, JSON, paced slots, reports, strict options.
 TESTS += tests/pace/emujob_local.sh

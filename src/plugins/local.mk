@@ -21,7 +21,7 @@ src_plugins_common_libhmplugin_la_LIBADD = -ldl
 noinst_LTLIBRARIES += src/plugins/sched/libhmlivepub.la
 src_plugins_sched_libhmlivepub_la_SOURCES = src/plugins/sched/hm_live_pub.c \
 	src/plugins/sched/hm_live_pub.h src/plugins/common/hm_live.h
-src_plugins_sched_libhmlivepub_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator \
+src_plugins_sched_libhmlivepub_la_CPPFLAGS = $(HMCOORD_CPPFLAGS) \
 	$(PLUGIN_COMMON_CPPFLAGS)
 src_plugins_sched_libhmlivepub_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 
@@ -62,7 +62,7 @@ src_plugins_spank_libhmspankopts_la_SOURCES = src/plugins/spank/hm_spank_opts.c 
 	src/plugins/spank/hm_spank_opts.h \
 	src/plugins/spank/hm_spank_dir.c \
 	src/plugins/spank/hm_spank_dir.h
-src_plugins_spank_libhmspankopts_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/coordinator \
+src_plugins_spank_libhmspankopts_la_CPPFLAGS = $(AM_CPPFLAGS) $(HM_COMMON_CPPFLAGS) \
 	$(PLUGIN_COMMON_CPPFLAGS)
 
 UNIT_TESTS += tests/unit/test_spank_opts
@@ -78,7 +78,7 @@ src_plugins_spank_harmonics_la_SOURCES = \
 	src/plugins/spank/spank_step.c \
 	src/plugins/spank/spank_submit.c
 src_plugins_spank_harmonics_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) \
-	-I$(top_srcdir)/src/coordinator -I$(top_srcdir)/src/pace -I$(top_srcdir)/src/agent \
+	$(HM_COMMON_CPPFLAGS) -I$(top_srcdir)/src/pace -I$(top_srcdir)/src/agent \
 	$(PLUGIN_COMMON_CPPFLAGS) -DHM_AGENT_PATH='"$(pkglibdir)/harmonics_agent.so"'
 src_plugins_spank_harmonics_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_plugins_spank_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
@@ -91,7 +91,7 @@ endif
 if HAVE_SLURM_SOURCE
 # Compiled against the configured Slurm tree (its config.h, internal headers).
 SLURM_PLUGIN_CPPFLAGS = $(SLURM_SRC_CPPFLAGS) $(HM_LIB_CPPFLAGS) \
-	-I$(top_srcdir)/src/coordinator $(PLUGIN_COMMON_CPPFLAGS) -DHM_SLURM_VERSION_BUILT='"$(SLURM_VERSION_BUILT)"' \
+	-I$(top_srcdir)/src/coordinator $(HM_COMMON_CPPFLAGS) $(PLUGIN_COMMON_CPPFLAGS) -DHM_SLURM_VERSION_BUILT='"$(SLURM_VERSION_BUILT)"' \
 	-DHM_VERSION='"$(PACKAGE_VERSION)"'
 
 slurmplugin_LTLIBRARIES += src/plugins/sched/sched_harmonics.la

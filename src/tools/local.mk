@@ -20,24 +20,12 @@ dist_man_MANS += docs/man/harmonics-bench.1
 # the topology loaders and writer for "harmonicsctl topology".
 bin_PROGRAMS += src/tools/harmonicsctl
 src_tools_harmonicsctl_SOURCES = src/tools/harmonicsctl.c src/tools/hm_ctl.c src/tools/hm_ctl.h
-src_tools_harmonicsctl_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+src_tools_harmonicsctl_CPPFLAGS = $(AM_CPPFLAGS) $(HM_COMMON_CPPFLAGS)
 src_tools_harmonicsctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_tools_harmonicsctl_LDADD = src/coordinator/libhmstatus.la src/agent/libhmagentwire.la \
+src_tools_harmonicsctl_LDADD = src/common/libhmstatus.la src/common/libhmagentwire.la \
 	$(HMCLIENT_LIBS) $(HM_TOPO_LIBS)
 
-# harmonics-emujob: the emulated training job (its tests are in src/pace/local.mk).
-bin_PROGRAMS += src/tools/harmonics-emujob
-src_tools_harmonics_emujob_SOURCES = \
-	src/tools/harmonics-emujob.c \
-	src/pace/emujob/ej.h \
-	src/pace/emujob/ej_net.c \
-	src/pace/emujob/ej_opts.c \
-	src/pace/emujob/ej_run.c
-src_tools_harmonics_emujob_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
-	-I$(top_srcdir)/src/pace/emujob -I$(top_srcdir)/src/coordinator
-src_tools_harmonics_emujob_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_tools_harmonics_emujob_LDADD = src/pace/libharmonics-pace.la src/coordinator/libhmfields.la \
-	$(HM_JOB_LIBS) $(JSONC_LIBS) -lm
+# harmonics-emujob, the emulated training job, is built by src/pace/local.mk.
 
 # harmonics-agent: one node agent outside slurmd, for tests and debugging (not
 # installed; the agent itself is src/agent).

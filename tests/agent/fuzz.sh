@@ -12,14 +12,14 @@ trap 'rm -rf "$out"' EXIT
 . "$top/scripts/fuzz-lib.sh"
 fuzz_need_libfuzzer fuzz-agent
 [[ -f $top/build/config.h ]] || { echo "fuzz-agent: run scripts/build.sh first"; exit 1; }
-inc=(-I"$top/src/agent" -I"$top/src/coordinator" -I"$top/src/pace" -I"$top/build")
+inc=(-I"$top/src/agent" -I"$top/src/common" -I"$top/src/pace" -I"$top/build")
 for d in "$top"/src/libharmonics/*/; do inc+=(-I"$d"); done
 # shellcheck disable=SC2046
 clang -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	"${inc[@]}" $(pkg-config --cflags json-c) "$top/tests/agent/fuzz_agent_wire.c" \
-	"$top/src/agent/hm_agent_wire.c" "$top/src/agent/hm_rack_wire.c" "$top/src/agent/agent_node.c" \
+	"$top/src/common/hm_agent_wire.c" "$top/src/common/hm_rack_wire.c" "$top/src/agent/agent_node.c" \
 	"$top/src/libharmonics/core/hm_rack_msg.c" \
-	"$top/src/coordinator/hm_fields.c" "$top/src/coordinator/hm_json.c" \
+	"$top/src/common/hm_fields.c" "$top/src/common/hm_json.c" \
 	"$top/src/libharmonics/core/hm_error.c" \
 	$(pkg-config --libs json-c) -lm -o "$out/fuzz_agent_wire"
 ((secs > 0)) || exit 0

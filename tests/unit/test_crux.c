@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "hm_crux.h"
+#include "hm_prio.h"
 
 /*
  * Paper's example: equal intensity (compute = communication), iterations 2 s
@@ -25,15 +25,15 @@ static void test_k_paper_example(void **state)
 	(void)state;
 	double comp[2] = {1.0, 0.5}, comm[2] = {1.0, 0.5}, u[2];
 
-	hm_crux_two_job_util(comp, comm, 0, u);
+	hm_prio_two_job_util(comp, comm, 0, u);
 	assert_float_equal((u[0] + u[1]) / 2, 0.375, 2e-3);
-	hm_crux_two_job_util(comp, comm, 1, u);
+	hm_prio_two_job_util(comp, comm, 1, u);
 	assert_float_equal((u[0] + u[1]) / 2, 0.41667, 2e-3);
-	assert_float_equal(hm_crux_k(1.0, 1.0, 1, 0.5, 0.5, 1), 1.5, 0.02);
+	assert_float_equal(hm_prio_k(1.0, 1.0, 1, 0.5, 0.5, 1), 1.5, 0.02);
 	/* The same job against itself loses the same either way: k = 1. */
-	assert_float_equal(hm_crux_k(1.0, 1.0, 1, 1.0, 1.0, 1), 1.0, 0.02);
+	assert_float_equal(hm_prio_k(1.0, 1.0, 1, 1.0, 1.0, 1), 1.0, 0.02);
 	/* No contention possible (tiny burst): clamped, never NaN. */
-	double k = hm_crux_k(1.0, 0.0, 1, 0.5, 0.5, 1);
+	double k = hm_prio_k(1.0, 0.0, 1, 0.5, 0.5, 1);
 	assert_true(k >= 0.1 && k <= 10);
 }
 
@@ -81,7 +81,7 @@ static double brute(int n, const double *prio, int ne, const int *a, const int *
 
 /*
  * The two-job run event by event, as written first (fmin, arrays, every event
- * simulated): hm_crux_two_job_util replays a repeating cycle instead and must
+ * simulated): hm_prio_two_job_util replays a repeating cycle instead and must
  * give the same bits.
  */
 static void plain_util(const double comp_s[2], const double comm_s[2], int first, double util[2])
@@ -141,37 +141,37 @@ static void test_two_job_replay(void **state)
 			comm[inst % 2] = 0;
 		}
 		for (int first = 0; first < 2; first++) {
-			hm_crux_two_job_util(comp, comm, first, u);
+			hm_prio_two_job_util(comp, comm, first, u);
 			plain_util(comp, comm, first, v);
 			assert_memory_equal(u, v, sizeof(u));
 		}
 	}
 }
 
-/* The memo returns hm_crux_k's value for every shape, hit or miss, also past
+/* The memo returns hm_prio_k's value for every shape, hit or miss, also past
  * the shapes it was sized for (it must not fill up and probe forever). */
 static void test_kmemo(void **state)
 {
 	(void)state;
-	hm_crux_kmemo_t *m = hm_crux_kmemo_new(1); /* room for 8 shapes */
+	hm_prio_kmemo_t *m = hm_prio_kmemo_new(1); /* room for 8 shapes */
 	double k[40];
 
 	assert_non_null(m);
 	for (int round = 0; round < 2; round++)
 		for (int i = 0; i < 40; i++) {
 			double comp = 0.1 + 0.05 * i, comm = 0.3 - 0.005 * i;
-			double v = hm_crux_kmemo_k(m, 1.0, 1.0, 8, comp, comm, 1 + i % 4);
+			double v = hm_prio_kmemo_k(m, 1.0, 1.0, 8, comp, comm, 1 + i % 4);
 
-			assert_float_equal(v, hm_crux_k(1.0, 1.0, 8, comp, comm, 1 + i % 4), 0);
+			assert_float_equal(v, hm_prio_k(1.0, 1.0, 8, comp, comm, 1 + i % 4), 0);
 			if (round == 0)
 				k[i] = v;
 			else
 				assert_float_equal(v, k[i], 0);
 		}
-	hm_crux_kmemo_free(m);
+	hm_prio_kmemo_free(m);
 	/* No memo (out of memory): computed each time. */
-	assert_float_equal(hm_crux_kmemo_k(NULL, 1.0, 1.0, 8, 0.5, 0.5, 4),
-			   hm_crux_k(1.0, 1.0, 8, 0.5, 0.5, 4), 0);
+	assert_float_equal(hm_prio_kmemo_k(NULL, 1.0, 1.0, 8, 0.5, 0.5, 4),
+			   hm_prio_k(1.0, 1.0, 8, 0.5, 0.5, 4), 0);
 }
 
 /* Never a higher-priority job below a lower one it shares a link with. */
@@ -194,7 +194,7 @@ static void test_compression_order(void **state)
 					ne++;
 				}
 		double cut =
-		    hm_crux_compress(n, prio, ne, a, b, w, K, 10, (uint64_t)inst, 0, level, &cs);
+		    hm_prio_compress(n, prio, ne, a, b, w, K, 10, (uint64_t)inst, 0, level, &cs);
 		assert_true(cut >= 0);
 		assert_int_equal(cs, 0);
 		for (int i = 0; i < n; i++) {
@@ -236,12 +236,12 @@ static void test_compression_quality(void **state)
 				}
 		double best = brute(n, prio, ne, a, b, w, K);
 		double got =
-		    hm_crux_compress(n, prio, ne, a, b, w, K, 10, (uint64_t)inst, 0, level, NULL);
+		    hm_prio_compress(n, prio, ne, a, b, w, K, 10, (uint64_t)inst, 0, level, NULL);
 		assert_true(got <= best + 1e-9);
 		if (best > 0 && got / best < worst)
 			worst = got / best;
 		/* n levels: a total order, every edge cut. */
-		got = hm_crux_compress(n, prio, ne, a, b, w, n, 10, (uint64_t)inst, 0, level, NULL);
+		got = hm_prio_compress(n, prio, ne, a, b, w, n, 10, (uint64_t)inst, 0, level, NULL);
 		assert_float_equal(got, total, 1e-9);
 	}
 	/* The paper reports ~97% of the exhaustive optimum per stage. */

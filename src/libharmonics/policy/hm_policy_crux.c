@@ -10,213 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hm_crux.h"
+#include "hm_prio.h"
 #include "hm_clock.h"
 #include "hm_pol_common.h"
 #include "hm_policy.h"
 
 #define CRUX_ORDERS 10
-
-/* ---- priority compression ---- */
-
-typedef struct {
-	int n, ne;
-	int *ostart, *oadj; /* out-edges (CSR) */
-	double *ow;
-	int *indeg;
-	double *win; /* total in-weight */
-} dag_t;
-
-static void dag_free(dag_t *g)
-{
-	free(g->ostart);
-	free(g->oadj);
-	free(g->ow);
-	free(g->indeg);
-	free(g->win);
-}
-
-static int dag_build(dag_t *g, int n, const double *prio, int ne, const int *a, const int *b,
-		     const double *w)
-{
-	int *fill;
-
-	memset(g, 0, sizeof(*g));
-	g->n = n;
-	g->ne = ne;
-	g->ostart = calloc((size_t)n + 1, sizeof(int));
-	g->oadj = malloc(sizeof(int) * (size_t)(ne + 1));
-	g->ow = malloc(sizeof(double) * (size_t)(ne + 1));
-	g->indeg = calloc((size_t)n + 1, sizeof(int));
-	g->win = calloc((size_t)n + 1, sizeof(double));
-	fill = calloc((size_t)n + 1, sizeof(int));
-	if (!g->ostart || !g->oadj || !g->ow || !g->indeg || !g->win || !fill) {
-		free(fill);
-		return -1;
-	}
-	for (int e = 0; e < ne; e++) {
-		int hi = a[e], lo = b[e];
-		if (prio[lo] > prio[hi] || (prio[lo] == prio[hi] && lo < hi)) {
-			hi = b[e];
-			lo = a[e];
-		}
-		g->ostart[hi + 1]++;
-	}
-	for (int i = 0; i < n; i++)
-		g->ostart[i + 1] += g->ostart[i];
-	for (int e = 0; e < ne; e++) {
-		int hi = a[e], lo = b[e];
-		if (prio[lo] > prio[hi] || (prio[lo] == prio[hi] && lo < hi)) {
-			hi = b[e];
-			lo = a[e];
-		}
-		g->oadj[g->ostart[hi] + fill[hi]] = lo;
-		g->ow[g->ostart[hi] + fill[hi]] = w[e];
-		fill[hi]++;
-		g->indeg[lo]++;
-		g->win[lo] += w[e];
-	}
-	free(fill);
-	return 0;
-}
-
-/* Random topological order (Kahn, uniform pick among ready nodes). */
-static void random_topo(const dag_t *g, uint64_t *rng, int *order, int *indeg, int *ready)
-{
-	int nr = 0, no = 0;
-
-	memcpy(indeg, g->indeg, sizeof(int) * (size_t)g->n);
-	for (int i = 0; i < g->n; i++)
-		if (indeg[i] == 0)
-			ready[nr++] = i;
-	while (nr > 0) {
-		int pick = (int)(hm_rng_next(rng) % (uint64_t)nr), v = ready[pick];
-		ready[pick] = ready[--nr];
-		order[no++] = v;
-		for (int e = g->ostart[v]; e < g->ostart[v + 1]; e++)
-			if (--indeg[g->oadj[e]] == 0)
-				ready[nr++] = g->oadj[e];
-	}
-}
-
-/* DP over one order: best cut with at most K contiguous levels; fills seg_end. */
-static double dp_order(const dag_t *g, const int *order, int K, int *pos, double *f, int *arg,
-		       double *C, int *lvl_of_pos)
-{
-	int n = g->n;
-	double best;
-	int bk = 0;
-
-	for (int i = 0; i < n; i++)
-		pos[order[i]] = i;
-	/* f[k * n + i]: first i + 1 nodes in k + 1 levels, a level ending at i. */
-	for (int i = 0; i < n; i++) {
-		f[i] = 0;
-		arg[i] = -1;
-	}
-	for (int k = 1; k < K; k++)
-		for (int i = 0; i < n; i++) {
-			f[k * n + i] = -INFINITY;
-			arg[k * n + i] = -1;
-		}
-	for (int i = 1; i < n; i++) {
-		/* C[j] = weight of edges from positions <= j into (j, i]. */
-		double c = 0;
-		for (int j = i - 1; j >= 0; j--) {
-			int v = order[j + 1];
-			c += g->win[v];
-			for (int e = g->ostart[v]; e < g->ostart[v + 1]; e++)
-				if (pos[g->oadj[e]] <= i)
-					c -= g->ow[e];
-			C[j] = c;
-		}
-		for (int k = 1; k < K; k++)
-			for (int j = 0; j < i; j++) {
-				double v = f[(k - 1) * n + j] + C[j];
-				if (v > f[k * n + i]) {
-					f[k * n + i] = v;
-					arg[k * n + i] = j;
-				}
-			}
-	}
-	best = f[n - 1];
-	for (int k = 1; k < K; k++)
-		if (f[k * n + n - 1] > best + 1e-12) {
-			best = f[k * n + n - 1];
-			bk = k;
-		}
-	/* Backtrack: levels by position. */
-	for (int i = n - 1, k = bk; i >= 0;) {
-		int j = k > 0 ? arg[k * n + i] : -1;
-		for (int p = j + 1; p <= i; p++)
-			lvl_of_pos[p] = k;
-		i = j;
-		k--;
-		if (k < 0 && i >= 0) { /* cannot happen: level 0 covers the rest */
-			for (int p = 0; p <= i; p++)
-				lvl_of_pos[p] = 0;
-			break;
-		}
-	}
-	return best;
-}
-
-double hm_crux_compress(int n, const double *prio, int nedges, const int *a, const int *b,
-			const double *w, int K, int orders, uint64_t seed, double deadline_s,
-			int *level, int *cut_short)
-{
-	dag_t g;
-	double best = -1, *f = NULL, *C = NULL;
-	int *order = NULL, *pos = NULL, *arg = NULL, *indeg = NULL, *ready = NULL, *lvl = NULL;
-	uint64_t rng = seed ^ 0x43525558ULL;
-
-	if (cut_short)
-		*cut_short = 0;
-	if (n <= 0)
-		return 0;
-	if (K < 1)
-		K = 1;
-	if (K > n)
-		K = n;
-	if (dag_build(&g, n, prio, nedges, a, b, w) != 0)
-		goto out;
-	order = malloc(sizeof(int) * (size_t)n);
-	pos = malloc(sizeof(int) * (size_t)n);
-	indeg = malloc(sizeof(int) * (size_t)n);
-	ready = malloc(sizeof(int) * (size_t)n);
-	lvl = malloc(sizeof(int) * (size_t)n);
-	C = malloc(sizeof(double) * (size_t)n);
-	f = malloc(sizeof(double) * (size_t)n * (size_t)K);
-	arg = malloc(sizeof(int) * (size_t)n * (size_t)K);
-	if (!order || !pos || !indeg || !ready || !lvl || !C || !f || !arg)
-		goto out;
-	for (int o = 0; o < (orders > 0 ? orders : 1); o++) {
-		double v;
-		if (o > 0 && deadline_s > 0 && hm_mono_s() > deadline_s) {
-			if (cut_short)
-				*cut_short = 1;
-			break;
-		}
-		random_topo(&g, &rng, order, indeg, ready);
-		v = dp_order(&g, order, K, pos, f, arg, C, lvl);
-		if (v > best + 1e-12) {
-			best = v;
-			for (int p = 0; p < n; p++)
-				level[order[p]] = lvl[p];
-		}
-	}
-out:
-	dag_free(&g);
-	free(order);
-	free(pos);
-	free(indeg);
-	free(ready);
-	free(lvl);
-	free(C);
-	free(f);
-	free(arg);
-	return best;
-}
 
 /* ---- the policy ---- */
 
@@ -265,7 +64,7 @@ static hm_rc_t c_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	int ne = 0, ecap = 0, ref = -1, K = s->cfg.prio_levels - s->cfg.reserved_levels;
 	double deadline = s->cfg.budget_s > 0 ? hm_mono_s() + s->cfg.budget_s : 0;
 	hm_uf_t uf = {0};
-	hm_crux_kmemo_t *kmemo = NULL;
+	hm_prio_kmemo_t *kmemo = NULL;
 	int cut = 0, ncomp = 0;
 
 	rc = hm_pview_build(ctx, NULL, &v0, err);
@@ -310,14 +109,14 @@ static hm_rc_t c_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 			ref = i;
 		stamp[i] = -1;
 	}
-	kmemo = hm_crux_kmemo_new(v.njobs); /* NULL (no memory): k computed per job */
+	kmemo = hm_prio_kmemo_new(v.njobs); /* NULL (no memory): k computed per job */
 	for (int i = 0; i < v.njobs; i++) {
 		const hm_pjob_t *p = &v.jobs[i], *r = ref >= 0 ? &v.jobs[ref] : NULL;
 		double k = 1.0;
 		if (p->nlinks == 0)
 			continue;
 		if (r && i != ref)
-			k = hm_crux_kmemo_k(kmemo, r->comp_s, r->burst_s, r->gpus, p->comp_s,
+			k = hm_prio_kmemo_k(kmemo, r->comp_s, r->burst_s, r->gpus, p->comp_s,
 					    p->burst_s, p->gpus);
 		P[i] = k * I[i];
 	}
@@ -408,7 +207,7 @@ static hm_rc_t c_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 				lb[q] = local[eb[e]];
 				lw[q] = ew[e];
 			}
-			if (hm_crux_compress(nm, lprio, nel, la, lb, lw, K, CRUX_ORDERS,
+			if (hm_prio_compress(nm, lprio, nel, la, lb, lw, K, CRUX_ORDERS,
 					     s->cfg.seed + (uint64_t)r, deadline, lv, &cs) < 0) {
 				rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
 				break;
@@ -464,7 +263,7 @@ out:
 	free(lprio);
 	free(P);
 	free(I);
-	hm_crux_kmemo_free(kmemo);
+	hm_prio_kmemo_free(kmemo);
 	return rc;
 }
 

@@ -1,7 +1,7 @@
 /* The problem shared by the two Harmonics tiers (see hm_harmonics_model.h). */
 #include "hm_harmonics_model.h"
 
-#include "hm_crux.h"
+#include "hm_prio.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -132,13 +132,13 @@ double hm_hjob_guard(const hm_hmodel_t *m, const hm_hjob_t *j)
 static void prio_keys(hm_hmodel_t *m, const int *start, const int *list)
 {
 	int ref = -1;
-	hm_crux_kmemo_t *memo;
+	hm_prio_kmemo_t *memo;
 
 	for (int i = 0; i < m->njobs; i++)
 		if (m->jobs[i].rack != HM_HJOB_NONET &&
 		    (ref < 0 || m->jobs[i].pj->bits > m->jobs[ref].pj->bits))
 			ref = i;
-	memo = hm_crux_kmemo_new(m->njobs); /* NULL (no memory): k computed per job */
+	memo = hm_prio_kmemo_new(m->njobs); /* NULL (no memory): k computed per job */
 	/* Only groups of two or more are ordered: a job alone needs no key. */
 	for (int g = 0; g < m->njobs; g++) {
 		if (start[g + 1] - start[g] < 2)
@@ -148,12 +148,12 @@ static void prio_keys(hm_hmodel_t *m, const int *start, const int *list)
 			const hm_pjob_t *p = m->jobs[i].pj, *r = ref >= 0 ? m->jobs[ref].pj : p;
 			double k = 1, I = p->bneck_s > 0 ? p->gpus * p->comp_s / p->bneck_s : 0;
 			if (i != ref)
-				k = hm_crux_kmemo_k(memo, r->comp_s, r->burst_s, r->gpus, p->comp_s,
+				k = hm_prio_kmemo_k(memo, r->comp_s, r->burst_s, r->gpus, p->comp_s,
 						    p->burst_s, p->gpus);
 			m->jobs[i].key = -k * I;
 		}
 	}
-	hm_crux_kmemo_free(memo);
+	hm_prio_kmemo_free(memo);
 }
 
 static int rack_insert(int *racks, int n, int r)
@@ -561,7 +561,7 @@ static bool prio_compress(hm_hmodel_t *m, const int *jobs, int n)
 		}
 	}
 	/* A pair sharing several links appears once per link: harmless extra weight. */
-	if (hm_crux_compress(n, pr, ne, ea, eb, w, m->cfg.classes, HM_CLASS_ORDERS, 7, 0, lvl,
+	if (hm_prio_compress(n, pr, ne, ea, eb, w, m->cfg.classes, HM_CLASS_ORDERS, 7, 0, lvl,
 			     NULL) < 0)
 		goto out;
 	for (int q = 0; q < n; q++)

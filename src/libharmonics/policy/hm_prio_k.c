@@ -1,6 +1,6 @@
 /*
- * hm_crux_k.c - Crux's k correction (P = k * I): both strict orders of a job
- * and the reference simulated on one link (hm_crux.h), and the memo of k per
+ * hm_prio_k.c - Crux's k correction (P = k * I): both strict orders of a job
+ * and the reference simulated on one link (hm_prio.h), and the memo of k per
  * job shape that the crux and harmonics policies share.
  */
 #include <math.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hm_crux.h"
+#include "hm_prio.h"
 
 #define K_MIN 0.1
 #define K_MAX 10.0
@@ -158,7 +158,7 @@ static inline bool two_flips(double *r0, double *r1, int *c0, int *c1, const dou
 	return f0;
 }
 
-void hm_crux_two_job_util(const double comp_s[2], const double comm_s[2], int first, double util[2])
+void hm_prio_two_job_util(const double comp_s[2], const double comm_s[2], int first, double util[2])
 {
 	/*
 	 * Fluid, preemptive strict priority on one link; warm up, then measure.
@@ -240,7 +240,7 @@ void hm_crux_two_job_util(const double comp_s[2], const double comm_s[2], int fi
 	util[1] = t > warm ? b1 / (t - warm) : 0;
 }
 
-double hm_crux_k(double comp_ref_s, double comm_ref_s, int gpus_ref, double comp_j_s,
+double hm_prio_k(double comp_ref_s, double comm_ref_s, int gpus_ref, double comp_j_s,
 		 double comm_j_s, int gpus_j)
 {
 	double comp[2] = {comp_ref_s, comp_j_s}, comm[2] = {comm_ref_s, comm_j_s};
@@ -250,8 +250,8 @@ double hm_crux_k(double comp_ref_s, double comm_ref_s, int gpus_ref, double comp
 		return 1.0;
 	for (int i = 0; i < 2; i++)
 		alone[i] = comp[i] / (comp[i] + comm[i]);
-	hm_crux_two_job_util(comp, comm, 0, u_ref_first);
-	hm_crux_two_job_util(comp, comm, 1, u_j_first);
+	hm_prio_two_job_util(comp, comm, 0, u_ref_first);
+	hm_prio_two_job_util(comp, comm, 1, u_j_first);
 	loss_j = gpus_j * (alone[1] - u_ref_first[1]);
 	loss_ref = gpus_ref * (alone[0] - u_j_first[0]);
 	if (loss_ref <= 1e-9)
@@ -265,15 +265,15 @@ typedef struct {
 	int gpus; /* 0: empty slot */
 } kslot_t;
 
-struct hm_crux_kmemo {
+struct hm_prio_kmemo {
 	size_t cap;  /* power of 2 */
 	size_t used; /* at most cap / 2: probes stay short and always end */
 	kslot_t *slot;
 };
 
-hm_crux_kmemo_t *hm_crux_kmemo_new(int njobs)
+hm_prio_kmemo_t *hm_prio_kmemo_new(int njobs)
 {
-	hm_crux_kmemo_t *m = calloc(1, sizeof(*m));
+	hm_prio_kmemo_t *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
@@ -288,21 +288,21 @@ hm_crux_kmemo_t *hm_crux_kmemo_new(int njobs)
 	return m;
 }
 
-void hm_crux_kmemo_free(hm_crux_kmemo_t *m)
+void hm_prio_kmemo_free(hm_prio_kmemo_t *m)
 {
 	if (m)
 		free(m->slot);
 	free(m);
 }
 
-double hm_crux_kmemo_k(hm_crux_kmemo_t *m, double comp_ref_s, double comm_ref_s, int gpus_ref,
+double hm_prio_kmemo_k(hm_prio_kmemo_t *m, double comp_ref_s, double comm_ref_s, int gpus_ref,
 		       double comp_j_s, double comm_j_s, int gpus_j)
 {
 	uint64_t h = 1469598103934665603ULL, b;
 	size_t i;
 
 	if (!m || gpus_j <= 0)
-		return hm_crux_k(comp_ref_s, comm_ref_s, gpus_ref, comp_j_s, comm_j_s, gpus_j);
+		return hm_prio_k(comp_ref_s, comm_ref_s, gpus_ref, comp_j_s, comm_j_s, gpus_j);
 	memcpy(&b, &comp_j_s, sizeof(b));
 	h = (h ^ b) * 1099511628211ULL;
 	memcpy(&b, &comm_j_s, sizeof(b));
@@ -314,11 +314,11 @@ double hm_crux_kmemo_k(hm_crux_kmemo_t *m, double comp_ref_s, double comm_ref_s,
 		    m->slot[i].comm_s == comm_j_s)
 			return m->slot[i].k;
 	if (2 * (m->used + 1) > m->cap) /* more shapes than sized for: not stored */
-		return hm_crux_k(comp_ref_s, comm_ref_s, gpus_ref, comp_j_s, comm_j_s, gpus_j);
+		return hm_prio_k(comp_ref_s, comm_ref_s, gpus_ref, comp_j_s, comm_j_s, gpus_j);
 	m->used++;
 	m->slot[i].gpus = gpus_j;
 	m->slot[i].comp_s = comp_j_s;
 	m->slot[i].comm_s = comm_j_s;
-	m->slot[i].k = hm_crux_k(comp_ref_s, comm_ref_s, gpus_ref, comp_j_s, comm_j_s, gpus_j);
+	m->slot[i].k = hm_prio_k(comp_ref_s, comm_ref_s, gpus_ref, comp_j_s, comm_j_s, gpus_j);
 	return m->slot[i].k;
 }

@@ -8,7 +8,7 @@
 
 #include <json-c/json.h>
 
-#include "hm_coord_nodes.h"
+#include "hm_views.h"
 
 json_object *hm_json_node_view(const hm_coord_node_view_t *v);
 void hm_json_node_view_parse(json_object *o, hm_coord_node_view_t *v);

@@ -12,9 +12,9 @@
 #include <json-c/json.h>
 
 #include "hm_assign.h"
-#include "hm_coord.h"
 #include "hm_fields.h"
 #include "hm_json.h"
+#include "hm_views.h"
 
 /* A step's measurements (the state file's "measured", a "report" request's members). */
 #define HM_MEASURE_NFIELDS 5

@@ -1,10 +1,11 @@
 /*
- * hm_crux.h - the pieces of the Crux policy (SIGCOMM'24) exposed for tests and
- * harmonics-bench: the k correction of P = k * I and the DAG priority
- * compression. The policy itself is hm_policy_crux (hm_policy.h registry).
+ * hm_prio.h - priority pieces from Crux (SIGCOMM'24) that the crux and harmonics
+ * policies share, in libhmmodel: the k correction of P = k * I and the DAG
+ * priority compression into hardware classes. The Crux policy itself is
+ * hm_policy_crux (hm_policy.h registry), above them in libhmpolicy.
  */
-#ifndef HM_CRUX_H
-#define HM_CRUX_H
+#ifndef HM_PRIO_H
+#define HM_PRIO_H
 
 #include <stdint.h>
 
@@ -20,26 +21,26 @@
  * k * I is the order that loses less GPU work. Clamped to [0.1, 10].
  * Paper's example: equal intensity, iterations 2 s and 1 s -> k = 1.5.
  */
-double hm_crux_k(double comp_ref_s, double comm_ref_s, int gpus_ref, double comp_j_s,
+double hm_prio_k(double comp_ref_s, double comm_ref_s, int gpus_ref, double comp_j_s,
 		 double comm_j_s, int gpus_j);
 
 /*
  * Memo of k per job shape (compute, burst, gpus) against one reference job:
  * jobs of one shape share k, so a decision runs one two-job simulation per
  * shape, not per job. Sized for njobs distinct shapes (more are computed, not
- * stored); NULL when out of memory, and hm_crux_kmemo_k(NULL, ...) simply
+ * stored); NULL when out of memory, and hm_prio_kmemo_k(NULL, ...) simply
  * computes k.
  */
-typedef struct hm_crux_kmemo hm_crux_kmemo_t;
+typedef struct hm_prio_kmemo hm_prio_kmemo_t;
 
-hm_crux_kmemo_t *hm_crux_kmemo_new(int njobs);
-double hm_crux_kmemo_k(hm_crux_kmemo_t *memo, double comp_ref_s, double comm_ref_s, int gpus_ref,
+hm_prio_kmemo_t *hm_prio_kmemo_new(int njobs);
+double hm_prio_kmemo_k(hm_prio_kmemo_t *memo, double comp_ref_s, double comm_ref_s, int gpus_ref,
 		       double comp_j_s, double comm_j_s, int gpus_j);
-void hm_crux_kmemo_free(hm_crux_kmemo_t *memo);
+void hm_prio_kmemo_free(hm_prio_kmemo_t *memo);
 
 /* GPU utilisation of the two jobs (compute time / wall time) with job `first`
  * (0 or 1) having strict priority on their shared link; util[2] out. */
-void hm_crux_two_job_util(const double comp_s[2], const double comm_s[2], int first,
+void hm_prio_two_job_util(const double comp_s[2], const double comm_s[2], int first,
 			  double util[2]);
 
 /*
@@ -54,7 +55,7 @@ void hm_crux_two_job_util(const double comp_s[2], const double comm_s[2], int fi
  * allocation failure. deadline_s > 0 stops sampling orders at that monotonic
  * time (at least one order is always solved); *cut_short says so.
  */
-double hm_crux_compress(int n, const double *prio, int nedges, const int *a, const int *b,
+double hm_prio_compress(int n, const double *prio, int nedges, const int *a, const int *b,
 			const double *w, int K, int orders, uint64_t seed, double deadline_s,
 			int *level, int *cut_short);
 
