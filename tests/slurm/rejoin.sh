@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# How fast racks rejoin after a long cut from the coordinator (issue 12; a
-# measurement, not a CI test): the one-machine cluster (tests/slurm/cluster.sh,
-# two racks), five jobs as in leaders.sh, slurmctld stopped for CUT_S seconds
-# (default 40) and started again; prints the time until every agent is
-# connected again and until both racks' rounds are solved by their leaders.
-# Usage: CUT_S=40 tests/slurm/rejoin.sh [BUILD_DIR]   (root)
+# How fast racks rejoin after a cut from the coordinator (issue 12): the
+# one-machine cluster (tests/slurm/cluster.sh, two racks), five jobs as in
+# leaders.sh, slurmctld stopped for CUT_S seconds (default 15) and started
+# again; checks that every agent is connected again, and both racks' rounds
+# are solved by their leaders, within REJOIN_BOUND_S (default 10 s: the
+# leader retries the coordinator twice per epoch and calls its members back at
+# once; the agents' back-off alone took 19 s after a 40 s cut), and prints both
+# times. In the slurm tier (about 40 s); docs/architecture.md's figures:
+# CUT_S=40 tests/slurm/rejoin.sh [BUILD_DIR]   (root)
 set -uo pipefail
 
 # shellcheck source=tests/slurm/checks.sh
 . "$(dirname "$0")/checks.sh"
 hm_tier_begin rejoin "the rejoin measurement needs root (Slurm daemons, munge)" "$@"
 command -v jq >/dev/null || { echo "rejoin: jq not installed (scripts/deps.sh)" >&2; exit 1; }
-CUT_S=${CUT_S:-40}
+CUT_S=${CUT_S:-15}
+REJOIN_BOUND_S=${REJOIN_BOUND_S:-10}
 
 # The leaders tier's timing: beats 250 ms, agents valid 1 s, epochs 2 s.
 export HM_CONF_EXTRA="HeartbeatInterval=250ms
@@ -40,9 +44,9 @@ hm_ctld_stop
 sleep "$CUT_S"
 t0=$(date +%s%3N)
 hm_ctld_start
-check "every agent connected again within 60 s" hm_wait_for 60 all_up
+check "every agent connected again within $REJOIN_BOUND_S s" hm_wait_for "$REJOIN_BOUND_S" all_up
 t_up=$(date +%s%3N)
-check "both racks solved by their leaders again within 60 s" hm_wait_for 60 led_solved
+check "both racks solved by their leaders again within $REJOIN_BOUND_S s" hm_wait_for "$REJOIN_BOUND_S" led_solved
 t_led=$(date +%s%3N)
 say "cut $CUT_S s: all 8 agents back $((t_up - t0)) ms, both racks solved by their leaders $((t_led - t0)) ms after slurmctld's start"
 scancel -n hm-l1,hm-l2,hm-l3,hm-l4,hm-x
