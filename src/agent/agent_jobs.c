@@ -448,14 +448,13 @@ void agent_jobs_state(const agent_jobs_t *js, int64_t now_us, hm_aw_node_state_t
 		}
 		s->steps = nsteps;
 		if (j->pending.samples > 0) {
-			s->has_meas = true;
-			s->meas.samples = j->pending.samples;
-			s->meas.iter_us = j->pending.iter_us;
-			s->meas.iter_sd_us = j->pending.iter_sd_us;
-			s->meas.compute_us =
-			    j->pending.compute_samples ? j->pending.compute_us : -1;
-			s->meas.burst_us = j->pending.burst_samples ? j->pending.burst_us : -1;
-			s->meas.slot_misses = j->pending.slot_misses;
+			hm_err_t err = {0};
+
+			s->has_meas = agent_meas_of_window(&j->pending, &s->meas, &err);
+			if (!s->has_meas)
+				agent_log_once(lg, &js->jobs[i]->meas_once, HM_AGENT_LOG_ERROR,
+					       "job %ld: measurement window dropped: %s", j->job_id,
+					       err.msg);
 		}
 	}
 }

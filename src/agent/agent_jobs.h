@@ -54,6 +54,7 @@ typedef struct {
 	int ntasks;
 	agent_task_t *tasks;
 	pace_window_t pending; /* merged windows since the last beat that carried them */
+	agent_once_t meas_once; /* a window the coordinator would refuse, logged once */
 } agent_job_t;
 
 typedef struct {
@@ -72,6 +73,14 @@ void agent_jobs_free(agent_jobs_t *js);
 
 /* Time from which d's next assignment is written as the current one (INT64_MAX: no next). */
 int64_t agent_promote_at_us(const hm_aw_job_assign_t *d);
+
+/*
+ * A beat's measurement from a job's merged window (compute and burst -1 when
+ * not measured). false, with *m zeroed and err naming the member and the bad
+ * value, when the coordinator's decoder would refuse it (hm_aw_meas_check):
+ * report files are the job's user's, so such a window is dropped, not sent.
+ */
+bool agent_meas_of_window(const pace_window_t *w, hm_aw_meas_t *m, hm_err_t *err);
 
 /*
  * The text of job_id's assign file for decision d at now_us, valid until

@@ -23,6 +23,7 @@ src_agent_libhmagent_la_SOURCES = \
 	src/agent/agent_conn.c src/agent/agent_conn.h \
 	src/agent/agent_files.c src/agent/agent_files.h \
 	src/agent/agent_jobs.c src/agent/agent_jobs.h \
+	src/agent/agent_meas.c \
 	src/agent/agent_loop.c \
 	src/agent/agent_rack.c src/agent/agent_rack.h \
 	src/agent/agent_node.c \

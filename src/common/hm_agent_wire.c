@@ -187,10 +187,31 @@ static hm_rc_t decode_job_state(json_object *o, hm_aw_job_state_t *j, const char
 	    hm_fields_decode(o, job_state_fields, HM_NFIELDS(job_state_fields), j, path, err);
 
 	if (rc == HM_OK && json_object_object_get_ex(o, "meas", &m) && m) {
+		hm_err_t me = {0};
+
 		snprintf(sub, sizeof(sub), "%.80s.meas", path);
-		j->has_meas = true;
-		rc = hm_fields_decode(m, meas_fields, HM_NFIELDS(meas_fields), &j->meas, sub, err);
+		/* The values come from a user's report file: a bad one drops this
+		   entry's meas, never the frame (and with it the node's connection). */
+		j->has_meas = hm_fields_decode(m, meas_fields, HM_NFIELDS(meas_fields), &j->meas,
+					       sub, &me) == HM_OK;
+		if (!j->has_meas) {
+			memset(&j->meas, 0, sizeof(j->meas));
+			snprintf(j->meas_refused, sizeof(j->meas_refused), "%.159s", me.msg);
+		}
 	}
+	return rc;
+}
+
+hm_rc_t hm_aw_meas_check(const hm_aw_meas_t *m, hm_err_t *err)
+{
+	json_object *o = hm_fields_new(meas_fields, HM_NFIELDS(meas_fields), m);
+	hm_aw_meas_t back;
+	hm_rc_t rc;
+
+	if (!o)
+		return hm_err_set(err, HM_ERR_NOMEM, "meas: out of memory");
+	rc = hm_fields_decode(o, meas_fields, HM_NFIELDS(meas_fields), &back, "meas", err);
+	json_object_put(o);
 	return rc;
 }
 

@@ -73,6 +73,9 @@ typedef struct {
 	long applied_epoch; /* oldest epoch a live task applied; -1 = none yet (JSON null) */
 	bool has_meas;      /* a window with samples since the last beat that carried one */
 	hm_aw_meas_t meas;
+	/* Decoding only: why this entry's meas was refused ("" = it was not). Its
+	   values come from a user's report file, so a bad one costs only this entry. */
+	char meas_refused[160];
 } hm_aw_job_state_t;
 
 typedef struct {
@@ -172,6 +175,13 @@ hm_rc_t hm_aw_encode(const hm_aw_msg_t *m, char **json, hm_err_t *err);
  * with hm_aw_msg_free even on error). HM_ERR_PROTO with the member path.
  */
 hm_rc_t hm_aw_decode(const char *json, size_t len, hm_aw_msg_t *m, hm_err_t *err);
+
+/*
+ * Whether m passes the decoder's checks of a beat's "meas" (the same field
+ * table, encoded and decoded): the agent drops a window that fails rather than
+ * send it. HM_ERR_PROTO naming the member and the bad value; HM_ERR_NOMEM.
+ */
+hm_rc_t hm_aw_meas_check(const hm_aw_meas_t *m, hm_err_t *err);
 
 /* Allocate m->nodes (n entries) or m->assign (n entries), zeroed; HM_ERR_NOMEM. */
 hm_rc_t hm_aw_alloc_nodes(hm_aw_msg_t *m, int n, hm_err_t *err);

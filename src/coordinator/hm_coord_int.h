@@ -68,6 +68,7 @@ typedef struct {
 	bool rack_solver; /* its agent answers rack_round (said in its hello) */
 	char rack_addr[HM_AW_ADDR_MAX]; /* its rack channel, "host:port"; "" = none */
 	unsigned long gen; /* c->gen when something of its jobs' assignments last changed */
+	double refused_log_s; /* last log of a refused measurement from this node (rate limit) */
 } hm_cnode_t;
 
 enum { HM_RACK_BY_NONE, HM_RACK_BY_LEADER, HM_RACK_BY_COORD };

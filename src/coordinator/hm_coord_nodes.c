@@ -7,6 +7,9 @@
 #include "hm_coord_int.h"
 #include "hm_log.h"
 
+/* A node whose jobs report values out of range logs one line per this many s. */
+#define HM_REFUSED_LOG_S 60
+
 /* Until then a pending change is still sent as "next" (contract C's promotion). */
 static int64_t next_until_us(const hm_cjob_t *j)
 {
@@ -232,6 +235,13 @@ hm_rc_t hm_coord_node_beat(hm_coord_t *c, const hm_aw_node_state_t *st, double n
 		}
 		if (js->has_meas)
 			accumulate(j, &js->meas);
+		else if (js->meas_refused[0] && now_s - n->refused_log_s >= HM_REFUSED_LOG_S) {
+			n->refused_log_s = now_s;
+			hm_log(HM_LOG_ERROR,
+			       "node %s: job %ld's measurement refused, the rest of the beat kept "
+			       "(logged at most every %d s per node): %s",
+			       st->node, js->job_id, HM_REFUSED_LOG_S, js->meas_refused);
+		}
 	}
 	hm_coord_elect_host(c, h, now_s);
 out:

@@ -18,6 +18,7 @@ for d in "$top"/src/libharmonics/*/; do inc+=(-I"$d"); done
 clang -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	"${inc[@]}" $(pkg-config --cflags json-c) "$top/tests/agent/fuzz_agent_wire.c" \
 	"$top/src/common/hm_agent_wire.c" "$top/src/common/hm_rack_wire.c" "$top/src/agent/agent_node.c" \
+	"$top/src/agent/agent_meas.c" "$top/src/pace/pace_report_read.c" "$top/src/libharmonics/core/hm_parse.c" \
 	"$top/src/libharmonics/core/hm_rack_msg.c" \
 	"$top/src/common/hm_fields.c" "$top/src/common/hm_json.c" \
 	"$top/src/libharmonics/core/hm_error.c" \
@@ -33,6 +34,13 @@ seed rack '0{"v":1,"op":"agent_assign","seq":3,"re":0,"nodes":[],"rack":"rack1",
 seed round '0{"v":1,"op":"rack_round","seq":12,"rack_idx":0,"round":7,"shift_grid":24,"hold_min_gain":0.5,"guard_s":0,"jobs":[{"i":3,"cross":false,"burst_s":0.04,"T_s":0.1,"sd_s":0.002,"R_s":0.102,"partnered":true,"prev_P_s":0,"prev_s_s":0,"hold":false,"P_s":0,"s_s":0,"links":[17,18],"demand":[0.6,0.6]},{"i":5,"cross":true,"burst_s":0.05,"T_s":0.2,"sd_s":0.001,"R_s":0,"partnered":true,"prev_P_s":0,"prev_s_s":0,"hold":true,"P_s":0.21,"s_s":0.1,"links":[17],"demand":[1]}]}'
 seed result '0{"v":1,"op":"rack_result","seq":40,"re":12,"rack_idx":0,"round":7,"solve_ms":0.02,"jobs":[{"i":3,"hold":true,"P_s":0.104,"s_s":0.05,"guard_s":0.0045}]}'
 printf '1slurmd\0-D\0-N\0n1\0--conf\0/etc/slurm.conf\0' >"$out/corpus/cmdline"
+# Two reads of one task's report, NUL-separated (tests/unit/test_agent_jobs.c's form).
+rep() { # ITER_N ITER_SUM_US ITER_SQ_SUM_US2 PID
+	printf 'HARMONICS_REPORT_VERSION=2\nJOB_ID=45\nRANK=0\nMODE=harmonics\nEPOCH=3\nACTIVE=1\nPERIOD_ASSIGNED_US=100000\nSHIFT_US=0\nITERATIONS=%s\nBURSTS=%s\nPACED=0\nLATE=0\nSKIPPED=0\nUNPACED=0\nPERIOD_US=0\nBURST_OFFSET_US=0\nBURST_US=0\nWAIT_US=0\nSLOT_ERROR_US=0.0\nSLOT_ERROR_MAX_US=0.0\nUPDATED_US=1700000000000000\nITER_N=%s\nITER_SUM_US=%s\nITER_SQ_SUM_US2=%s\nCOMPUTE_N=%s\nCOMPUTE_SUM_US=1000\nBURST_N=%s\nBURST_SUM_US=100\nSLOT_MISSES=1\nAPPLIED_EPOCH=3\nPID=%s\n' \
+		"$1" "$1" "$1" "$2" "$3" "$1" "$1" "$4"
+}
+{ printf 2; rep 10 1000000 100000000000 1000; printf '\0'; rep 15 1600000 172000000000 1000; } >"$out/corpus/report"
+{ printf 2; printf '\0'; rep 1 9223372036854775808 0 1000; } >"$out/corpus/report-hostile"
 cd "$out"
 echo "--- fuzz_agent_wire, $secs s"
 ./fuzz_agent_wire -max_total_time="$secs" -max_len=8192 -timeout=10 \

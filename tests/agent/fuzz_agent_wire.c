@@ -1,15 +1,20 @@
 /*
  * libFuzzer harness for what the node agent parses from outside: contract B
  * messages (hm_aw_decode; a message that decodes must encode and decode again
- * to the same records) and slurmd's command line (agent_slurmd_args). The first
- * byte picks the parser. Built and run by tests/agent/fuzz.sh.
+ * to the same records), slurmd's command line (agent_slurmd_args), and a job's
+ * report files (two reads of one task's file, NUL-separated: whatever window
+ * they give, the agent either drops it or sends a beat the coordinator's
+ * decoder accepts with its meas). The first byte picks the parser. Built and run
+ * by tests/agent/fuzz.sh.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent.h"
+#include "agent_jobs.h"
 #include "hm_agent_wire.h"
+#include "pace_report_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -33,11 +38,54 @@ static void roundtrip(const hm_aw_msg_t *m)
 	free(json);
 }
 
+/* Two report texts: the window between them (or from the second alone). */
+static void report_window(const char *data, size_t size)
+{
+	const char *cut = memchr(data, '\0', size);
+	size_t n0 = cut ? (size_t)(cut - data) : 0;
+	pace_report_t prev, cur;
+	pace_window_t w;
+	hm_aw_meas_t meas;
+	hm_aw_msg_t m, back;
+	hm_err_t err = {0};
+	char *json = NULL;
+	bool have_prev;
+
+	if (!cut)
+		return;
+	have_prev = pace_report_parse(data, n0, "report", &prev, &err) == HM_OK;
+	if (pace_report_parse(cut + 1, size - n0 - 1, "report", &cur, &err) != HM_OK ||
+	    pace_report_window(have_prev ? &prev : NULL, &cur, &w, &err) != HM_OK || !w.samples)
+		return;
+	memset(&m, 0, sizeof(m));
+	m.op = HM_AW_BEAT;
+	m.seq = 1;
+	if (hm_aw_alloc_nodes(&m, 1, &err) != HM_OK)
+		abort();
+	m.nnodes = 1;
+	strcpy(m.nodes[0].node, "n1");
+	m.nodes[0].njobs = 1;
+	m.nodes[0].jobs[0].job_id = 42;
+	m.nodes[0].jobs[0].applied_epoch = -1;
+	m.nodes[0].jobs[0].has_meas = agent_meas_of_window(&w, &meas, &err);
+	m.nodes[0].jobs[0].meas = meas;
+	if (hm_aw_encode(&m, &json, &err) != HM_OK ||
+	    hm_aw_decode(json, strlen(json), &back, &err) != HM_OK)
+		abort(); /* the agent sent a beat the coordinator refuses */
+	if (back.nodes[0].jobs[0].has_meas != m.nodes[0].jobs[0].has_meas)
+		abort(); /* the agent's check and the decoder disagree */
+	hm_aw_msg_free(&back);
+	hm_aw_msg_free(&m);
+	free(json);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	if (data[0] % 2 == 0) {
+	if (data[0] % 3 == 2) {
+		report_window((const char *)data + 1, size - 1);
+	} else if (data[0] % 3 == 0) {
 		hm_aw_msg_t m;
 		hm_err_t err = {0};
 

@@ -439,6 +439,35 @@ static void test_bad_report_logged_once(void **state)
 	free(ns);
 }
 
+/* Counters a user can write into a report (a window's mean of 9.2e18 us) are
+   dropped for that job with one log line, not sent for the coordinator to refuse
+   the node's whole beat; the job's next sane window is sent again. */
+static void test_hostile_window_dropped(void **state)
+{
+	agent_jobs_t js;
+	hm_aw_node_state_t *ns = calloc(1, sizeof(*ns));
+	int job = make_job(45), before;
+	const hm_aw_job_state_t *s;
+
+	memset(&js, 0, sizeof(js));
+	before = g_lines;
+	report(job, 0, 1000, 1, 1, UINT64_C(1) << 63, 0, 0);
+	s = state_of(&js, ns, 45);
+	assert_false(s->has_meas);
+	assert_int_equal(s->ranks, 1);
+	assert_int_equal(g_lines - before, 1);
+	assert_non_null(strstr(g_last_line, "job 45"));
+	assert_non_null(strstr(g_last_line, "iter_us"));
+	agent_jobs_windows_sent(&js);
+	report(job, 0, 1001, 1, 4, 400000, 4 * 10000000000ULL, 0);
+	s = state_of(&js, ns, 45);
+	assert_true(s->has_meas);
+	assert_float_equal(s->meas.iter_us, 100000, 1e-6);
+	close(job);
+	agent_jobs_free(&js);
+	free(ns);
+}
+
 static void age_dir(long id, int seconds)
 {
 	char name[32];
@@ -508,6 +537,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_dir_appears, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_report_windows, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_report_logged_once, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_hostile_window_dropped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cleanup, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -259,6 +259,38 @@ static void test_wire_roundtrip(void **state)
 	hm_aw_msg_free(&in);
 }
 
+/* A measurement out of range (from a user's report file) costs its own entry,
+   never the beat: the other job's window and the node's jobs are kept. */
+static void test_wire_bad_meas_costs_its_entry(void **state)
+{
+	hm_aw_msg_t *m = decode_ok(
+	    "{\"v\":1,\"op\":\"agent_beat\",\"seq\":7,\"nodes\":[{\"node\":\"n1\",\"jobs\":["
+	    "{\"job_id\":42,\"steps\":1,\"ranks\":1,\"applied_epoch\":3,\"meas\":{\"samples\":1,"
+	    "\"iter_us\":9.2e18,\"iter_sd_us\":0,"
+	    "\"slot_misses\":0}},"
+	    "{\"job_id\":43,\"steps\":1,\"ranks\":2,\"applied_epoch\":3,\"meas\":{\"samples\":4,"
+	    "\"iter_us\":250000,\"iter_sd_us\":10,"
+	    "\"slot_misses\":1}}]}]}");
+	hm_aw_meas_t bad = {.samples = 1, .iter_us = 9.2e18, .compute_us = -1, .burst_us = -1};
+	hm_err_t err = {0};
+
+	(void)state;
+	assert_int_equal(m->nnodes, 1);
+	assert_int_equal(m->nodes[0].njobs, 2);
+	assert_false(m->nodes[0].jobs[0].has_meas);
+	assert_int_equal(m->nodes[0].jobs[0].applied_epoch, 3);
+	assert_non_null(strstr(m->nodes[0].jobs[0].meas_refused, "jobs[0].meas.iter_us"));
+	assert_true(m->nodes[0].jobs[1].has_meas);
+	assert_string_equal(m->nodes[0].jobs[1].meas_refused, "");
+	assert_float_equal(m->nodes[0].jobs[1].meas.iter_us, 250000, 1e-9);
+	free_msg(m);
+	/* The agent's check is the decoder's table. */
+	assert_int_equal(hm_aw_meas_check(&bad, &err), HM_ERR_PROTO);
+	assert_non_null(strstr(err.msg, "iter_us"));
+	bad.iter_us = 1e5;
+	assert_int_equal(hm_aw_meas_check(&bad, &err), HM_OK);
+}
+
 static void test_wire_refusals(void **state)
 {
 	static const struct {
@@ -446,6 +478,7 @@ int main(void)
 	    cmocka_unit_test(test_node_names),    cmocka_unit_test(test_backoff),
 	    cmocka_unit_test(test_wire_examples), cmocka_unit_test(test_wire_roundtrip),
 	    cmocka_unit_test(test_wire_refusals), cmocka_unit_test(test_wire_rack),
+	    cmocka_unit_test(test_wire_bad_meas_costs_its_entry),
 	    cmocka_unit_test(test_role_note),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
