@@ -2,6 +2,7 @@
 #include "agent_jobs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -291,30 +292,55 @@ static agent_task_t *get_task(agent_job_t *j, const char *name)
 	return t;
 }
 
+static bool same_version(const agent_task_t *t, const struct stat *st)
+{
+	return st->st_ino == t->ino && st->st_size == t->size &&
+	       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec == t->mtime_ns;
+}
+
+static void remember_version(agent_task_t *t, const struct stat *st)
+{
+	t->stat_known = true;
+	t->ino = st->st_ino;
+	t->size = st->st_size;
+	t->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
 /* Read one task's file when it changed; merge its window into the job's. */
-static void read_task(agent_job_t *j, int job_fd, uint32_t uid, agent_task_t *t, char *buf,
+static void read_task(agent_jobs_t *js, agent_job_t *j, int job_fd, uint32_t uid, agent_task_t *t,
 		      const agent_log_t *lg)
 {
-	struct stat st;
+	struct stat st0, st;
 	size_t len;
 	pace_report_t cur;
 	pace_window_t w;
 	hm_err_t err = {0};
-	hm_rc_t rc = agent_read_report(job_fd, t->name, uid, buf, REPORT_BUF, &len, &st, &err);
-	int64_t mtime_ns;
+	hm_rc_t rc;
+	bool have_st0 = fstatat(job_fd, t->name, &st0, AT_SYMLINK_NOFOLLOW) == 0;
 
+	/* Stat first: a version already read, good or bad (most files, every beat),
+	   is not opened again; a changed one past the scan's budget waits a beat. */
+	if (have_st0) {
+		if (t->stat_known && same_version(t, &st0))
+			return;
+		if (st0.st_size > 0 &&
+		    js->scan_read_bytes + (size_t)st0.st_size > AGENT_SCAN_READ_MAX_BYTES)
+			return;
+	}
+	rc = agent_read_report(job_fd, t->name, uid, js->buf, REPORT_BUF, &len, &st, &err);
+	js->scan_read_bytes += len;
 	if (rc == HM_ERR_NOTFOUND) {
 		t->seen = false;
 		return;
 	}
 	if (rc != HM_OK) {
 		agent_log_once(lg, &t->once, HM_AGENT_LOG_ERROR, "job %ld: %s", j->job_id, err.msg);
+		if (have_st0)
+			remember_version(t, &st0);
 		return;
 	}
-	mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	if (t->have_prev && st.st_ino == t->ino && st.st_size == t->size && mtime_ns == t->mtime_ns)
-		return; /* unchanged since the last read */
-	if (pace_report_parse(buf, len, t->name, &cur, &err) != HM_OK) {
+	remember_version(t, &st);
+	if (pace_report_parse(js->buf, len, t->name, &cur, &err) != HM_OK) {
 		agent_log_once(lg, &t->once, HM_AGENT_LOG_ERROR, "job %ld: report skipped: %s",
 			       j->job_id, err.msg);
 		return;
@@ -335,9 +361,6 @@ static void read_task(agent_job_t *j, int job_fd, uint32_t uid, agent_task_t *t,
 	pace_window_add(&j->pending, &w);
 	t->prev = cur;
 	t->have_prev = true;
-	t->ino = st.st_ino;
-	t->size = st.st_size;
-	t->mtime_ns = mtime_ns;
 }
 
 static void scan_job(agent_jobs_t *js, int node_fd, agent_job_t *j, const agent_log_t *lg)
@@ -366,7 +389,7 @@ static void scan_job(agent_jobs_t *js, int node_fd, agent_job_t *j, const agent_
 		if (!t)
 			break;
 		t->seen = true;
-		read_task(j, fd, owner, t, js->buf, lg);
+		read_task(js, j, fd, owner, t, lg);
 	}
 	/* Forget tasks whose file is gone. */
 	for (int i = 0; i < j->ntasks;)
@@ -394,8 +417,10 @@ void agent_jobs_scan(agent_jobs_t *js, int node_fd, const agent_log_t *lg)
 			agent_log_once(lg, &js->full_once, HM_AGENT_LOG_ERROR,
 				       "more than %d jobs on this node: job %ld is not served",
 				       AGENT_MAX_JOBS, ids[i]);
-	for (int i = 0; i < js->njobs; i++)
-		scan_job(js, node_fd, js->jobs[i], lg);
+	js->scan_read_bytes = 0;
+	for (int k = 0; k < js->njobs; k++)
+		scan_job(js, node_fd, js->jobs[(js->scan_from + k) % js->njobs], lg);
+	js->scan_from = js->njobs ? (js->scan_from + 1) % js->njobs : 0;
 }
 
 /* A task counts while its process exists or its report is recent (a step in a PID

@@ -25,6 +25,10 @@
 #define AGENT_MAX_TASKS        256     /* report files tracked per job */
 #define AGENT_PROMOTE_SLACK_US 1000000 /* promote next once T + max(periods) + 1 s passed */
 #define AGENT_ASSIGN_TEXT_MAX  2048
+/* Report bytes one scan reads at most (a report is about 600 bytes, at most 64
+   KiB): a job that rewrites large files every beat delays others' by a beat at
+   most, never the beat itself. */
+#define AGENT_SCAN_READ_MAX_BYTES (4 << 20)
 
 /* One task's report file. */
 typedef struct {
@@ -34,7 +38,8 @@ typedef struct {
 	bool seen;      /* listed by the latest scan */
 	bool have_prev; /* prev holds the latest good read */
 	pace_report_t prev;
-	ino_t ino; /* the file as last read: an unchanged file is not parsed again */
+	bool stat_known; /* ino, size, mtime_ns are the version last read (good or bad) */
+	ino_t ino;       /* an unchanged file is not read again */
 	off_t size;
 	int64_t mtime_ns;
 	agent_once_t once; /* its last refusal or parse error, logged once */
@@ -64,6 +69,8 @@ typedef struct {
 	agent_once_t full_once;
 	char (*names)[AGENT_REPORT_NAME]; /* scan buffers, allocated at the first scan */
 	char *buf;
+	size_t scan_read_bytes; /* report bytes the latest scan read */
+	int scan_from;          /* the job a scan starts with, moving, so a cut is fair */
 } agent_jobs_t;
 
 /* Release every job and the buffers (the table itself is the caller's; zero it to start). */

@@ -468,6 +468,57 @@ static void test_hostile_window_dropped(void **state)
 	free(ns);
 }
 
+/* A scan's work is bounded whatever users keep in their directories: unchanged
+   files are not read (stat first), and changed ones are read up to a byte budget
+   per scan, the rest at the next. */
+static void test_scan_bounded(void **state)
+{
+	enum { NJOBS = 200, NBIG = 100, BIG = 60000 };
+	agent_jobs_t js;
+	char *pad = malloc(BIG + 16);
+	int fd, job, read_tasks = 0;
+	agent_job_t *j;
+
+	memset(&js, 0, sizeof(js));
+	for (int i = 0; i < NJOBS; i++) {
+		job = make_job(1000 + i);
+		report(job, 0, 1000, 1, 4, 400000, 4 * 10000000000ULL, 0);
+		close(job);
+	}
+	agent_jobs_scan(&js, g_node, &g_log);
+	assert_int_equal(js.njobs, NJOBS);
+	assert_true(js.scan_read_bytes > (size_t)NJOBS * 400);
+	agent_jobs_scan(&js, g_node, &g_log);
+	assert_int_equal(js.scan_read_bytes, 0); /* nothing changed: nothing read */
+	/* One job rewrites 100 files of 60 kB (6 MB) every beat. */
+	for (int k = 0; k < BIG; k += 100) /* lines of 100 bytes, a key the parser skips */
+		memcpy(pad + k, "PAD=", 4), memset(pad + k + 4, 'a', 95), pad[k + 99] = '\n';
+	job = make_job(45);
+	for (int r = 0; r < NBIG; r++) {
+		char name[32];
+
+		report(job, r, 1000 + r, 1, 4, 400000, 4 * 10000000000ULL, 0);
+		snprintf(name, sizeof(name), "report.0.%d", r);
+		fd = openat(job, name, O_WRONLY | O_APPEND);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, pad, BIG), BIG);
+		close(fd);
+	}
+	close(job);
+	agent_jobs_scan(&js, g_node, &g_log);
+	assert_true(js.scan_read_bytes <= AGENT_SCAN_READ_MAX_BYTES);
+	agent_jobs_scan(&js, g_node, &g_log);
+	assert_true(js.scan_read_bytes <= AGENT_SCAN_READ_MAX_BYTES);
+	j = agent_jobs_get(&js, 45, false);
+	assert_non_null(j);
+	for (int k = 0; k < j->ntasks; k++)
+		read_tasks += j->tasks[k].have_prev;
+	if (read_tasks != NBIG) /* all read within two scans */
+		fail_msg("%d of %d read; last log: %s", read_tasks, NBIG, g_last_line);
+	free(pad);
+	agent_jobs_free(&js);
+}
+
 static void age_dir(long id, int seconds)
 {
 	char name[32];
@@ -538,6 +589,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_report_windows, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_report_logged_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_hostile_window_dropped, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_scan_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cleanup, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
