@@ -406,23 +406,47 @@ int64_t agent_job_dir_mtime_us(int job_fd)
 	return m.newest_us;
 }
 
+/*
+ * Removal of a job's tree, which its user shaped: only *at calls on directory
+ * fds opened with O_NOFOLLOW (a link is removed, never followed), at most
+ * RM_DEPTH directories open at once, and at most RM_ENTRIES entries looked at
+ * per call. A directory deeper than RM_DEPTH is moved up to the job's directory
+ * (renameat, same file system) and emptied on a later pass, so any depth costs
+ * passes, not descriptors or stack; what a call leaves, the next one goes on with.
+ */
+#define RM_DEPTH   16
+#define RM_ENTRIES 20000
+#define RM_PASSES  64
+
 typedef struct {
+	int top;          /* the job's directory */
+	unsigned long id; /* names of moved-up directories */
+	long budget;      /* entries still to look at in this call */
+	bool failed, moved;
+} rm_ctx_t;
+
+typedef struct {
+	rm_ctx_t *ctx;
 	int fd, depth;
 	bool failed;
+	long removed; /* entries the current listing removed */
 } rm_t;
 
 static void remove_entry(const char *name, void *arg);
 
-/* Empty the directory fd (depth levels of nesting at most). */
-static bool empty_dir(int fd, int depth)
+/* Empty the directory fd, depth levels of nesting below it opened at most. */
+static bool empty_dir(rm_ctx_t *ctx, int fd, int depth)
 {
-	rm_t r = {fd, depth, false};
+	rm_t r = {ctx, fd, depth, false, 0};
 
-	/* Each pass removes what it listed; a second pass sees what the first skipped. */
-	for (int pass = 0; pass < 2; pass++)
-		if (each_entry(fd, remove_entry, &r) <= 0)
+	/* A listing sees AGENT_MAX_ENTRIES at most: list again while the last one
+	   removed something (a listing that removes nothing would not change). */
+	while (ctx->budget > 0) {
+		r.removed = 0;
+		if (each_entry(fd, remove_entry, &r) <= 0 || r.removed == 0)
 			break;
-	return !r.failed;
+	}
+	return !r.failed && ctx->budget > 0;
 }
 
 static void remove_entry(const char *name, void *arg)
@@ -430,18 +454,38 @@ static void remove_entry(const char *name, void *arg)
 	rm_t *r = arg;
 	int sub;
 
-	if (unlinkat(r->fd, name, 0) == 0 || errno == ENOENT)
-		return;
-	if (errno != EISDIR || r->depth <= 0) {
+	if (r->ctx->budget-- <= 0) {
 		r->failed = true;
+		return;
+	}
+	if (unlinkat(r->fd, name, 0) == 0 || errno == ENOENT) {
+		r->removed++;
+		return;
+	}
+	if (errno != EISDIR) {
+		r->failed = true;
+		return;
+	}
+	if (r->depth <= 0) { /* too deep to open: up to the top, for a later pass */
+		char up[48];
+
+		snprintf(up, sizeof(up), ".hm-rm.%lu", r->ctx->id++);
+		if (renameat(r->fd, name, r->ctx->top, up) == 0) {
+			r->ctx->moved = true;
+			r->removed++;
+		} else {
+			r->failed = true;
+		}
 		return;
 	}
 	if ((sub = openat(r->fd, name, DIR_FLAGS)) < 0) {
 		r->failed = true;
 		return;
 	}
-	if (!empty_dir(sub, r->depth - 1) || unlinkat(r->fd, name, AT_REMOVEDIR) != 0)
+	if (!empty_dir(r->ctx, sub, r->depth - 1) || unlinkat(r->fd, name, AT_REMOVEDIR) != 0)
 		r->failed = true;
+	else
+		r->removed++;
 	close(sub);
 }
 
@@ -462,8 +506,22 @@ hm_rc_t agent_remove_job_dir(int node_fd, long job_id, hm_err_t *err)
 						strerror(errno));
 		return hm_err_set(err, HM_ERR_IO, "%s: %s", name, strerror(errno));
 	}
-	emptied = empty_dir(fd, 4);
-	close(fd);
+	{
+		rm_ctx_t ctx = {.top = fd, .budget = RM_ENTRIES};
+
+		for (int pass = 0; pass < RM_PASSES; pass++) {
+			ctx.moved = false;
+			emptied = empty_dir(&ctx, fd, RM_DEPTH);
+			if (emptied || !ctx.moved || ctx.budget <= 0)
+				break;
+		}
+		close(fd);
+		if (!emptied && (ctx.budget <= 0 || ctx.moved))
+			return hm_err_set(err, HM_ERR_BUDGET,
+					  "%s: removal goes on at the next cleanup (a call looks at "
+					  "%d entries, %d levels deep, at most)",
+					  name, RM_ENTRIES, RM_DEPTH * RM_PASSES);
+	}
 	if (!emptied || unlinkat(node_fd, name, AT_REMOVEDIR) != 0)
 		return hm_err_set(err, HM_ERR_IO, "%s: cannot remove: %s", name,
 				  emptied ? strerror(errno) : "an entry stays");

@@ -504,7 +504,9 @@ void agent_jobs_cleanup(agent_jobs_t *js, int node_fd, int64_t now_ms, int64_t n
 			continue;
 		}
 		if (j->on_disk && agent_remove_job_dir(node_fd, j->job_id, &err) != HM_OK) {
-			agent_log_once(lg, &j->dir_once, HM_AGENT_LOG_ERROR,
+			agent_log_once(lg, &j->dir_once,
+				       err.rc == HM_ERR_BUDGET ? HM_AGENT_LOG_VERBOSE
+							       : HM_AGENT_LOG_ERROR,
 				       "job %ld ended: %s (retried)", j->job_id, err.msg);
 			i++;
 			continue;

@@ -345,6 +345,48 @@ static void test_remove_job_dir(void **state)
 	close(node);
 }
 
+/* A tree of any depth or width goes, a bounded part per call, links not followed
+   (the cleanup kept a tree deeper than 4 levels for ever). */
+static void test_remove_deep_and_wide(void **state)
+{
+	int node = node_dir(), job = make_job(node, 60, geteuid(), 0700), fd, calls = 0;
+	hm_err_t err = {0};
+	struct stat st;
+	hm_rc_t rc;
+
+	fd = dup(job);
+	for (int d = 0; d < 1500; d++) { /* 1,500 levels, a link to outside at each 100th */
+		int sub;
+
+		assert_int_equal(mkdirat(fd, "d", 0700), 0);
+		if (d % 100 == 0)
+			assert_int_equal(symlinkat(g_top, fd, "out"), 0);
+		assert_true((sub = openat(fd, "d", O_RDONLY | O_DIRECTORY)) >= 0);
+		close(fd);
+		fd = sub;
+	}
+	write_file_at(fd, "bottom", "x");
+	close(fd);
+	for (int k = 0; k < 30000; k++) { /* wider than one call looks at */
+		char name[32];
+
+		snprintf(name, sizeof(name), "f%d", k);
+		assert_true((fd = openat(job, name, O_WRONLY | O_CREAT, 0600)) >= 0);
+		close(fd);
+	}
+	close(job);
+	do
+		rc = agent_remove_job_dir(node, 60, &err);
+	while (rc == HM_ERR_BUDGET && ++calls < 20);
+	if (rc != HM_OK)
+		fail_msg("after %d calls: %s", calls, err.msg);
+	assert_true(calls >= 1); /* it took more than one call */
+	assert_int_equal(fstatat(node, "job.60", &st, AT_SYMLINK_NOFOLLOW), -1);
+	assert_victim_intact();
+	assert_int_equal(stat(g_top, &st), 0);
+	close(node);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +396,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_report_reading, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_report_names, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_remove_job_dir, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_remove_deep_and_wide, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
