@@ -12,7 +12,9 @@
 #   slurm     a real one-machine Slurm cluster (tests/slurm/run.sh), the live loop
 #             on it: node agents, running steps, outages (tests/slurm/live.sh),
 #             contention-aware placement on 4 racks x 3 nodes (tests/slurm/place.sh),
-#             and rack leaders: election, takeover, no flap (tests/slurm/leaders.sh)
+#             rack leaders: election, takeover, no flap (tests/slurm/leaders.sh),
+#             and Harmonics disabled, never Slurm stopped, by a bad harmonics.conf
+#             or a busy port (tests/slurm/failopen.sh)
 #   testbed   priority classes on shaped links, and a short emulated testbed through
 #             Slurm against the simulator (tests/testbed/run.sh; scripts/testbed.sh)
 # Usage: scripts/check.sh [TIER ...]   (default: all tiers)
@@ -127,7 +129,7 @@ for t in "${tiers[@]}"; do
 	distcheck) run_tier distcheck tier_distcheck ;;
 	fuzz) run_tier fuzz tier_fuzz ;;
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
-	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh ;;
+	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh tests/slurm/failopen.sh ;;
 	testbed) run_tier testbed tier_scripts tests/testbed/run.sh ;;
 	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;
 	esac
