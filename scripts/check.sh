@@ -13,7 +13,9 @@
 #             on it: node agents, running steps, outages (tests/slurm/live.sh),
 #             contention-aware placement on 4 racks x 3 nodes (tests/slurm/place.sh),
 #             rack leaders: election, takeover, no flap (tests/slurm/leaders.sh),
-#             and racks rejoining after a cut (tests/slurm/rejoin.sh)
+#             racks rejoining after a cut (tests/slurm/rejoin.sh), and Harmonics
+#             disabled, never Slurm stopped, by a bad harmonics.conf or a busy port
+#             (tests/slurm/failopen.sh)
 #   testbed   priority classes on shaped links, and a short emulated testbed through
 #             Slurm against the simulator (tests/testbed/run.sh; scripts/testbed.sh)
 # Usage: scripts/check.sh [TIER ...]   (default: all tiers)
@@ -129,7 +131,7 @@ for t in "${tiers[@]}"; do
 	fuzz) run_tier fuzz tier_fuzz ;;
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
 	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh \
-		tests/slurm/rejoin.sh ;;
+		tests/slurm/rejoin.sh tests/slurm/failopen.sh ;;
 	testbed) run_tier testbed tier_scripts tests/testbed/run.sh ;;
 	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;
 	esac

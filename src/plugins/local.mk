@@ -30,6 +30,20 @@ tests_unit_test_live_pub_SOURCES = tests/unit/test_live_pub.c tests/unit/coord_f
 tests_unit_test_live_pub_CPPFLAGS = $(AM_CPPFLAGS) $(UNIT_CPPFLAGS) -I$(top_srcdir)/src/plugins/sched
 tests_unit_test_live_pub_LDADD = src/plugins/sched/libhmlivepub.la $(LDADD)
 
+# sched/harmonics' coordinator, enabled or disabled with the cause (fail-open
+# start and reconfigure), without Slurm: unit-tested.
+noinst_LTLIBRARIES += src/plugins/sched/libhmschedrun.la
+src_plugins_sched_libhmschedrun_la_SOURCES = src/plugins/sched/hm_sched_run.c \
+	src/plugins/sched/hm_sched_run.h
+src_plugins_sched_libhmschedrun_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+src_plugins_sched_libhmschedrun_la_CFLAGS = $(HMCOORD_CFLAGS) $(PTHREAD_CFLAGS)
+
+UNIT_TESTS += tests/unit/test_sched_run
+tests_unit_test_sched_run_SOURCES = tests/unit/test_sched_run.c tests/unit/coord_fixture.h \
+	tests/unit/munge_fixture.h
+tests_unit_test_sched_run_CPPFLAGS = $(AM_CPPFLAGS) $(UNIT_CPPFLAGS) -I$(top_srcdir)/src/plugins/sched
+tests_unit_test_sched_run_LDADD = src/plugins/sched/libhmschedrun.la $(LDADD)
+
 # select/harmonics_cons_tres' decisions without Slurm (plan, overlay, AdminComment).
 noinst_LTLIBRARIES += src/plugins/select/libhmselect.la
 src_plugins_select_libhmselect_la_SOURCES = src/plugins/select/hm_select.c \
@@ -100,7 +114,8 @@ src_plugins_sched_sched_harmonics_la_CPPFLAGS = $(SLURM_PLUGIN_CPPFLAGS)
 src_plugins_sched_sched_harmonics_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
 src_plugins_sched_sched_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(top_srcdir)/src/plugins/sched/sched_harmonics.sym
-src_plugins_sched_sched_harmonics_la_LIBADD = src/plugins/sched/libhmlivepub.la \
+src_plugins_sched_sched_harmonics_la_LIBADD = src/plugins/sched/libhmschedrun.la \
+	src/plugins/sched/libhmlivepub.la \
 	src/plugins/common/libhmplugin.la $(HMCOORD_LIBS)
 EXTRA_src_plugins_sched_sched_harmonics_la_DEPENDENCIES = src/plugins/sched/sched_harmonics.sym
 
@@ -123,5 +138,5 @@ endif
 noinst_PROGRAMS += tests/slurm/hm_sockprobe
 tests_slurm_hm_sockprobe_SOURCES = tests/slurm/hm_sockprobe.c
 tests_slurm_hm_sockprobe_LDADD = $(HM_CORE_LIBS) $(MUNGE_LIBS)
-EXTRA_DIST += tests/slurm/run.sh tests/slurm/live.sh tests/slurm/leaders.sh tests/slurm/rejoin.sh tests/slurm/place.sh tests/slurm/checks.sh tests/slurm/cluster.sh tests/slurm/README.md tests/slurm/jobs/batch_env.sh \
+EXTRA_DIST += tests/slurm/run.sh tests/slurm/live.sh tests/slurm/leaders.sh tests/slurm/rejoin.sh tests/slurm/place.sh tests/slurm/failopen.sh tests/slurm/checks.sh tests/slurm/cluster.sh tests/slurm/README.md tests/slurm/jobs/batch_env.sh \
 	tests/slurm/jobs/bad_directive.sh

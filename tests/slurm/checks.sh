@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# What every Slurm-tier script shares (run.sh, live.sh, leaders.sh, place.sh):
-# its arguments, the root check, PASS/FAIL lines, the summary and job queries. Sourced first:
+# What every Slurm-tier script shares (run.sh, live.sh, leaders.sh, place.sh,
+# failopen.sh): its arguments, the root check, PASS/FAIL lines, the summary and
+# job queries. Sourced first:
 #   . "$(dirname "$0")/checks.sh"
 #   hm_tier_begin NAME "why it needs root" "$@"   # sets build; exits 77 unless root
 #   ... check "what" COMMAND ...; pass/fail/say ...

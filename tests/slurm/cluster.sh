@@ -11,7 +11,9 @@
 #
 # Exported after hm_cluster_up: SLURM_CONF, HM_DIR, HM_PORT (coordinator),
 # HM_PLUGINS, HM_PROBE (socket probe), HM_CTL (harmonicsctl, may be empty).
-# Optional input: HM_CONF_EXTRA (lines appended to harmonics.conf), HM_KEEP=1.
+# Optional input: HM_CONF_EXTRA (lines appended to harmonics.conf), HM_KEEP=1,
+# HM_CTLD_NO_COORD=1 (slurmctld is up without the coordinator's port: a test of
+# a disabled Harmonics).
 # Nodes in network namespaces (tests/testbed/net.sh makes them): HM_NODES and
 # HM_RACK_HOSTS (nodes, and nodes per rack; default 8 and 4), HM_CTL_ADDR (where
 # slurmctld and the coordinator listen, reachable from every namespace; default
@@ -248,6 +250,7 @@ hm_ctld_start() {
 	hm_spawn slurmctld slurmctld -D -f "$SLURM_CONF"
 	hm_wait_for 30 scontrol ping ||
 		{ hm_log "slurmctld did not answer (log: $HM_DIR/log/slurmctld.log)"; tail -n 20 "$HM_DIR/log/slurmctld.log" >&2; return 1; }
+	[[ ${HM_CTLD_NO_COORD:-0} == 1 ]] && return 0
 	hm_wait_for 10 bash -c "ss -Htln | grep -q ':$HM_PORT\b'" ||
 		{ hm_log "coordinator not listening on $HM_PORT"; return 1; }
 }

@@ -143,12 +143,34 @@ static void test_help(void **state)
 	assert_non_null(strstr(h, "HARMONICS_COMM_SCHED"));
 }
 
+/* A bad harmonics.conf: a --comm-sched job is told once, a plain one hears nothing. */
+static void test_disabled_notice(void **state)
+{
+	const char *why =
+	    "/etc/slurm/harmonics.conf:3: unknown key 'Bogus' (accepted: Policy, ...)";
+	char buf[640] = "untouched";
+
+	(void)state;
+	assert_true(hm_spank_disabled_notice("auto", why, buf, sizeof(buf)));
+	assert_string_equal(buf, "harmonics: disabled (/etc/slurm/harmonics.conf:3: unknown key "
+				 "'Bogus' (accepted: Policy, ...)); job runs unscheduled");
+	strcpy(buf, "untouched");
+	assert_false(hm_spank_disabled_notice("off", why, buf, sizeof(buf)));
+	assert_false(hm_spank_disabled_notice("OFF", why, buf, sizeof(buf)));
+	assert_false(hm_spank_disabled_notice("harmonics", "", buf, sizeof(buf)));
+	assert_false(hm_spank_disabled_notice("harmonics", NULL, buf, sizeof(buf)));
+	assert_string_equal(buf, "untouched");
+	/* Cut to the buffer, still one terminated line. */
+	assert_true(hm_spank_disabled_notice("crux", why, buf, 24));
+	assert_string_equal(buf, "harmonics: disabled (/e");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mode), cmocka_unit_test(test_profile),
 	    cmocka_unit_test(test_args), cmocka_unit_test(test_precedence),
-	    cmocka_unit_test(test_help),
+	    cmocka_unit_test(test_help), cmocka_unit_test(test_disabled_notice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,10 @@
  * server and a thread that mirrors running jobs into the coordinator, re-decides on job start/end
  * and per epoch, and writes each decision into the job's AdminComment. slurmctld locks are held
  * only to copy job fields and to store a comment; policy work runs unlocked.
+ * Harmonics never stops Slurm (hm_sched_run.h): when the coordinator cannot
+ * start, init() still succeeds, Harmonics runs disabled with the cause logged,
+ * backfill schedules every job, --comm-sched jobs get "off=disabled(...)" in
+ * AdminComment, and each scontrol reconfigure tries again.
  * Backfill: the installed sched_backfill.so is loaded and forwarded to unless
  * SchedulerParameters contains harmonics_no_backfill. After each round the
  * thread publishes the live view that select/harmonics_cons_tres places jobs
@@ -43,7 +47,7 @@
 #include "hm_live_pub.h"
 #include "hm_log.h"
 #include "hm_plugin.h"
-#include "hm_server.h"
+#include "hm_sched_run.h"
 #include "hm_topo.h"
 
 const char plugin_name[] = "Harmonics communication scheduler (keeps sched/backfill)";
@@ -72,15 +76,14 @@ static struct {
 
 	pthread_t thread;
 	bool thread_started;
-	pthread_mutex_t mu; /* guards stop and reconfig */
+	pthread_mutex_t mu; /* guards stop, reconfig and wake */
+	pthread_cond_t cv;  /* the disabled thread's sleep */
 	bool stop, reconfig;
+	hm_coord_t *wake; /* the running coordinator, for sched_p_reconfig's wake-up */
 
-	hm_conf_t conf;
 	char conf_path[PATH_MAX];
-	char state_path[PATH_MAX];
-	hm_coord_t *coord;
-	hm_server_t *srv;
-} g = {.mu = PTHREAD_MUTEX_INITIALIZER};
+	hm_sched_run_t run; /* the coordinator or why not: init(), then the thread only */
+} g = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 /* Static: select/harmonics_cons_tres may hold a view while this plugin stops. */
 static hm_live_pub_t live = HM_LIVE_PUB_INIT;
@@ -172,10 +175,11 @@ static void conf_path(char *buf, size_t len)
  * (topology/none). take_lock: false in init(), whose caller holds slurmctld's
  * locks already (taking one there is fatal); the node read lock otherwise.
  */
-static hm_rc_t topo_from_switches(const hm_topo_opts_t *opts, bool take_lock, hm_topo_t **topo,
+static hm_rc_t topo_from_switches(void *arg, const hm_topo_opts_t *opts, hm_topo_t **topo,
 				  hm_err_t *err)
 {
 	slurmctld_lock_t nl = {.node = READ_LOCK};
+	bool take_lock = *(const bool *)arg;
 	char *text = NULL;
 	FILE *f;
 	hm_rc_t rc;
@@ -215,44 +219,14 @@ static hm_rc_t topo_from_switches(const hm_topo_opts_t *opts, bool take_lock, hm
 	return rc;
 }
 
-/*
- * Load conf + topology; missing harmonics.conf = defaults, a bad one = error.
- * state_dir: StateSaveLocation (copied by the caller; may be NULL).
- */
-static hm_rc_t load_config(const char *state_dir, bool take_lock, hm_conf_t *conf, hm_topo_t **topo,
-			   hm_err_t *err)
+/* Where the configuration comes from; take_lock as for topo_from_switches. */
+static void run_env(hm_sched_env_t *env, const char *state_dir, const bool *take_lock)
 {
-	hm_rc_t rc;
-	char tpath[PATH_MAX];
-	hm_topo_opts_t opts;
-
-	hm_conf_defaults(conf);
-	rc = hm_conf_load(g.conf_path, conf, err);
-	if (rc == HM_ERR_IO && access(g.conf_path, F_OK) != 0) {
-		info(LOG_PREFIX "%s not found: built-in defaults", g.conf_path);
-		hm_conf_defaults(conf);
-		rc = HM_OK;
-	}
-	if (rc != HM_OK)
-		return rc;
-	if (!conf->state_file[0] && state_dir)
-		snprintf(conf->state_file, sizeof(conf->state_file), "%s/harmonics.state",
-			 state_dir);
-	if (!conf->source[0])
-		snprintf(conf->source, sizeof(conf->source), "%s", g.conf_path);
-	memset(&opts, 0, sizeof(opts));
-	opts.gpus_per_host = conf->gpus_per_node;
-	opts.nic_bps = conf->nic_bps;
-	opts.uplink_bps = conf->uplink_bps;
-	/* Topology= in harmonics.conf wins; else the switches slurmctld loaded. */
-	if (!conf->topology[0]) {
-		rc = topo_from_switches(&opts, take_lock, topo, err);
-		if (rc != HM_ERR_NOTFOUND)
-			return rc;
-	}
-	hm_conf_topology_path(conf, tpath, sizeof(tpath));
-	verbose(LOG_PREFIX "topology from %s", tpath);
-	return hm_topo_load_file(tpath, &opts, topo, err);
+	*env = (hm_sched_env_t){.conf_path = g.conf_path,
+				.state_dir = state_dir,
+				.slurm_user_id = slurm_conf.slurm_user_id,
+				.switches = topo_from_switches,
+				.switches_arg = (void *)take_lock};
 }
 
 /* --- job mirror ------------------------------------------------------ */
@@ -376,7 +350,7 @@ static void sync_round(void)
 {
 	snap_job_t *s = NULL;
 	hm_coord_sync_job_t *jobs;
-	int n = snapshot(&s, strcasecmp(g.conf.default_mode, "off") != 0);
+	int n = snapshot(&s, strcasecmp(g.run.conf.default_mode, "off") != 0);
 
 	jobs = calloc((size_t)(n > 0 ? n : 1), sizeof(*jobs));
 	for (int i = 0; jobs && i < n; i++) {
@@ -393,20 +367,56 @@ static void sync_round(void)
 		jobs[i].comment = s[i].comment;
 	}
 	if (jobs)
-		hm_coord_sync(g.coord, jobs, n, hm_real_s(), store_comment, NULL, NULL);
+		hm_coord_sync(g.run.coord, jobs, n, hm_real_s(), store_comment, NULL, NULL);
 	else
 		error(LOG_PREFIX "out of memory: job mirror round skipped");
 	free(jobs);
 	snap_free(s, n);
 }
 
+/*
+ * Disabled: the --comm-sched jobs that run say so in AdminComment, once per
+ * cause ("harmonics:e0@TIME off=disabled(harmonics.conf:3);").
+ */
+static void disabled_round(void)
+{
+	snap_job_t *s = NULL;
+	int n = snapshot(&s, false);
+	char buf[HM_CONF_PATH_MAX];
+	hm_conf_t defaults;
+
+	hm_conf_defaults(&defaults); /* AdminCommentMaxBytes: harmonics.conf is not in force */
+	for (int i = 0; i < n; i++)
+		if (s[i].mode && strcasecmp(s[i].mode, "off") != 0 &&
+		    hm_sched_disabled_comment(s[i].comment, g.run.tag, hm_real_s(),
+					      defaults.admin_comment_max_bytes, buf, sizeof(buf)))
+			store_comment(NULL, s[i].job_id, s[i].comment, buf);
+	snap_free(s, n);
+}
+
+static void log_up(const char *how)
+{
+	info(LOG_PREFIX "%scoordinator up: policy %s, epoch %.1f s, listening on %s:%d, config %s",
+	     how, g.run.conf.policy, g.run.conf.epoch_s, g.run.conf.listen_addr,
+	     hm_server_port(g.run.srv), g.conf_path);
+}
+
+static void log_disabled(const char *how)
+{
+	error(LOG_PREFIX "%sdisabled: %s; jobs run unscheduled (backfill kept, --comm-sched "
+			 "accepted); fix it, then scontrol reconfigure",
+	      how, g.run.why);
+}
+
+/* scontrol reconfigure, in the thread: start a disabled Harmonics, or
+   reconfigure the running one (a broken file is refused, hm_sched_run.h). */
 static void reload(void)
 {
-	hm_conf_t conf;
-	hm_topo_t *topo = NULL;
-	hm_err_t err = {0};
-
 	slurmctld_lock_t cl = {.conf = READ_LOCK};
+	const bool take_lock = true;
+	bool was = g.run.enabled, started = false;
+	hm_sched_env_t env;
+	hm_err_t err = {0};
 	char *state_dir;
 	hm_rc_t rc;
 
@@ -414,26 +424,31 @@ static void reload(void)
 	lock_slurmctld(cl);
 	state_dir = xstrdup(slurm_conf.state_save_location);
 	unlock_slurmctld(cl);
-	rc = load_config(state_dir, true, &conf, &topo, &err);
+	run_env(&env, state_dir, &take_lock);
+	rc = hm_sched_run_reconfigure(&g.run, &env, &started, &err);
 	xfree(state_dir);
+	if (!was) {
+		if (!started) {
+			log_disabled("reconfigure: still ");
+			return;
+		}
+		hm_log_set_level(g.run.conf.log_level);
+		pthread_mutex_lock(&g.mu);
+		g.wake = g.run.coord;
+		pthread_mutex_unlock(&g.mu);
+		log_up("reconfigure: enabled, ");
+		return;
+	}
 	if (rc != HM_OK) {
-		error(LOG_PREFIX "reconfigure: %s; keeping the previous configuration", err.msg);
-		hm_topo_free(topo);
+		error(LOG_PREFIX "reconfigure: %s; the new harmonics.conf is refused, keeping the "
+				 "previous configuration (the coordinator runs on)",
+		      err.msg);
 		return;
 	}
-	if (conf.listen_port != g.conf.listen_port ||
-	    strcmp(conf.listen_addr, g.conf.listen_addr) != 0)
-		info(LOG_PREFIX
-		     "ListenAddress/ListenPort changes take effect at slurmctld restart");
-	if (hm_coord_reconfigure(g.coord, &conf, topo, &err) != HM_OK) {
-		error(LOG_PREFIX "reconfigure: %s; keeping the previous configuration", err.msg);
-		return;
-	}
-	hm_log_set_level(conf.log_level);
-	g.conf = conf;
+	hm_log_set_level(g.run.conf.log_level);
 	hm_live_pub_invalidate(&live);
 	info(LOG_PREFIX "reconfigured from %s (policy %s), decisions kept", g.conf_path,
-	     conf.policy);
+	     g.run.conf.policy);
 }
 
 static void *agent(void *arg)
@@ -450,9 +465,22 @@ static void *agent(void *arg)
 			break;
 		if (reconf)
 			reload();
-		sync_round();
-		hm_live_pub_refresh(&live, g.coord, &g.conf, hm_real_s());
-		(void)hm_coord_wait_work(g.coord, TICK_MS);
+		if (g.run.enabled) {
+			sync_round();
+			hm_live_pub_refresh(&live, g.run.coord, &g.run.conf, hm_real_s());
+			(void)hm_coord_wait_work(g.run.coord, TICK_MS);
+			continue;
+		}
+		disabled_round();
+		pthread_mutex_lock(&g.mu);
+		if (!g.stop && !g.reconfig) {
+			struct timespec until;
+
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += TICK_MS / 1000;
+			pthread_cond_timedwait(&g.cv, &g.mu, &until);
+		}
+		pthread_mutex_unlock(&g.mu);
 	}
 	return NULL;
 }
@@ -464,28 +492,30 @@ static void teardown(void)
 	if (g.thread_started) {
 		pthread_mutex_lock(&g.mu);
 		g.stop = true;
+		pthread_cond_signal(&g.cv);
+		if (g.wake)
+			hm_coord_wake(g.wake);
 		pthread_mutex_unlock(&g.mu);
-		hm_coord_wake(g.coord);
 		pthread_join(g.thread, NULL);
 		g.thread_started = false;
 	}
 	hm_live_pub_clear(&live); /* placement as cons_tres from now on */
-	hm_server_stop(g.srv);
-	g.srv = NULL;
-	if (g.coord && g.conf.state_file[0]) {
-		hm_err_t err = {0};
-		if (hm_coord_state_save(g.coord, g.conf.state_file, &err) != HM_OK)
-			error(LOG_PREFIX "state: %s", err.msg);
-	}
-	hm_coord_destroy(g.coord);
-	g.coord = NULL;
+	pthread_mutex_lock(&g.mu);
+	g.wake = NULL;
+	pthread_mutex_unlock(&g.mu);
+	hm_sched_run_stop(&g.run);
 }
 
+/*
+ * Never fails: Slurm stops slurmctld when a scheduler plugin's init fails, and
+ * Harmonics must not take the cluster down. A coordinator that cannot start
+ * leaves Harmonics disabled (logged with the cause) and backfill scheduling.
+ */
 extern int init(void)
 {
+	const bool take_lock = false; /* slurmctld holds its locks around init() */
+	hm_sched_env_t env;
 	hm_err_t err = {0};
-	hm_topo_t *topo = NULL;
-	hm_rc_t rc;
 
 	info(LOG_PREFIX "harmonics %s, built for Slurm %s (running %s)", HM_VERSION,
 	     HM_SLURM_VERSION_BUILT, SLURM_VERSION_STRING);
@@ -493,49 +523,28 @@ extern int init(void)
 	g.stop = false;
 	g.reconfig = false;
 	conf_path(g.conf_path, sizeof(g.conf_path));
-	rc = load_config(slurm_conf.state_save_location, false, &g.conf, &topo, &err);
-	if (rc != HM_OK) {
-		/* A bad harmonics.conf refuses to start (file:line in the message). */
-		error(LOG_PREFIX "%s", err.msg);
-		goto fail;
-	}
-	hm_log_set_level(g.conf.log_level);
-	rc = hm_coord_create(&g.conf, topo, &g.coord, &err);
-	topo = NULL; /* owned by the engine now, also on error */
-	if (rc != HM_OK) {
-		error(LOG_PREFIX "coordinator: %s", err.msg);
-		goto fail;
-	}
-	if (g.conf.state_file[0]) {
-		memset(&err, 0, sizeof(err));
-		rc = hm_coord_state_load(g.coord, g.conf.state_file, &err);
-		if (rc == HM_OK)
-			info(LOG_PREFIX "decisions recovered from %s", g.conf.state_file);
-		else if (rc != HM_ERR_NOTFOUND)
-			error(LOG_PREFIX "state: %s (starting empty)", err.msg);
-	}
-	memset(&err, 0, sizeof(err));
-	if (hm_server_start(g.coord, &g.conf, slurm_conf.slurm_user_id, &g.srv, &err) != HM_OK) {
-		error(LOG_PREFIX "server: %s", err.msg);
-		goto fail;
+	hm_sched_run_init(&g.run);
+	run_env(&env, slurm_conf.state_save_location, &take_lock);
+	if (hm_sched_run_start(&g.run, &env, &err) == HM_OK) {
+		hm_log_set_level(g.run.conf.log_level);
+		g.wake = g.run.coord;
 	}
 	if (pthread_create(&g.thread, NULL, agent, NULL) != 0) {
-		error(LOG_PREFIX "cannot start the coordinator thread: %m");
-		goto fail;
+		error(LOG_PREFIX "cannot start the coordinator thread: %m; Harmonics disabled "
+				 "until slurmctld restarts");
+		teardown();
+	} else {
+		g.thread_started = true;
+		if (g.run.enabled)
+			log_up("");
+		else
+			log_disabled("");
 	}
-	g.thread_started = true;
-	info(LOG_PREFIX "coordinator up: policy %s, epoch %.1f s, listening on %s:%d, config %s",
-	     g.conf.policy, g.conf.epoch_s, g.conf.listen_addr, hm_server_port(g.srv), g.conf_path);
 	if (backfill_wanted())
 		backfill_start();
 	else
 		info(LOG_PREFIX "backfill off (SchedulerParameters=" NO_BACKFILL_PARAM ")");
 	return SLURM_SUCCESS;
-fail:
-	hm_topo_free(topo);
-	teardown();
-	hm_log_set_sink(NULL);
-	return SLURM_ERROR;
 }
 
 extern void fini(void)
@@ -554,9 +563,10 @@ extern int sched_p_reconfig(void)
 {
 	pthread_mutex_lock(&g.mu);
 	g.reconfig = true;
+	pthread_cond_signal(&g.cv);
+	if (g.wake)
+		hm_coord_wake(g.wake);
 	pthread_mutex_unlock(&g.mu);
-	if (g.coord)
-		hm_coord_wake(g.coord);
 	if (g.bf_reconfig)
 		g.bf_reconfig();
 	return SLURM_SUCCESS;

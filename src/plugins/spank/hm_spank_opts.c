@@ -237,3 +237,11 @@ hm_rc_t hm_spank_policy_check(const char *mode, const char *origin, const char *
 			  "policy for all jobs that share links (accepted here: off, auto, %s)",
 			  origin, mode, cluster_policy, cluster_policy, cluster_policy);
 }
+
+bool hm_spank_disabled_notice(const char *mode, const char *conf_err, char *buf, size_t len)
+{
+	if (!conf_err || !*conf_err || !mode || strcasecmp(mode, "off") == 0 || len == 0)
+		return false;
+	snprintf(buf, len, "harmonics: disabled (%s); job runs unscheduled", conf_err);
+	return true;
+}

@@ -9,6 +9,7 @@
 #define HM_SPANK_OPTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "hm_error.h"
 #include "hm_plugin.h" /* HM_SPANK_ENV_MODE, HM_SPANK_ENV_PROFILE */
@@ -82,5 +83,15 @@ hm_rc_t hm_spank_policy_check(const char *mode, const char *origin, const char *
 			      hm_err_t *err);
 
 const char *hm_spank_src_name(hm_spank_src_t s);
+
+/*
+ * The one line a submission prints while harmonics.conf cannot be used
+ * (conf_err: the parser's "path:line: ..." or the read error; "" or NULL = it
+ * can): for a job that asks for scheduling (mode not "off"),
+ * "harmonics: disabled (CONF_ERR); job runs unscheduled" into buf (len bytes)
+ * and true; false otherwise (a plain job hears nothing, buf untouched). The
+ * job is accepted either way: Harmonics runs disabled, Slurm schedules it.
+ */
+bool hm_spank_disabled_notice(const char *mode, const char *conf_err, char *buf, size_t len);
 
 #endif

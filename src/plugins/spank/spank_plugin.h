@@ -20,6 +20,8 @@
 typedef struct {
 	hm_spank_args_t args; /* plugstack.conf arguments */
 	bool args_ok;
+	/* harmonics.conf could not be used (hm_sp_conf_load): why, "" = it could. */
+	char conf_err[sizeof(((hm_err_t *)0)->msg)];
 	char cli_mode[HM_SPANK_MODE_MAX]; /* --comm-sched / --no-comm-sched, as given */
 	bool cli_mode_set;
 	char cli_profile[HM_SPANK_PROFILE_MAX]; /* --comm-profile */
@@ -34,7 +36,9 @@ typedef struct {
 extern hm_sp_state_t hm_sp;
 
 /* spank_conf.c: harmonics.conf (plugstack conf= or the default path) into conf:
-   1 read, 0 absent (defaults), -1 bad (logged; defaults). */
+   1 read, 0 absent (defaults), -1 unreadable or wrong: defaults, the cause in
+   hm_sp.conf_err, logged once per process (slurmd's log in the daemon and step
+   contexts; -v in the clients, which show a notice, hm_spank_disabled_notice). */
 int hm_sp_conf_load(hm_conf_t *conf);
 
 /* spank_slurmd.c: the node agent in slurmd (S_CTX_SLURMD). Never fails slurmd. */

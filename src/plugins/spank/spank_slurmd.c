@@ -2,13 +2,21 @@
  * The node agent in slurmd (S_CTX_SLURMD): harmonics_agent.so is loaded only
  * here, so sbatch, srun and slurmstepd never map its code (hwloc, the agent).
  * Nothing here can fail slurmd: a missing or refusing agent is logged and
- * steps keep their launch-time assignments.
+ * steps keep their launch-time assignments. An agent that refused to start
+ * (most often a wrong harmonics.conf) is started again when the file changes:
+ * a thread looks at it every HM_SP_CONF_WATCH_S, so fixing the file needs no
+ * slurmd restart.
  */
 #include <stdint.h> /* spank.h needs it first */
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <slurm/spank.h>
 
@@ -19,12 +27,20 @@
 #define HM_AGENT_PATH "harmonics_agent.so"
 #endif
 
+#define HM_SP_CONF_WATCH_S 5
+
 static struct {
 	void *handle; /* never dlclose'd: a detached agent thread may still run in it */
 	int (*start)(const hm_agent_args_t *);
 	int (*stop)(void);
-	bool running;
-} ag;
+	pthread_mutex_t mu; /* guards running and quit (the watcher and slurmd's thread) */
+	pthread_cond_t cv;
+	bool running, quit;
+	pthread_t watcher;
+	bool watching;
+	pid_t watcher_pid;           /* a slurmd that forked after init has no watcher thread */
+	char conf[HM_CONF_PATH_MAX]; /* the harmonics.conf the agent reads */
+} ag = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static void agent_log(int level, const char *msg)
 {
@@ -42,6 +58,64 @@ static void agent_log(int level, const char *msg)
 		slurm_debug("%s", msg);
 		break;
 	}
+}
+
+static void agent_args(hm_agent_args_t *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->version = HM_AGENT_ABI_VERSION;
+	a->node = NULL; /* slurmd's -N, else the host name */
+	a->conf_path = hm_sp.args.conf[0] ? hm_sp.args.conf : NULL;
+	a->log = agent_log;
+	a->slurm_user_uid = HM_AGENT_NO_UID;
+}
+
+/* What identifies a version of the file (all zero when it is missing). */
+static void conf_id(struct stat *st)
+{
+	if (stat(ag.conf, st) != 0)
+		memset(st, 0, sizeof(*st));
+}
+
+static bool conf_changed(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino != b->st_ino || a->st_dev != b->st_dev || a->st_size != b->st_size ||
+	       a->st_mtim.tv_sec != b->st_mtim.tv_sec || a->st_mtim.tv_nsec != b->st_mtim.tv_nsec;
+}
+
+/* The agent did not start: try again each time harmonics.conf changes. */
+static void *watch(void *arg)
+{
+	struct stat last, now;
+	hm_agent_args_t a;
+
+	(void)arg;
+	conf_id(&last);
+	pthread_mutex_lock(&ag.mu);
+	while (!ag.quit && !ag.running) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += HM_SP_CONF_WATCH_S;
+		if (pthread_cond_timedwait(&ag.cv, &ag.mu, &until) != ETIMEDOUT || ag.quit)
+			continue;
+		pthread_mutex_unlock(&ag.mu);
+		conf_id(&now);
+		if (conf_changed(&last, &now)) {
+			last = now;
+			agent_args(&a);
+			slurm_info("harmonics: %s changed: starting the node agent", ag.conf);
+			if (ag.start(&a) == 0) { /* on failure the agent logged why */
+				pthread_mutex_lock(&ag.mu);
+				ag.running = true;
+				continue;
+			}
+		}
+		pthread_mutex_lock(&ag.mu);
+	}
+	pthread_mutex_unlock(&ag.mu);
+	return NULL;
 }
 
 void hm_sp_slurmd_start(void)
@@ -69,20 +143,39 @@ void hm_sp_slurmd_start(void)
 		ag.stop = NULL;
 		return;
 	}
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.version = HM_AGENT_ABI_VERSION;
-	a.node = NULL; /* slurmd's -N, else the host name */
-	a.conf_path = hm_sp.args.conf[0] ? hm_sp.args.conf : NULL;
-	a.log = agent_log;
-	a.slurm_user_uid = HM_AGENT_NO_UID;
+	agent_args(&a);
+	if (hm_sp.args.conf[0])
+		snprintf(ag.conf, sizeof(ag.conf), "%s", hm_sp.args.conf);
+	else
+		hm_conf_default_path(ag.conf, sizeof(ag.conf));
 	ag.running = ag.start(&a) == 0; /* on failure the agent logged why */
+	if (ag.running)
+		return;
+	ag.quit = false;
+	ag.watching = pthread_create(&ag.watcher, NULL, watch, NULL) == 0;
+	ag.watcher_pid = getpid();
+	if (ag.watching)
+		slurm_info("harmonics: the node agent starts when %s changes (checked every %d s)",
+			   ag.conf, HM_SP_CONF_WATCH_S);
 }
 
 void hm_sp_slurmd_stop(void)
 {
-	if (ag.running && ag.stop() != 0)
+	bool running;
+
+	if (ag.watching && ag.watcher_pid == getpid()) {
+		pthread_mutex_lock(&ag.mu);
+		ag.quit = true;
+		pthread_cond_signal(&ag.cv);
+		pthread_mutex_unlock(&ag.mu);
+		pthread_join(ag.watcher, NULL);
+	}
+	ag.watching = false;
+	pthread_mutex_lock(&ag.mu);
+	running = ag.running;
+	ag.running = false;
+	pthread_mutex_unlock(&ag.mu);
+	if (running && ag.stop() != 0)
 		slurm_error("harmonics: the node agent did not stop within %d ms; left detached",
 			    HM_AGENT_STOP_BOUND_MS);
-	ag.running = false;
 }

@@ -54,18 +54,20 @@ static void node_name(spank_t sp, char *buf, size_t len)
 	slurm_hostlist_destroy(hl);
 }
 
-/* Coordinator address and bounds: plugstack.conf arguments over harmonics.conf. */
-static void service_conf(spank_t sp, char *host, size_t host_len, int *port, int *timeout_ms,
-			 bool *fail_open)
+/* Coordinator address and bounds: plugstack.conf arguments over harmonics.conf.
+   Returns hm_sp_conf_load's answer (-1: Harmonics is disabled here). */
+static int service_conf(spank_t sp, char *host, size_t host_len, int *port, int *timeout_ms,
+			bool *fail_open)
 {
 	hm_conf_t conf;
+	int rc = hm_sp_conf_load(&conf);
 
-	(void)hm_sp_conf_load(&conf);
 	snprintf(host, host_len, "%s",
 		 hm_sp.args.host[0] ? hm_sp.args.host : hm_conf_client_host(&conf));
 	*port = hm_sp.args.port ? hm_sp.args.port : conf.listen_port;
 	*timeout_ms = hm_sp.args.timeout_ms ? hm_sp.args.timeout_ms : conf.request_timeout_ms;
 	*fail_open = conf.fail_open;
+	return rc;
 }
 
 /*
@@ -151,7 +153,8 @@ int hm_sp_step_post_opt(spank_t sp)
 	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
 		return 0;
 	node_name(sp, node, sizeof(node));
-	(void)hm_sp_conf_load(&conf);
+	if (hm_sp_conf_load(&conf) < 0)
+		return 0; /* Harmonics is disabled here: no agent writes into it */
 	if (hm_spank_job_dir(conf.run_dir, node, job_id, uid, gid, hm_sp.job_dir,
 			     sizeof(hm_sp.job_dir), &err) != HM_OK) {
 		hm_sp.job_dir[0] = '\0';
@@ -182,7 +185,7 @@ int hm_sp_step_user_init(spank_t sp)
 	uint32_t job_id = 0, step_id = 0;
 	char host[HM_CONF_HOST_MAX], node[256], why[400];
 	int port = 0, timeout_ms = 0, rc = 0;
-	bool fail_open = true, scheduled = false;
+	bool fail_open = true, scheduled = false, disabled;
 	char *req = NULL;
 	char *reply_txt = NULL;
 	char nonce[HM_ASSIGN_NONCE_LEN + 1];
@@ -205,15 +208,18 @@ int hm_sp_step_user_init(spank_t sp)
 	spank_get_item(sp, S_JOB_ID, &job_id);
 	spank_get_item(sp, S_JOB_STEPID, &step_id);
 	node_name(sp, node, sizeof(node));
-	service_conf(sp, host, sizeof(host), &port, &timeout_ms, &fail_open);
+	disabled = service_conf(sp, host, sizeof(host), &port, &timeout_ms, &fail_open) < 0;
 
 	export_channel(sp, step_id);
 	req = hm_assign_request(job_id, step_id, node, nonce);
 	t0 = hm_mono_s();
 	uint32_t trusted[2];
 	int ntrusted = trusted_uids(trusted);
-	if (hm_client_call_trusted(host, port, req ? req : "", timeout_ms, trusted, ntrusted,
-				   &reply_txt, &err) != HM_OK) {
+	if (disabled) {
+		/* harmonics.conf cannot be used: no coordinator to ask (fail-open). */
+		snprintf(why, sizeof(why), "disabled (%.380s)", hm_sp.conf_err);
+	} else if (hm_client_call_trusted(host, port, req ? req : "", timeout_ms, trusted, ntrusted,
+					  &reply_txt, &err) != HM_OK) {
 		snprintf(why, sizeof(why),
 			 "coordinator %.100s:%d did not answer within %d ms (%.200s)", host, port,
 			 timeout_ms, err.msg);

@@ -111,16 +111,24 @@ hm_rc_t hm_sp_resolve(spank_t sp, hm_err_t *err)
 int hm_sp_submit_post_opt(spank_t sp)
 {
 	hm_err_t err = {0};
-
+	char notice[sizeof(hm_sp.notice)];
 	hm_conf_t conf;
+	int conf_rc;
 
 	if (hm_sp_resolve(sp, &err) != HM_OK) {
 		slurm_error("harmonics: %s", err.msg);
 		return -1; /* nothing is submitted */
 	}
+	/* A harmonics.conf that cannot be used: Harmonics runs disabled and the job is
+	   accepted; one that asks for scheduling is told (once: not again by the sruns
+	   of a job that already said it). */
+	conf_rc = hm_sp_conf_load(&conf);
+	if (conf_rc < 0 && !getenv("HARMONICS_NOTICE_SHOWN") &&
+	    hm_spank_disabled_notice(hm_sp.choice.mode, hm_sp.conf_err, notice, sizeof(notice)))
+		slurm_info("%s", notice);
 	/* One policy schedules every job that shares links: another one is refused now,
 	   not ignored later. Without a harmonics.conf here the coordinator decides. */
-	if (hm_sp_conf_load(&conf) == 1 &&
+	if (conf_rc == 1 &&
 	    hm_spank_policy_check(hm_sp.choice.mode,
 				  hm_sp.choice.mode_src == HM_SRC_CLI   ? "--comm-sched"
 				  : hm_sp.choice.mode_src == HM_SRC_ENV ? HM_SPANK_ENV_MODE
