@@ -23,6 +23,8 @@
 #define AGENT_NODE_MAX       64    /* HM_AW_NODE_MAX */
 #define AGENT_MAX_TRUSTED    2     /* root and SlurmUser */
 #define AGENT_CLEAN_GRACE_MS 30000 /* an unlisted job dir quiet this long is removed */
+/* A job dir the coordinator never listed goes after this long, quiet or not. */
+#define AGENT_UNLISTED_MAX_MS 600000
 
 /* ---- logging: a fixed prefix, a level, and "once per state change" ------------- */
 

@@ -159,7 +159,7 @@ void agent_jobs_apply(agent_jobs_t *js, const hm_aw_node_assign_t *na, int64_t n
 		if (!same_decision(&j->decision, d))
 			j->written = false;
 		j->decision = *d;
-		j->listed = true;
+		j->listed = j->ever_listed = true;
 		j->unlisted_since_ms = 0;
 	}
 	for (int i = 0; i < n0; i++)
@@ -498,8 +498,19 @@ void agent_jobs_cleanup(agent_jobs_t *js, int node_fd, int64_t now_ms, int64_t n
 		agent_job_t *j = js->jobs[i];
 		hm_err_t err = {0};
 
-		if (j->listed || now_ms - j->unlisted_since_ms < AGENT_CLEAN_GRACE_MS ||
-		    (j->on_disk && now_us - j->newest_us < (int64_t)AGENT_CLEAN_GRACE_MS * 1000)) {
+		bool keep;
+
+		if (!j->found_ms)
+			j->found_ms = now_ms;
+		if (j->listed)
+			keep = true;
+		else if (j->ever_listed)
+			keep = now_ms - j->unlisted_since_ms < AGENT_CLEAN_GRACE_MS;
+		else
+			keep = now_ms - j->found_ms < AGENT_UNLISTED_MAX_MS &&
+			       j->on_disk &&
+			       now_us - j->newest_us < (int64_t)AGENT_CLEAN_GRACE_MS * 1000;
+		if (keep) {
 			i++;
 			continue;
 		}

@@ -49,6 +49,8 @@ typedef struct {
 	long job_id;
 	/* The coordinator's view (the latest agent_assign for this node). */
 	bool listed;
+	bool ever_listed; /* listed by this agent's coordinator at least once */
+	int64_t found_ms; /* the first cleanup that saw it (never-listed directories) */
 	hm_aw_job_assign_t decision;
 	int64_t unlisted_since_ms; /* when it stopped being listed (cleanup grace) */
 	agent_once_t dir_once, write_once;
@@ -145,9 +147,13 @@ void agent_jobs_state(const agent_jobs_t *js, int64_t now_us, hm_aw_node_state_t
 void agent_jobs_windows_sent(agent_jobs_t *js);
 
 /*
- * Remove the directories (and table entries) of jobs unlisted for at least
- * AGENT_CLEAN_GRACE_MS whose directory did not change for as long. Only call
- * with a list from a live connection (the coordinator's word is authoritative).
+ * Remove the directories (and table entries) of jobs no longer listed: a job the
+ * coordinator listed before, AGENT_CLEAN_GRACE_MS after it was dropped from the
+ * list, whatever its files do (its user cannot keep a slot by writing); one it
+ * never listed (a step that registered while the coordinator was away), once its
+ * directory did not change for AGENT_CLEAN_GRACE_MS, or AGENT_UNLISTED_MAX_MS
+ * after the agent first saw it. Only call with a list from a live connection
+ * (the coordinator's word is authoritative).
  */
 void agent_jobs_cleanup(agent_jobs_t *js, int node_fd, int64_t now_ms, int64_t now_us,
 			const agent_log_t *lg);

@@ -560,8 +560,11 @@ static void test_cleanup(void **state)
 	na->jobs[0] = d61; /* job 60 ended */
 	na->njobs = 1;
 	agent_jobs_apply(&js, na, t0, &g_log);
-	age_dir(60, 3600);
 	age_dir(61, 3600);
+	/* Job 60's user keeps writing into its directory: it goes all the same. */
+	job = openat(g_node, "job.60", O_RDONLY | O_DIRECTORY);
+	report(job, 0, 1000, 1, 1, 1000, 1000000, 0);
+	close(job);
 	agent_jobs_scan(&js, g_node, &g_log);
 	agent_jobs_cleanup(&js, g_node, t0 + AGENT_CLEAN_GRACE_MS - 1, real_us(), &g_log);
 	assert_int_equal(fstatat(g_node, "job.60", &st, 0), 0); /* within the grace */
@@ -574,6 +577,16 @@ static void test_cleanup(void **state)
 	agent_jobs_scan(&js, g_node, &g_log);
 	agent_jobs_cleanup(&js, g_node, t0 + AGENT_CLEAN_GRACE_MS, real_us(), &g_log);
 	assert_int_equal(fstatat(g_node, "job.62", &st, 0), -1);
+	/* Never listed and never quiet: it holds its slot AGENT_UNLISTED_MAX_MS at most. */
+	job = make_job(63);
+	report(job, 0, 1000, 1, 1, 1000, 1000000, 0);
+	close(job);
+	agent_jobs_scan(&js, g_node, &g_log);
+	agent_jobs_cleanup(&js, g_node, t0, real_us(), &g_log);
+	agent_jobs_cleanup(&js, g_node, t0 + AGENT_UNLISTED_MAX_MS - 1, real_us(), &g_log);
+	assert_int_equal(fstatat(g_node, "job.63", &st, 0), 0);
+	agent_jobs_cleanup(&js, g_node, t0 + AGENT_UNLISTED_MAX_MS, real_us(), &g_log);
+	assert_int_equal(fstatat(g_node, "job.63", &st, 0), -1);
 	agent_jobs_free(&js);
 	free(na);
 }
