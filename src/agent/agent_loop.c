@@ -561,13 +561,7 @@ hm_rc_t agent_stop(agent_t *a, int bound_ms)
 	if (write(a->wake_fd, &one, sizeof(one)) < 0) {
 		/* The counter is saturated: the thread has a wake-up pending anyway. */
 	}
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += bound_ms / 1000;
-	deadline.tv_nsec += (long)(bound_ms % 1000) * 1000000;
-	if (deadline.tv_nsec >= 1000000000) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000;
-	}
+	deadline = hm_clock_deadline(CLOCK_REALTIME, bound_ms); /* the join's clock */
 	prc = pthread_timedjoin_np(a->thread, NULL, &deadline);
 	if (prc != 0) {
 		pthread_detach(a->thread);
