@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "hm_clock.h"
+#include "hm_rng.h"
 #include "hm_select.h"
 #include "hm_topo.h"
 
@@ -41,11 +42,7 @@ static uint64_t rng_state;
 
 static double urand(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return (double)((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0);
+	return hm_rng_unit(&rng_state);
 }
 
 static int cmp_double(const void *a, const void *b)
