@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "hm_sort.h"
 
 #define PLOT_UTIL_WINDOW 12
 
@@ -208,12 +209,6 @@ void sim_report_csv(FILE *out, const hm_sim_result_t *res, int nres, bool per_jo
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* Writes a data file per policy: sorted samples with their CDF, and the timeline. */
 static hm_rc_t write_data(const char *dir, const hm_sim_result_t *r, int idx, hm_err_t *err)
 {
@@ -232,7 +227,7 @@ static hm_rc_t write_data(const char *dir, const hm_sim_result_t *r, int idx, hm
 	}
 	if (n > 0) {
 		memcpy(s, r->iter_slowdown_samples, sizeof(*s) * (size_t)n);
-		qsort(s, (size_t)n, sizeof(*s), cmp_double);
+		qsort(s, (size_t)n, sizeof(*s), hm_cmp_double);
 	}
 	/* At most ~2000 points per curve keeps the SVG small. */
 	int step = n > 2000 ? n / 2000 : 1;

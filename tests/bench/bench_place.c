@@ -33,6 +33,7 @@
 #include "hm_clock.h"
 #include "hm_rng.h"
 #include "hm_select.h"
+#include "hm_sort.h"
 #include "hm_topo.h"
 
 #define MAX_SIZES  8
@@ -43,13 +44,6 @@ static uint64_t rng_state;
 static double urand(void)
 {
 	return hm_rng_unit(&rng_state);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 static void profile(hm_profile_t *p, double bytes, double compute_s)
@@ -297,7 +291,7 @@ int main(int argc, char **argv)
 				if (t[r] < 0)
 					goto next;
 			}
-			qsort(t, (size_t)repeats, sizeof(double), cmp_double);
+			qsort(t, (size_t)repeats, sizeof(double), hm_cmp_double);
 			printf("%7d %6d %6d %5d %10.0f %10.0f %10.0f %6d %8.4f %8.4f\n",
 			       c.t->nhosts, c.njobs, needs[k], ncands, t[repeats / 2],
 			       t[(repeats * 9) / 10 < repeats ? (repeats * 9) / 10 : repeats - 1],

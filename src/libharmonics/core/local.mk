@@ -12,6 +12,7 @@ src_libharmonics_core_libhmcore_la_SOURCES = \
 	src/libharmonics/core/hm_classes.h \
 	src/libharmonics/core/hm_clock.h \
 	src/libharmonics/core/hm_rng.h \
+	src/libharmonics/core/hm_sort.h \
 	src/libharmonics/core/hm_hostlist.c src/libharmonics/core/hm_hostlist.h \
 	src/libharmonics/core/hm_rack_msg.c src/libharmonics/core/hm_rack_msg.h
 
