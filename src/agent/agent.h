@@ -1,7 +1,8 @@
 /*
  * agent.h - the node agent as a library (internal; the tests and the two entry
- * points link it): its configuration, its logging, its slurmd helpers, and
- * the agent object whose thread runs agent_loop.c.
+ * points link it): its configuration, its slurmd helpers, and the agent
+ * object whose thread runs agent_loop.c. It logs through a logger of hm_log.h
+ * (cfg.log: the prefix names the node, the sink is the caller's).
  *
  * One agent serves one node name: it keeps one connection to the coordinator
  * (agent_conn.c, contract B) and the files of its node's steps
@@ -19,39 +20,13 @@
 #include "hm_agent_wire.h"
 #include "hm_conf.h"
 #include "hm_error.h"
+#include "hm_log.h"
 
 #define AGENT_NODE_MAX       64    /* HM_AW_NODE_MAX */
 #define AGENT_MAX_TRUSTED    2     /* root and SlurmUser */
 #define AGENT_CLEAN_GRACE_MS 30000 /* an unlisted job dir quiet this long is removed */
 /* A job dir the coordinator never listed goes after this long, quiet or not. */
 #define AGENT_UNLISTED_MAX_MS 600000
-
-/* ---- logging: a fixed prefix, a level, and "once per state change" ------------- */
-
-typedef struct {
-	hm_agent_log_fn fn; /* NULL: stderr */
-	int level;          /* lines above it are dropped */
-	char prefix[96];    /* "harmonics-agent NODE: " */
-} agent_log_t;
-
-void agent_log(const agent_log_t *lg, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/*
- * Log msg at level only when it differs from *last (then remember it): a
- * failure that repeats on every retry is logged once, and again only when it
- * changes or after agent_log_clear() (it was resolved). last holds 256 bytes,
- * level the level it was logged at.
- */
-typedef struct {
-	char last[256];
-	int level;
-} agent_once_t;
-
-void agent_log_once(const agent_log_t *lg, agent_once_t *once, int level, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* Forget the remembered failure; returns whether there was one (to log "recovered"). */
-bool agent_log_clear(agent_once_t *once);
 
 /* ---- the node's role in its rack (agent_assign's rack members) ------------------- */
 
@@ -65,7 +40,7 @@ typedef struct {
  * coordinator without leaders). A change of rack, leader or role is logged
  * once at info; returns whether there was one. The rack channel (agent_rack.h) follows it.
  */
-bool agent_role_note(agent_role_t *r, const hm_aw_msg_t *m, const agent_log_t *lg);
+bool agent_role_note(agent_role_t *r, const hm_aw_msg_t *m, const hm_logger_t *lg);
 
 /* ---- slurmd's command line and the node name ----------------------------------- */
 
@@ -108,7 +83,7 @@ typedef struct {
 	uint32_t trusted[AGENT_MAX_TRUSTED]; /* senders accepted for coordinator frames */
 	int ntrusted;
 	char topo_xml[4096]; /* "" = this machine */
-	agent_log_t log;
+	hm_logger_t log;
 } agent_cfg_t;
 
 typedef struct agent agent_t;

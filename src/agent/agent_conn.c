@@ -16,7 +16,7 @@
 
 #define MAX_FRAMES_PER_READ 64 /* a flood of frames cannot keep the loop from its timers */
 
-void agent_conn_init(agent_conn_t *c, size_t max_frame, const agent_log_t *lg)
+void agent_conn_init(agent_conn_t *c, size_t max_frame, const hm_logger_t *lg)
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
@@ -26,7 +26,7 @@ void agent_conn_init(agent_conn_t *c, size_t max_frame, const agent_log_t *lg)
 	c->rand_state = (unsigned)getpid() ^ (unsigned)time(NULL);
 	c->lg = lg;
 	c->what = "coordinator";
-	c->level_floor = HM_AGENT_LOG_ERROR;
+	c->level_floor = HM_LOG_ERROR;
 }
 
 void agent_conn_close(agent_conn_t *c)
@@ -64,11 +64,11 @@ void agent_conn_fail(agent_conn_t *c, int64_t now_ms, bool reset_backoff, int le
 		agent_backoff_reset(&c->backoff);
 	delay = agent_backoff_next(&c->backoff, (double)rand_r(&c->rand_state) / RAND_MAX * 0.999);
 	c->retry_at_ms = now_ms + delay;
-	agent_log_once(c->lg, &c->once, level > c->level_floor ? level : c->level_floor,
-		       "%s %s: %s%s", c->what, c->peer, why,
-		       strcmp(c->what, "coordinator") == 0
-			   ? "; runs unscheduled, retrying with back-off (0.5 s doubling to 30 s)"
-			   : "");
+	hm_log_once(c->lg, &c->once, level > c->level_floor ? level : c->level_floor, "%s %s: %s%s",
+		    c->what, c->peer, why,
+		    strcmp(c->what, "coordinator") == 0
+			? "; runs unscheduled, retrying with back-off (0.5 s doubling to 30 s)"
+			: "");
 }
 
 bool agent_conn_start(agent_conn_t *c, const char *host, int port, int timeout_ms, int64_t now_ms)
@@ -87,7 +87,7 @@ bool agent_conn_start(agent_conn_t *c, const char *host, int port, int timeout_m
 		gai = getaddrinfo(host, portstr, &hints, &res);
 	}
 	if (gai != 0) {
-		agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR, "cannot resolve: %s",
+		agent_conn_fail(c, now_ms, false, HM_LOG_ERROR, "cannot resolve: %s",
 				gai_strerror(gai));
 		return false;
 	}
@@ -108,7 +108,7 @@ bool agent_conn_start(agent_conn_t *c, const char *host, int port, int timeout_m
 	}
 	freeaddrinfo(res);
 	if (c->fd < 0) {
-		agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR, "connect: %s",
+		agent_conn_fail(c, now_ms, false, HM_LOG_ERROR, "connect: %s",
 				strerror(err ? err : EHOSTUNREACH));
 		return false;
 	}
@@ -127,8 +127,7 @@ bool agent_conn_connected(agent_conn_t *c, int64_t now_ms)
 	if (soerr == EINPROGRESS)
 		return false;
 	if (soerr != 0) {
-		agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR, "connect: %s",
-				strerror(soerr));
+		agent_conn_fail(c, now_ms, false, HM_LOG_ERROR, "connect: %s", strerror(soerr));
 		return false;
 	}
 	return true;
@@ -191,8 +190,8 @@ bool agent_conn_flush(agent_conn_t *c, int64_t now_ms)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return true;
 		if (n <= 0) {
-			agent_conn_fail(c, now_ms, c->state == CONN_READY, HM_AGENT_LOG_ERROR,
-					"send: %s", n < 0 ? strerror(errno) : "no progress");
+			agent_conn_fail(c, now_ms, c->state == CONN_READY, HM_LOG_ERROR, "send: %s",
+					n < 0 ? strerror(errno) : "no progress");
 			return false;
 		}
 		c->out_off += (size_t)n;
@@ -213,24 +212,24 @@ static bool handle_frame(agent_conn_t *c, const uint32_t *trusted, int ntrusted,
 
 	memset(&m, 0, sizeof(m));
 	if (hm_proto_unseal(c->in + 4, &json, &uid, &gid, &err) != HM_OK) {
-		agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR, "%s", err.msg);
+		agent_conn_fail(c, now_ms, false, HM_LOG_ERROR, "%s", err.msg);
 		goto out;
 	}
 	for (int i = 0; i < ntrusted; i++)
 		trust |= uid == trusted[i];
 	if (!trust) {
-		agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR,
+		agent_conn_fail(c, now_ms, false, HM_LOG_ERROR,
 				"frame sealed by uid %u, not root or SlurmUser: not a Harmonics "
 				"daemon",
 				uid);
 		goto out;
 	}
 	if (hm_aw_decode(json, strlen(json), &m, &err) != HM_OK) {
-		agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR, "%s", err.msg);
+		agent_conn_fail(c, now_ms, false, HM_LOG_ERROR, "%s", err.msg);
 		goto out;
 	}
 	if (m.seq <= c->seq_in || (m.re > c->seq_out)) {
-		agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR,
+		agent_conn_fail(c, now_ms, false, HM_LOG_ERROR,
 				"%s with seq %lld re %lld (accepted: seq > %lld, re <= %lld)",
 				hm_aw_op_name(m.op), (long long)m.seq, (long long)m.re,
 				(long long)c->seq_in, (long long)c->seq_out);
@@ -260,7 +259,7 @@ static int read_some(agent_conn_t *c, int64_t now_ms)
 		ssize_t n;
 
 		if (c->in_len >= 4 && (want == 4 || want - 4 > c->max_frame)) {
-			agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR,
+			agent_conn_fail(c, now_ms, false, HM_LOG_ERROR,
 					"frame length %zu (accepted: 1..%zu bytes)", want - 4,
 					c->max_frame);
 			return -1;
@@ -271,7 +270,7 @@ static int read_some(agent_conn_t *c, int64_t now_ms)
 			char *grown = realloc(c->in, want + 1);
 
 			if (!grown) {
-				agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR,
+				agent_conn_fail(c, now_ms, false, HM_LOG_ERROR,
 						"out of memory for a %zu-byte frame", want);
 				return -1;
 			}
@@ -284,7 +283,7 @@ static int read_some(agent_conn_t *c, int64_t now_ms)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
 		if (n <= 0) {
-			agent_conn_fail(c, now_ms, c->state == CONN_READY, HM_AGENT_LOG_ERROR, "%s",
+			agent_conn_fail(c, now_ms, c->state == CONN_READY, HM_LOG_ERROR, "%s",
 					n == 0 ? "connection closed by the peer" : strerror(errno));
 			return -1;
 		}
@@ -302,7 +301,7 @@ bool agent_conn_read(agent_conn_t *c, const uint32_t *trusted, int ntrusted, int
 			return r == 0;
 		c->in[c->in_len] = '\0';
 		if (strlen(c->in + 4) != c->in_len - 4) {
-			agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR,
+			agent_conn_fail(c, now_ms, false, HM_LOG_ERROR,
 					"frame holds a NUL byte: not a munge credential");
 			return false;
 		}

@@ -41,14 +41,14 @@ typedef struct {
 	size_t max_frame; /* MaxMessageSize */
 	agent_backoff_t backoff;
 	int64_t retry_at_ms;
-	agent_once_t once; /* the last failure, logged once */
+	hm_log_once_t once; /* the last failure, logged once */
 	unsigned rand_state;
-	const agent_log_t *lg;
+	const hm_logger_t *lg;
 	const char *what; /* the peer in log lines: "coordinator" (default), "rack leader", ... */
 	int level_floor;  /* failures are logged at this level or a lower priority */
 } agent_conn_t;
 
-void agent_conn_init(agent_conn_t *c, size_t max_frame, const agent_log_t *lg);
+void agent_conn_init(agent_conn_t *c, size_t max_frame, const hm_logger_t *lg);
 void agent_conn_free(agent_conn_t *c);
 
 /* Start connecting to host:port (non-blocking). False when it failed at once (closed

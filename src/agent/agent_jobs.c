@@ -137,7 +137,7 @@ static bool same_decision(const hm_aw_job_assign_t *a, const hm_aw_job_assign_t 
 }
 
 void agent_jobs_apply(agent_jobs_t *js, const hm_aw_node_assign_t *na, int64_t now_ms,
-		      const agent_log_t *lg)
+		      const hm_logger_t *lg)
 {
 	bool was_listed[AGENT_MAX_JOBS];
 	int n0 = js->njobs; /* jobs added below are appended: indexes below n0 stay */
@@ -151,9 +151,9 @@ void agent_jobs_apply(agent_jobs_t *js, const hm_aw_node_assign_t *na, int64_t n
 		agent_job_t *j = agent_jobs_get(js, d->job_id, true);
 
 		if (!j) {
-			agent_log_once(lg, &js->full_once, HM_AGENT_LOG_ERROR,
-				       "more than %d jobs on this node: job %ld is not served",
-				       AGENT_MAX_JOBS, d->job_id);
+			hm_log_once(lg, &js->full_once, HM_LOG_ERROR,
+				    "more than %d jobs on this node: job %ld is not served",
+				    AGENT_MAX_JOBS, d->job_id);
 			continue;
 		}
 		if (!same_decision(&j->decision, d))
@@ -168,7 +168,7 @@ void agent_jobs_apply(agent_jobs_t *js, const hm_aw_node_assign_t *na, int64_t n
 }
 
 /* Open the job's directory for writing its file; absent or refused: logged once. */
-static int open_job_dir(int node_fd, agent_job_t *j, uint32_t want_uid, const agent_log_t *lg)
+static int open_job_dir(int node_fd, agent_job_t *j, uint32_t want_uid, const hm_logger_t *lg)
 {
 	hm_err_t err = {0};
 	int fd = agent_job_dir_open(node_fd, j->job_id, want_uid, NULL, &err);
@@ -178,23 +178,23 @@ static int open_job_dir(int node_fd, agent_job_t *j, uint32_t want_uid, const ag
 		 * coordinator lists it before its step makes the directory). */
 		int was = j->dir_once.level;
 
-		if (agent_log_clear(&j->dir_once) && was == HM_AGENT_LOG_ERROR)
-			agent_log(lg, HM_AGENT_LOG_INFO, "job %ld: its directory is usable again",
-				  j->job_id);
+		if (hm_log_once_clear(&j->dir_once) && was == HM_LOG_ERROR)
+			hm_logf(lg, HM_LOG_INFO, "job %ld: its directory is usable again",
+				j->job_id);
 		return fd;
 	}
 	if (err.rc == HM_ERR_NOTFOUND)
-		agent_log_once(lg, &j->dir_once, HM_AGENT_LOG_VERBOSE,
-			       "job %ld: no job directory on this node yet (its steps create it)",
-			       j->job_id);
+		hm_log_once(lg, &j->dir_once, HM_LOG_VERBOSE,
+			    "job %ld: no job directory on this node yet (its steps create it)",
+			    j->job_id);
 	else
-		agent_log_once(lg, &j->dir_once, HM_AGENT_LOG_ERROR,
-			       "job %ld: %s; its steps run unscheduled", j->job_id, err.msg);
+		hm_log_once(lg, &j->dir_once, HM_LOG_ERROR,
+			    "job %ld: %s; its steps run unscheduled", j->job_id, err.msg);
 	return -1;
 }
 
 bool agent_jobs_write(agent_jobs_t *js, int node_fd, agent_job_t *j, int64_t now_us,
-		      const agent_log_t *lg)
+		      const hm_logger_t *lg)
 {
 	char text[AGENT_ASSIGN_TEXT_MAX];
 	hm_err_t err = {0};
@@ -205,34 +205,33 @@ bool agent_jobs_write(agent_jobs_t *js, int node_fd, agent_job_t *j, int64_t now
 		return false;
 	if (agent_assign_text(j->job_id, &j->decision, now_us, js->valid_until_us, text,
 			      sizeof(text), &err) != HM_OK) {
-		agent_log_once(lg, &j->write_once, HM_AGENT_LOG_ERROR, "%s", err.msg);
+		hm_log_once(lg, &j->write_once, HM_LOG_ERROR, "%s", err.msg);
 		return false;
 	}
 	if ((fd = open_job_dir(node_fd, j, j->decision.uid, lg)) < 0)
 		return false;
 	if (agent_write_assign(fd, text, strlen(text), &planted, &err) != HM_OK) {
-		agent_log_once(lg, &j->write_once, HM_AGENT_LOG_ERROR,
-			       "job %ld: cannot write its assign file: %s", j->job_id, err.msg);
+		hm_log_once(lg, &j->write_once, HM_LOG_ERROR,
+			    "job %ld: cannot write its assign file: %s", j->job_id, err.msg);
 		close(fd);
 		return false;
 	}
 	close(fd);
 	if (planted)
-		agent_log(lg, HM_AGENT_LOG_INFO,
-			  "job %ld: removed an entry planted under the assign file's temporary "
-			  "name (not followed)",
-			  j->job_id);
-	if (agent_log_clear(&j->write_once))
-		agent_log(lg, HM_AGENT_LOG_INFO, "job %ld: assign file written again", j->job_id);
+		hm_logf(lg, HM_LOG_INFO,
+			"job %ld: removed an entry planted under the assign file's temporary "
+			"name (not followed)",
+			j->job_id);
+	if (hm_log_once_clear(&j->write_once))
+		hm_logf(lg, HM_LOG_INFO, "job %ld: assign file written again", j->job_id);
 	if (!j->written)
-		agent_log(lg, HM_AGENT_LOG_VERBOSE, "job %ld: assign file now epoch %ld%s",
-			  j->job_id, j->decision.cur.epoch,
-			  j->decision.has_next ? " (next pending)" : "");
+		hm_logf(lg, HM_LOG_VERBOSE, "job %ld: assign file now epoch %ld%s", j->job_id,
+			j->decision.cur.epoch, j->decision.has_next ? " (next pending)" : "");
 	j->written = true;
 	return true;
 }
 
-void agent_jobs_write_all(agent_jobs_t *js, int node_fd, int64_t now_us, const agent_log_t *lg)
+void agent_jobs_write_all(agent_jobs_t *js, int node_fd, int64_t now_us, const hm_logger_t *lg)
 {
 	for (int i = 0; i < js->njobs; i++)
 		if (js->jobs[i]->listed)
@@ -253,7 +252,7 @@ int64_t agent_jobs_next_promotion_us(const agent_jobs_t *js)
 	return t;
 }
 
-void agent_jobs_promote(agent_jobs_t *js, int node_fd, int64_t now_us, const agent_log_t *lg)
+void agent_jobs_promote(agent_jobs_t *js, int node_fd, int64_t now_us, const hm_logger_t *lg)
 {
 	for (int i = 0; i < js->njobs; i++) {
 		agent_job_t *j = js->jobs[i];
@@ -308,7 +307,7 @@ static void remember_version(agent_task_t *t, const struct stat *st)
 
 /* Read one task's file when it changed; merge its window into the job's. */
 static void read_task(agent_jobs_t *js, agent_job_t *j, int job_fd, uint32_t uid, agent_task_t *t,
-		      const agent_log_t *lg)
+		      const hm_logger_t *lg)
 {
 	struct stat st0, st;
 	size_t len;
@@ -334,36 +333,35 @@ static void read_task(agent_jobs_t *js, agent_job_t *j, int job_fd, uint32_t uid
 		return;
 	}
 	if (rc != HM_OK) {
-		agent_log_once(lg, &t->once, HM_AGENT_LOG_ERROR, "job %ld: %s", j->job_id, err.msg);
+		hm_log_once(lg, &t->once, HM_LOG_ERROR, "job %ld: %s", j->job_id, err.msg);
 		if (have_st0)
 			remember_version(t, &st0);
 		return;
 	}
 	remember_version(t, &st);
 	if (pace_report_parse(js->buf, len, t->name, &cur, &err) != HM_OK) {
-		agent_log_once(lg, &t->once, HM_AGENT_LOG_ERROR, "job %ld: report skipped: %s",
+		hm_log_once(lg, &t->once, HM_LOG_ERROR, "job %ld: report skipped: %s",
 			       j->job_id, err.msg);
 		return;
 	}
 	if (cur.job_id != -1 && cur.job_id != j->job_id) {
-		agent_log_once(lg, &t->once, HM_AGENT_LOG_ERROR,
-			       "job %ld: %s is a report of job %ld: skipped", j->job_id, t->name,
-			       cur.job_id);
+		hm_log_once(lg, &t->once, HM_LOG_ERROR,
+			    "job %ld: %s is a report of job %ld: skipped", j->job_id, t->name,
+			    cur.job_id);
 		return;
 	}
 	/* Another rank or job in the same name is a new task: its window is its own. */
 	if (pace_report_window(t->have_prev ? &t->prev : NULL, &cur, &w, &err) != HM_OK &&
 	    pace_report_window(NULL, &cur, &w, &err) != HM_OK)
 		return;
-	if (agent_log_clear(&t->once))
-		agent_log(lg, HM_AGENT_LOG_INFO, "job %ld: %s is readable again", j->job_id,
-			  t->name);
+	if (hm_log_once_clear(&t->once))
+		hm_logf(lg, HM_LOG_INFO, "job %ld: %s is readable again", j->job_id, t->name);
 	pace_window_add(&j->pending, &w);
 	t->prev = cur;
 	t->have_prev = true;
 }
 
-static void scan_job(agent_jobs_t *js, int node_fd, agent_job_t *j, const agent_log_t *lg)
+static void scan_job(agent_jobs_t *js, int node_fd, agent_job_t *j, const hm_logger_t *lg)
 {
 	char(*names)[AGENT_REPORT_NAME] = js->names;
 	uint32_t owner = 0;
@@ -374,8 +372,8 @@ static void scan_job(agent_jobs_t *js, int node_fd, agent_job_t *j, const agent_
 	if ((fd = agent_job_dir_open(node_fd, j->job_id, want, &owner, &err)) < 0) {
 		j->on_disk = err.rc != HM_ERR_NOTFOUND;
 		if (err.rc != HM_ERR_NOTFOUND)
-			agent_log_once(lg, &j->dir_once, HM_AGENT_LOG_ERROR,
-				       "job %ld: %s; its reports are not read", j->job_id, err.msg);
+			hm_log_once(lg, &j->dir_once, HM_LOG_ERROR,
+				    "job %ld: %s; its reports are not read", j->job_id, err.msg);
 		return;
 	}
 	j->on_disk = true;
@@ -400,7 +398,7 @@ static void scan_job(agent_jobs_t *js, int node_fd, agent_job_t *j, const agent_
 	close(fd);
 }
 
-void agent_jobs_scan(agent_jobs_t *js, int node_fd, const agent_log_t *lg)
+void agent_jobs_scan(agent_jobs_t *js, int node_fd, const hm_logger_t *lg)
 {
 	long ids[AGENT_MAX_JOBS];
 	int n;
@@ -414,7 +412,7 @@ void agent_jobs_scan(agent_jobs_t *js, int node_fd, const agent_log_t *lg)
 		js->jobs[i]->on_disk = false;
 	for (int i = 0; i < n; i++)
 		if (!agent_jobs_get(js, ids[i], true))
-			agent_log_once(lg, &js->full_once, HM_AGENT_LOG_ERROR,
+			hm_log_once(lg, &js->full_once, HM_LOG_ERROR,
 				       "more than %d jobs on this node: job %ld is not served",
 				       AGENT_MAX_JOBS, ids[i]);
 	js->scan_read_bytes = 0;
@@ -435,7 +433,7 @@ static bool task_live(const agent_task_t *t, int64_t now_us)
 }
 
 void agent_jobs_state(const agent_jobs_t *js, int64_t now_us, hm_aw_node_state_t *out,
-		      const agent_log_t *lg, agent_once_t *once)
+		      const hm_logger_t *lg, hm_log_once_t *once)
 {
 	out->njobs = 0;
 	for (int i = 0; i < js->njobs; i++) {
@@ -447,9 +445,9 @@ void agent_jobs_state(const agent_jobs_t *js, int64_t now_us, hm_aw_node_state_t
 		if (!j->listed && !j->on_disk)
 			continue;
 		if (out->njobs >= HM_AW_MAX_JOBS) {
-			agent_log_once(lg, once, HM_AGENT_LOG_ERROR,
-				       "more than %d jobs on this node: the beat carries the first",
-				       HM_AW_MAX_JOBS);
+			hm_log_once(lg, once, HM_LOG_ERROR,
+				    "more than %d jobs on this node: the beat carries the first",
+				    HM_AW_MAX_JOBS);
 			break;
 		}
 		s = &out->jobs[out->njobs++];
@@ -477,7 +475,7 @@ void agent_jobs_state(const agent_jobs_t *js, int64_t now_us, hm_aw_node_state_t
 
 			s->has_meas = agent_meas_of_window(&j->pending, &s->meas, &err);
 			if (!s->has_meas)
-				agent_log_once(lg, &js->jobs[i]->meas_once, HM_AGENT_LOG_ERROR,
+				hm_log_once(lg, &js->jobs[i]->meas_once, HM_LOG_ERROR,
 					       "job %ld: measurement window dropped: %s", j->job_id,
 					       err.msg);
 		}
@@ -492,7 +490,7 @@ void agent_jobs_windows_sent(agent_jobs_t *js)
 }
 
 void agent_jobs_cleanup(agent_jobs_t *js, int node_fd, int64_t now_ms, int64_t now_us,
-			const agent_log_t *lg)
+			const hm_logger_t *lg)
 {
 	for (int i = 0; i < js->njobs;) {
 		agent_job_t *j = js->jobs[i];
@@ -515,18 +513,18 @@ void agent_jobs_cleanup(agent_jobs_t *js, int node_fd, int64_t now_ms, int64_t n
 			continue;
 		}
 		if (j->on_disk && agent_remove_job_dir(node_fd, j->job_id, &err) != HM_OK) {
-			agent_log_once(lg, &j->dir_once,
-				       err.rc == HM_ERR_BUDGET ? HM_AGENT_LOG_VERBOSE
-							       : HM_AGENT_LOG_ERROR,
+			hm_log_once(lg, &j->dir_once,
+				       err.rc == HM_ERR_BUDGET ? HM_LOG_VERBOSE
+							       : HM_LOG_ERROR,
 				       "job %ld ended: %s (retried)", j->job_id, err.msg);
 			i++;
 			continue;
 		}
 		if (j->on_disk)
-			agent_log(lg, HM_AGENT_LOG_VERBOSE,
-				  "job %ld: no longer listed by the coordinator and quiet for "
-				  "%d s: its directory is removed",
-				  j->job_id, AGENT_CLEAN_GRACE_MS / 1000);
+			hm_logf(lg, HM_LOG_VERBOSE,
+				"job %ld: no longer listed by the coordinator and quiet for "
+				"%d s: its directory is removed",
+				j->job_id, AGENT_CLEAN_GRACE_MS / 1000);
 		drop_job(js, i);
 	}
 }

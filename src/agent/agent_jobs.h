@@ -42,7 +42,7 @@ typedef struct {
 	ino_t ino;       /* an unchanged file is not read again */
 	off_t size;
 	int64_t mtime_ns;
-	agent_once_t once; /* its last refusal or parse error, logged once */
+	hm_log_once_t once; /* its last refusal or parse error, logged once */
 } agent_task_t;
 
 typedef struct {
@@ -53,7 +53,7 @@ typedef struct {
 	int64_t found_ms; /* the first cleanup that saw it (never-listed directories) */
 	hm_aw_job_assign_t decision;
 	int64_t unlisted_since_ms; /* when it stopped being listed (cleanup grace) */
-	agent_once_t dir_once, write_once;
+	hm_log_once_t dir_once, write_once;
 	bool written; /* the current file was written since the decision changed */
 	/* The node's view (the latest scan). */
 	bool on_disk;
@@ -61,14 +61,14 @@ typedef struct {
 	int ntasks;
 	agent_task_t *tasks;
 	pace_window_t pending; /* merged windows since the last beat that carried them */
-	agent_once_t meas_once; /* a window the coordinator would refuse, logged once */
+	hm_log_once_t meas_once; /* a window the coordinator would refuse, logged once */
 } agent_job_t;
 
 typedef struct {
 	int njobs;
 	agent_job_t *jobs[AGENT_MAX_JOBS];
 	int64_t valid_until_us; /* VALID_UNTIL_US of every file: last heard + valid_ms */
-	agent_once_t full_once;
+	hm_log_once_t full_once;
 	char (*names)[AGENT_REPORT_NAME]; /* scan buffers, allocated at the first scan */
 	char *buf;
 	size_t scan_read_bytes; /* report bytes the latest scan read */
@@ -112,20 +112,20 @@ agent_job_t *agent_jobs_get(agent_jobs_t *js, long job_id, bool create);
  * directories are removed after the grace). Renewal is separate.
  */
 void agent_jobs_apply(agent_jobs_t *js, const hm_aw_node_assign_t *na, int64_t now_ms,
-		      const agent_log_t *lg);
+		      const hm_logger_t *lg);
 
 /* Write the assign file of every listed job whose directory exists (renewal or change). */
-void agent_jobs_write_all(agent_jobs_t *js, int node_fd, int64_t now_us, const agent_log_t *lg);
+void agent_jobs_write_all(agent_jobs_t *js, int node_fd, int64_t now_us, const hm_logger_t *lg);
 
 /* Write one job's file; false when it could not be written (logged once). */
 bool agent_jobs_write(agent_jobs_t *js, int node_fd, agent_job_t *j, int64_t now_us,
-		      const agent_log_t *lg);
+		      const hm_logger_t *lg);
 
 /* Earliest promotion time among listed jobs with a pending next (INT64_MAX: none). */
 int64_t agent_jobs_next_promotion_us(const agent_jobs_t *js);
 
 /* Rewrite the files of jobs whose next is due for promotion at now_us (no renewal). */
-void agent_jobs_promote(agent_jobs_t *js, int node_fd, int64_t now_us, const agent_log_t *lg);
+void agent_jobs_promote(agent_jobs_t *js, int node_fd, int64_t now_us, const hm_logger_t *lg);
 
 /*
  * Scan the node directory: job directories present, and in each the report files,
@@ -133,7 +133,7 @@ void agent_jobs_promote(agent_jobs_t *js, int node_fd, int64_t now_us, const age
  * parsed strictly, differenced against the previous read of the same task and
  * merged into the job's pending window.
  */
-void agent_jobs_scan(agent_jobs_t *js, int node_fd, const agent_log_t *lg);
+void agent_jobs_scan(agent_jobs_t *js, int node_fd, const hm_logger_t *lg);
 
 /*
  * Fill out with this node's jobs for a beat (or hello): steps, ranks, applied
@@ -141,7 +141,7 @@ void agent_jobs_scan(agent_jobs_t *js, int node_fd, const agent_log_t *lg);
  * live when its process exists or its report changed within the grace.
  */
 void agent_jobs_state(const agent_jobs_t *js, int64_t now_us, hm_aw_node_state_t *out,
-		      const agent_log_t *lg, agent_once_t *once);
+		      const hm_logger_t *lg, hm_log_once_t *once);
 
 /* The beat carrying the pending windows was queued: start new windows. */
 void agent_jobs_windows_sent(agent_jobs_t *js);
@@ -156,6 +156,6 @@ void agent_jobs_windows_sent(agent_jobs_t *js);
  * (the coordinator's word is authoritative).
  */
 void agent_jobs_cleanup(agent_jobs_t *js, int node_fd, int64_t now_ms, int64_t now_us,
-			const agent_log_t *lg);
+			const hm_logger_t *lg);
 
 #endif

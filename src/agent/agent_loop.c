@@ -42,7 +42,7 @@ struct agent {
 	hm_hwnode_t topo;
 	bool has_topo;
 	int node_fd;
-	agent_once_t node_once, beat_once, state_once;
+	hm_log_once_t node_once, beat_once, state_once;
 	agent_role_t role;                   /* the node's role in its rack, as last told */
 	agent_rack_t rack;                   /* the rack channel (leader and member sides) */
 	bool cut_applied;                    /* a leader's push was applied since the cut */
@@ -70,14 +70,13 @@ static bool node_dir(agent_t *a)
 		return true;
 	a->node_fd = agent_node_dir_open(a->cfg.conf.run_dir, a->cfg.node, &err);
 	if (a->node_fd < 0) {
-		agent_log_once(&a->cfg.log, &a->node_once, HM_AGENT_LOG_ERROR,
-			       "%s; the steps of this node run unscheduled until it works",
-			       err.msg);
+		hm_log_once(&a->cfg.log, &a->node_once, HM_LOG_ERROR,
+			    "%s; the steps of this node run unscheduled until it works", err.msg);
 		return false;
 	}
-	if (agent_log_clear(&a->node_once))
-		agent_log(&a->cfg.log, HM_AGENT_LOG_INFO, "node directory %s/%s usable again",
-			  a->cfg.conf.run_dir, a->cfg.node);
+	if (hm_log_once_clear(&a->node_once))
+		hm_logf(&a->cfg.log, HM_LOG_INFO, "node directory %s/%s usable again",
+			a->cfg.conf.run_dir, a->cfg.node);
 	return true;
 }
 
@@ -95,7 +94,7 @@ static void send_msg(agent_t *a, hm_aw_msg_t *m, int64_t now_ms)
 	hm_err_t err = {0};
 
 	if (agent_conn_send(&a->conn, m, now_ms, &err) != HM_OK) {
-		agent_conn_fail(&a->conn, now_ms, false, HM_AGENT_LOG_ERROR, "%s", err.msg);
+		agent_conn_fail(&a->conn, now_ms, false, HM_LOG_ERROR, "%s", err.msg);
 		return;
 	}
 	agent_conn_flush(&a->conn, now_ms);
@@ -129,8 +128,7 @@ static void send_hello(agent_t *a, int64_t now_ms)
 	m.rack_solver = true;
 	m.rack_port = a->rack.port;
 	if (!node_state(a, &m))
-		agent_conn_fail(&a->conn, now_ms, false, HM_AGENT_LOG_ERROR,
-				"hello: out of memory");
+		agent_conn_fail(&a->conn, now_ms, false, HM_LOG_ERROR, "hello: out of memory");
 	else
 		send_msg(a, &m, now_ms);
 	if (a->conn.fd >= 0) { /* sent (or queued), not failed */
@@ -158,14 +156,13 @@ static void send_beat(agent_t *a, int64_t now_ms)
 static bool on_welcome(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
 {
 	if (a->conn.state != CONN_HELLO || m->re != a->conn.hello_seq) {
-		agent_conn_fail(&a->conn, now_ms, false, HM_AGENT_LOG_ERROR,
+		agent_conn_fail(&a->conn, now_ms, false, HM_LOG_ERROR,
 				"agent_welcome out of turn (re %lld)", (long long)m->re);
 		return false;
 	}
 	if (!m->ok) {
-		agent_conn_fail(&a->conn, now_ms, false, HM_AGENT_LOG_ERROR,
-				"refused node '%s': %s%s%s", a->cfg.node, m->error,
-				m->code[0] ? " code " : "", m->code);
+		agent_conn_fail(&a->conn, now_ms, false, HM_LOG_ERROR, "refused node '%s': %s%s%s",
+				a->cfg.node, m->error, m->code[0] ? " code " : "", m->code);
 		return false;
 	}
 	a->heartbeat_ms = m->heartbeat_ms;
@@ -175,10 +172,10 @@ static bool on_welcome(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
 	a->listed_here = false;
 	a->cut_applied = false;
 	agent_backoff_reset(&a->conn.backoff);
-	agent_log_clear(&a->conn.once);
-	agent_log(&a->cfg.log, HM_AGENT_LOG_INFO,
-		  "connected to the coordinator %s (heartbeat %d ms, validity %d ms, lead %d ms)",
-		  a->conn.peer, a->heartbeat_ms, a->valid_ms, a->lead_ms);
+	hm_log_once_clear(&a->conn.once);
+	hm_logf(&a->cfg.log, HM_LOG_INFO,
+		"connected to the coordinator %s (heartbeat %d ms, validity %d ms, lead %d ms)",
+		a->conn.peer, a->heartbeat_ms, a->valid_ms, a->lead_ms);
 	a->next_beat_ms = now_ms + a->heartbeat_ms;
 	renew(a);
 	return true;
@@ -189,7 +186,7 @@ static bool on_assign(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
 	const hm_aw_node_assign_t *mine = NULL;
 
 	if (a->conn.state != CONN_READY) {
-		agent_conn_fail(&a->conn, now_ms, false, HM_AGENT_LOG_ERROR,
+		agent_conn_fail(&a->conn, now_ms, false, HM_LOG_ERROR,
 				"agent_assign before agent_welcome");
 		return false;
 	}
@@ -201,9 +198,9 @@ static bool on_assign(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
 		agent_jobs_apply(&a->jobs, mine, now_ms, &a->cfg.log);
 		a->listed_here = true;
 	} else {
-		agent_log(&a->cfg.log, HM_AGENT_LOG_VERBOSE,
-			  "agent_assign seq %lld lists no entry for this node: nothing changes",
-			  (long long)m->seq);
+		hm_logf(&a->cfg.log, HM_LOG_VERBOSE,
+			"agent_assign seq %lld lists no entry for this node: nothing changes",
+			(long long)m->seq);
 	}
 	renew(a);
 	return true;
@@ -221,7 +218,7 @@ static bool on_rack_round(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
 	hm_err_t err = {0};
 
 	if (a->conn.state != CONN_READY) {
-		agent_conn_fail(&a->conn, now_ms, false, HM_AGENT_LOG_ERROR,
+		agent_conn_fail(&a->conn, now_ms, false, HM_LOG_ERROR,
 				"rack_round before agent_welcome");
 		return false;
 	}
@@ -229,20 +226,18 @@ static bool on_rack_round(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
 	r.op = HM_AW_RACK_RESULT;
 	r.re = m->seq;
 	if (hm_tier_rack_solve(&m->round, &r.result, &err) != HM_OK) {
-		agent_log(&a->cfg.log, HM_AGENT_LOG_ERROR,
-			  "rack round %lu: %s: answered with no decisions", m->round.round,
-			  err.msg);
+		hm_logf(&a->cfg.log, HM_LOG_ERROR, "rack round %lu: %s: answered with no decisions",
+			m->round.round, err.msg);
 		r.result.rack = m->round.rack;
 		r.result.round = m->round.round;
 	} else {
 		agent_rack_keep(&a->rack, &m->round, &r.result, now_ms);
 		a->rack_solves++;
-		agent_log(&a->cfg.log,
-			  a->rack_solves == 1 ? HM_AGENT_LOG_INFO : HM_AGENT_LOG_VERBOSE,
-			  "rack %s: Local Scheduler round %lu solved here: %d jobs, %d local, "
-			  "%.2f ms (%lu rounds so far)",
-			  a->role.known ? a->role.last.rack : "?", m->round.round, m->round.njobs,
-			  r.result.ndec, r.result.solve_ms, a->rack_solves);
+		hm_logf(&a->cfg.log, a->rack_solves == 1 ? HM_LOG_INFO : HM_LOG_VERBOSE,
+			"rack %s: Local Scheduler round %lu solved here: %d jobs, %d local, "
+			"%.2f ms (%lu rounds so far)",
+			a->role.known ? a->role.last.rack : "?", m->round.round, m->round.njobs,
+			r.result.ndec, r.result.solve_ms, a->rack_solves);
 	}
 	send_msg(a, &r, now_ms);
 	hm_aw_msg_free(&r);
@@ -262,12 +257,12 @@ static bool on_msg(void *arg, const hm_aw_msg_t *m)
 	case HM_AW_RACK_ROUND:
 		return on_rack_round(a, m, now_ms);
 	case HM_AW_ERROR:
-		agent_conn_fail(&a->conn, now_ms, false, HM_AGENT_LOG_ERROR, "error reply: %s%s%s",
+		agent_conn_fail(&a->conn, now_ms, false, HM_LOG_ERROR, "error reply: %s%s%s",
 				m->error, m->code[0] ? " code " : "", m->code);
 		return false;
 	default:
-		agent_conn_fail(&a->conn, now_ms, false, HM_AGENT_LOG_ERROR,
-				"%s is not for an agent", hm_aw_op_name(m->op));
+		agent_conn_fail(&a->conn, now_ms, false, HM_LOG_ERROR, "%s is not for an agent",
+				hm_aw_op_name(m->op));
 		return false;
 	}
 }
@@ -279,16 +274,16 @@ static void on_rack_push(void *arg, const hm_aw_msg_t *push)
 	hm_aw_node_assign_t *na = calloc(1, sizeof(*na));
 
 	if (!na) {
-		agent_log(&a->cfg.log, HM_AGENT_LOG_ERROR, "rack_assign: out of memory");
+		hm_logf(&a->cfg.log, HM_LOG_ERROR, "rack_assign: out of memory");
 		return;
 	}
 	agent_rack_merge(&a->jobs, push, a->cfg.node, na);
 	agent_jobs_apply(&a->jobs, na, hm_proto_now_ms(), &a->cfg.log);
 	renew(a);
-	agent_log(&a->cfg.log, a->cut_applied ? HM_AGENT_LOG_DEBUG : HM_AGENT_LOG_INFO,
-		  "rack %s: the coordinator is out of reach: %d jobs follow the decisions of "
-		  "the rack's leader %s",
-		  push->rack.rack, na->njobs, push->rack.leader);
+	hm_logf(&a->cfg.log, a->cut_applied ? HM_LOG_DEBUG : HM_LOG_INFO,
+		"rack %s: the coordinator is out of reach: %d jobs follow the decisions of "
+		"the rack's leader %s",
+		push->rack.rack, na->njobs, push->rack.leader);
 	a->cut_applied = true;
 	free(na);
 }
@@ -300,8 +295,8 @@ static void on_rack_reconnect(void *arg)
 
 	if (a->conn.state == CONN_IDLE && a->conn.retry_at_ms > hm_proto_now_ms()) {
 		a->conn.retry_at_ms = hm_proto_now_ms();
-		agent_log(&a->cfg.log, HM_AGENT_LOG_VERBOSE,
-			  "the rack's leader reached the coordinator: connecting now");
+		hm_logf(&a->cfg.log, HM_LOG_VERBOSE,
+			"the rack's leader reached the coordinator: connecting now");
 	}
 }
 
@@ -353,7 +348,7 @@ static int run_timers(agent_t *a, int64_t now_ms)
 	case CONN_CONNECTING:
 	case CONN_HELLO:
 		if (now_ms >= c->deadline_ms)
-			agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR, "%s",
+			agent_conn_fail(c, now_ms, false, HM_LOG_ERROR, "%s",
 					c->state == CONN_CONNECTING
 					    ? "connect timed out"
 					    : "no agent_welcome within ConnectionTimeout");
@@ -362,7 +357,7 @@ static int run_timers(agent_t *a, int64_t now_ms)
 		break;
 	case CONN_READY:
 		if (now_ms - c->last_heard_ms >= a->valid_ms) {
-			agent_conn_fail(c, now_ms, true, HM_AGENT_LOG_ERROR,
+			agent_conn_fail(c, now_ms, true, HM_LOG_ERROR,
 					"silent for %d ms (AgentValidity): reconnecting",
 					a->valid_ms);
 			break;
@@ -385,7 +380,7 @@ static int run_timers(agent_t *a, int64_t now_ms)
 	/* Unsent bytes older than ConnectionTimeout: the coordinator is not reading. */
 	if (c->fd >= 0 && c->out_off < c->out_len) {
 		if (now_ms - c->out_since_ms >= a->cfg.conf.conn_timeout_ms)
-			agent_conn_fail(c, now_ms, c->state == CONN_READY, HM_AGENT_LOG_ERROR,
+			agent_conn_fail(c, now_ms, c->state == CONN_READY, HM_LOG_ERROR,
 					"not reading (a frame unsent for %d ms)",
 					a->cfg.conf.conn_timeout_ms);
 		else if (c->out_since_ms + a->cfg.conf.conn_timeout_ms < next)
@@ -431,18 +426,18 @@ static void read_topology(agent_t *a)
 
 	if (hm_hwnode_read(a->cfg.topo_xml[0] ? a->cfg.topo_xml : NULL, NULL, &a->topo, &err) !=
 	    HM_OK) {
-		agent_log(&a->cfg.log, HM_AGENT_LOG_ERROR,
-			  "node topology: %s; reported as unknown (every GPU on NIC 0)", err.msg);
+		hm_logf(&a->cfg.log, HM_LOG_ERROR,
+			"node topology: %s; reported as unknown (every GPU on NIC 0)", err.msg);
 		return;
 	}
 	a->has_topo = true;
-	agent_log(&a->cfg.log, HM_AGENT_LOG_INFO, "node topology: %d GPUs, %d NICs%s%s%s",
-		  a->topo.ngpus, a->topo.nnics, a->topo.nnics ? " (first " : "",
-		  a->topo.nnics ? a->topo.nics[0].name : "", a->topo.nnics ? ")" : "");
+	hm_logf(&a->cfg.log, HM_LOG_INFO, "node topology: %d GPUs, %d NICs%s%s%s", a->topo.ngpus,
+		a->topo.nnics, a->topo.nnics ? " (first " : "",
+		a->topo.nnics ? a->topo.nics[0].name : "", a->topo.nnics ? ")" : "");
 	if (a->topo.nnics)
-		agent_log(&a->cfg.log, HM_AGENT_LOG_VERBOSE, "NIC 0 is %s, NUMA %d, %lld bit/s",
-			  a->topo.nics[0].pci, a->topo.nics[0].numa,
-			  (long long)a->topo.nics[0].speed_bps);
+		hm_logf(&a->cfg.log, HM_LOG_VERBOSE, "NIC 0 is %s, NUMA %d, %lld bit/s",
+			a->topo.nics[0].pci, a->topo.nics[0].numa,
+			(long long)a->topo.nics[0].speed_bps);
 }
 
 static void listen_rack(agent_t *a)
@@ -450,23 +445,22 @@ static void listen_rack(agent_t *a)
 	hm_err_t err = {0};
 
 	if (agent_rack_listen(&a->rack, a->cfg.conf.rack_port, &err) != HM_OK)
-		agent_log(&a->cfg.log, HM_AGENT_LOG_ERROR,
-			  "%s; this node cannot keep its rack scheduled through a cut from the "
-			  "coordinator as its leader",
-			  err.msg);
+		hm_logf(&a->cfg.log, HM_LOG_ERROR,
+			"%s; this node cannot keep its rack scheduled through a cut from the "
+			"coordinator as its leader",
+			err.msg);
 	else
-		agent_log(&a->cfg.log, HM_AGENT_LOG_VERBOSE, "rack channel on port %d",
-			  a->rack.port);
+		hm_logf(&a->cfg.log, HM_LOG_VERBOSE, "rack channel on port %d", a->rack.port);
 }
 
 static void *agent_main(void *arg)
 {
 	agent_t *a = arg;
 
-	agent_log(&a->cfg.log, HM_AGENT_LOG_INFO,
-		  "started (version %s): coordinator %s:%d, RunDir %s, heartbeat %d ms",
-		  PACKAGE_VERSION, hm_conf_client_host(&a->cfg.conf), a->cfg.conf.listen_port,
-		  a->cfg.conf.run_dir, a->heartbeat_ms);
+	hm_logf(&a->cfg.log, HM_LOG_INFO,
+		"started (version %s): coordinator %s:%d, RunDir %s, heartbeat %d ms",
+		PACKAGE_VERSION, hm_conf_client_host(&a->cfg.conf), a->cfg.conf.listen_port,
+		a->cfg.conf.run_dir, a->heartbeat_ms);
 	read_topology(a);
 	node_dir(a);
 	listen_rack(a);
@@ -482,7 +476,7 @@ static void *agent_main(void *arg)
 			break;
 		n = poll(pfd, 2 + (nfds_t)nr, timeout);
 		if (n < 0 && errno != EINTR) {
-			agent_log(&a->cfg.log, HM_AGENT_LOG_ERROR, "poll: %s", strerror(errno));
+			hm_logf(&a->cfg.log, HM_LOG_ERROR, "poll: %s", strerror(errno));
 			usleep(100000);
 			continue;
 		}
@@ -505,7 +499,7 @@ static void *agent_main(void *arg)
 	agent_jobs_free(&a->jobs);
 	if (a->node_fd >= 0)
 		close(a->node_fd);
-	agent_log(&a->cfg.log, HM_AGENT_LOG_INFO, "stopped");
+	hm_logf(&a->cfg.log, HM_LOG_INFO, "stopped");
 	agent_release(a);
 	return NULL;
 }
@@ -561,13 +555,7 @@ hm_rc_t agent_stop(agent_t *a, int bound_ms)
 	if (write(a->wake_fd, &one, sizeof(one)) < 0) {
 		/* The counter is saturated: the thread has a wake-up pending anyway. */
 	}
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += bound_ms / 1000;
-	deadline.tv_nsec += (long)(bound_ms % 1000) * 1000000;
-	if (deadline.tv_nsec >= 1000000000) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000;
-	}
+	deadline = hm_clock_deadline(CLOCK_REALTIME, bound_ms); /* the join's clock */
 	prc = pthread_timedjoin_np(a->thread, NULL, &deadline);
 	if (prc != 0) {
 		pthread_detach(a->thread);

@@ -20,7 +20,7 @@
 #define HELLO_WAIT_MS 5000 /* a member that connected must say hello within this */
 #define CUT_REASON    "rack cut off from the coordinator: "
 
-void agent_rack_init(agent_rack_t *r, const char *node, size_t max_frame, const agent_log_t *lg)
+void agent_rack_init(agent_rack_t *r, const char *node, size_t max_frame, const hm_logger_t *lg)
 {
 	memset(r, 0, sizeof(*r));
 	r->lg = lg;
@@ -30,11 +30,11 @@ void agent_rack_init(agent_rack_t *r, const char *node, size_t max_frame, const 
 	for (int k = 0; k < AGENT_RACK_PEERS_MAX; k++) {
 		agent_conn_init(&r->peers[k], max_frame, lg);
 		r->peers[k].what = "rack member";
-		r->peers[k].level_floor = HM_AGENT_LOG_VERBOSE; /* members come and go */
+		r->peers[k].level_floor = HM_LOG_VERBOSE; /* members come and go */
 	}
 	agent_conn_init(&r->up, max_frame, lg);
 	r->up.what = "rack leader";
-	r->up.level_floor = HM_AGENT_LOG_INFO;
+	r->up.level_floor = HM_LOG_INFO;
 }
 
 void agent_rack_free(agent_rack_t *r)
@@ -83,8 +83,7 @@ void agent_rack_keep(agent_rack_t *r, const hm_rack_req_t *q, const hm_rack_rep_
 	if (hm_rack_req_copy(&c, q, &err) != HM_OK ||
 	    (rep->ndec && !(dec = malloc(sizeof(*dec) * (size_t)rep->ndec)))) {
 		hm_rack_req_free(&c);
-		agent_log(r->lg, HM_AGENT_LOG_ERROR, "rack round %lu: out of memory to keep it",
-			  q->round);
+		hm_logf(r->lg, HM_LOG_ERROR, "rack round %lu: out of memory to keep it", q->round);
 		return;
 	}
 	hm_rack_req_free(&r->last);
@@ -267,10 +266,10 @@ static bool cut_solve(agent_rack_t *r, const agent_rack_ctx_t *x, hm_err_t *err)
 	for (int i = 0; i < r->last_rep.ndec; i++)
 		held += r->last_rep.dec[i].hold;
 	r->cut_rounds++;
-	agent_log(r->lg, r->cut_rounds == 1 ? HM_AGENT_LOG_INFO : HM_AGENT_LOG_VERBOSE,
-		  "rack %s cut off from the coordinator: Local Scheduler solved here: %d jobs, "
-		  "%d local (%d holding slots), cross-rack jobs free (%lu cut rounds so far)",
-		  x->role->last.rack, q.njobs, r->last_rep.ndec, held, r->cut_rounds);
+	hm_logf(r->lg, r->cut_rounds == 1 ? HM_LOG_INFO : HM_LOG_VERBOSE,
+		"rack %s cut off from the coordinator: Local Scheduler solved here: %d jobs, "
+		"%d local (%d holding slots), cross-rack jobs free (%lu cut rounds so far)",
+		x->role->last.rack, q.njobs, r->last_rep.ndec, held, r->cut_rounds);
 	ok = true;
 out:
 	hm_rack_req_free(&q);
@@ -290,7 +289,7 @@ static int send_members(agent_rack_t *r, hm_aw_msg_t *m, int64_t now_ms)
 		if (c->fd < 0 || c->state != CONN_READY)
 			continue;
 		if (agent_conn_send(c, m, now_ms, &err) != HM_OK)
-			agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR, "%s", err.msg);
+			agent_conn_fail(c, now_ms, false, HM_LOG_ERROR, "%s", err.msg);
 		else
 			sent += agent_conn_flush(c, now_ms);
 	}
@@ -325,12 +324,12 @@ static int64_t leader_tick(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t n
 	if (!leads || x->coordinator_ready) {
 		/* Roles come from the coordinator: a cut ends when it is back. */
 		if (r->cut)
-			agent_log(r->lg, HM_AGENT_LOG_INFO,
-				  "rack %s: the coordinator is back after %lu cut rounds%s; %d "
-				  "members told to reconnect now",
-				  x->role->last.rack, r->cut_rounds,
-				  leads ? "" : " (this node no longer leads)",
-				  tell_reconnect(r, x, now_ms));
+			hm_logf(r->lg, HM_LOG_INFO,
+				"rack %s: the coordinator is back after %lu cut rounds%s; %d "
+				"members told to reconnect now",
+				x->role->last.rack, r->cut_rounds,
+				leads ? "" : " (this node no longer leads)",
+				tell_reconnect(r, x, now_ms));
 		r->cut = r->has_push = false;
 		r->cut_rounds = 0;
 		return INT64_MAX;
@@ -343,18 +342,17 @@ static int64_t leader_tick(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t n
 			return INT64_MAX; /* nothing recent to go on: its jobs run free */
 		r->cut = true;
 		r->cut_since_ms = r->next_solve_ms = now_ms;
-		agent_log(r->lg, HM_AGENT_LOG_INFO,
-			  "rack %s: the coordinator is out of reach; this leader keeps the rack's "
-			  "local jobs scheduled for at most %lld s",
-			  x->role->last.rack, (long long)(x->hold_ms / 1000));
+		hm_logf(r->lg, HM_LOG_INFO,
+			"rack %s: the coordinator is out of reach; this leader keeps the rack's "
+			"local jobs scheduled for at most %lld s",
+			x->role->last.rack, (long long)(x->hold_ms / 1000));
 	}
 	if (now_ms - r->cut_since_ms > x->hold_ms) {
 		if (r->has_push)
-			agent_log(
-			    r->lg, HM_AGENT_LOG_INFO,
-			    "rack %s: cut for AssignmentValidity: no more pushes, its jobs run "
-			    "free",
-			    x->role->last.rack);
+			hm_logf(r->lg, HM_LOG_INFO,
+				"rack %s: cut for AssignmentValidity: no more pushes, its jobs run "
+				"free",
+				x->role->last.rack);
 		r->has_push = false;
 		return INT64_MAX;
 	}
@@ -362,15 +360,15 @@ static int64_t leader_tick(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t n
 		if (cut_solve(r, x, &err))
 			r->next_push_ms = now_ms;
 		else
-			agent_log(r->lg, HM_AGENT_LOG_ERROR, "rack %s cut round: %s",
-				  x->role->last.rack, err.msg);
+			hm_logf(r->lg, HM_LOG_ERROR, "rack %s cut round: %s", x->role->last.rack,
+				err.msg);
 		r->next_solve_ms = x->epoch_ms > 0 ? now_ms + x->epoch_ms : INT64_MAX;
 	}
 	if (r->has_push && now_ms >= r->next_push_ms) {
 		int sent = push_all(r, x, now_ms);
 
-		agent_log(r->lg, HM_AGENT_LOG_DEBUG, "rack %s: decisions pushed to %d members",
-			  x->role->last.rack, sent);
+		hm_logf(r->lg, HM_LOG_DEBUG, "rack %s: decisions pushed to %d members",
+			x->role->last.rack, sent);
 		r->next_push_ms = now_ms + x->heartbeat_ms;
 	}
 	return r->next_push_ms < r->next_solve_ms && r->has_push ? r->next_push_ms
@@ -427,7 +425,7 @@ static int64_t member_tick(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t n
 		if (now_ms < r->up.retry_at_ms)
 			return r->up.retry_at_ms;
 		if (!split_addr(r->up_addr, host, sizeof(host), &port)) {
-			agent_conn_fail(&r->up, now_ms, false, HM_AGENT_LOG_ERROR,
+			agent_conn_fail(&r->up, now_ms, false, HM_LOG_ERROR,
 					"leader_addr '%s' is not host:port", r->up_addr);
 			return r->up.retry_at_ms;
 		}
@@ -437,7 +435,7 @@ static int64_t member_tick(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t n
 	case CONN_CONNECTING:
 	case CONN_HELLO:
 		if (now_ms >= r->up.deadline_ms) {
-			agent_conn_fail(&r->up, now_ms, false, HM_AGENT_LOG_ERROR, "%s",
+			agent_conn_fail(&r->up, now_ms, false, HM_LOG_ERROR, "%s",
 					r->up.state == CONN_CONNECTING ? "connect timed out"
 								       : "no agent_welcome");
 			return r->up.retry_at_ms;
@@ -466,7 +464,7 @@ int64_t agent_rack_tick(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t now_
 		}
 		if (c->fd >= 0 && c->out_off < c->out_len) {
 			if (now_ms >= stall_ms)
-				agent_conn_fail(c, now_ms, false, HM_AGENT_LOG_ERROR,
+				agent_conn_fail(c, now_ms, false, HM_LOG_ERROR,
 						"not reading (a frame unsent for %d ms)",
 						x->conn_timeout_ms);
 			else if (stall_ms < next)
@@ -508,9 +506,9 @@ static void accept_members(agent_rack_t *r, int64_t now_ms)
 		while (k < AGENT_RACK_PEERS_MAX && r->peers[k].fd >= 0)
 			k++;
 		if (k == AGENT_RACK_PEERS_MAX) {
-			agent_log(r->lg, HM_AGENT_LOG_ERROR,
-				  "rack channel: %d members connected already; refused one",
-				  AGENT_RACK_PEERS_MAX);
+			hm_logf(r->lg, HM_LOG_ERROR,
+				"rack channel: %d members connected already; refused one",
+				AGENT_RACK_PEERS_MAX);
 			close(fd);
 			continue;
 		}
@@ -540,7 +538,7 @@ static bool on_member_msg(void *arg, const hm_aw_msg_t *m)
 	hm_err_t err = {0};
 
 	if (m->op != HM_AW_HELLO || v->c->state != CONN_HELLO) {
-		agent_conn_fail(v->c, v->now_ms, false, HM_AGENT_LOG_VERBOSE, "%s from %s",
+		agent_conn_fail(v->c, v->now_ms, false, HM_LOG_VERBOSE, "%s from %s",
 				hm_aw_op_name(m->op), v->c->peer);
 		return false;
 	}
@@ -549,15 +547,15 @@ static bool on_member_msg(void *arg, const hm_aw_msg_t *m)
 	w.valid_ms = v->x->valid_ms;
 	w.lead_ms = v->x->lead_ms;
 	if (agent_conn_send(v->c, &w, v->now_ms, &err) != HM_OK) {
-		agent_conn_fail(v->c, v->now_ms, false, HM_AGENT_LOG_ERROR, "%s", err.msg);
+		agent_conn_fail(v->c, v->now_ms, false, HM_LOG_ERROR, "%s", err.msg);
 		return false;
 	}
 	v->c->state = CONN_READY;
-	agent_log(v->r->lg, HM_AGENT_LOG_VERBOSE, "rack channel: member %s connected from %s",
-		  m->node, v->c->peer);
+	hm_logf(v->r->lg, HM_LOG_VERBOSE, "rack channel: member %s connected from %s", m->node,
+		v->c->peer);
 	if (v->r->cut && v->r->has_push &&
 	    agent_conn_send(v->c, &v->r->push, v->now_ms, &err) != HM_OK)
-		agent_log(v->r->lg, HM_AGENT_LOG_ERROR, "rack channel: %s", err.msg);
+		hm_logf(v->r->lg, HM_LOG_ERROR, "rack channel: %s", err.msg);
 	return agent_conn_flush(v->c, v->now_ms);
 }
 
@@ -570,9 +568,9 @@ static bool on_leader_msg(void *arg, const hm_aw_msg_t *m)
 	if (m->op == HM_AW_WELCOME && c->state == CONN_HELLO && m->re == c->hello_seq && m->ok) {
 		c->state = CONN_READY;
 		agent_backoff_reset(&c->backoff);
-		agent_log_clear(&c->once);
-		agent_log(v->r->lg, HM_AGENT_LOG_VERBOSE, "rack %s: connected to its leader %s",
-			  v->x->role->last.rack, c->peer);
+		hm_log_once_clear(&c->once);
+		hm_logf(v->r->lg, HM_LOG_VERBOSE, "rack %s: connected to its leader %s",
+			v->x->role->last.rack, c->peer);
 		return true;
 	}
 	if (m->op == HM_AW_RACK_ASSIGN && c->state == CONN_READY) {
@@ -585,8 +583,7 @@ static bool on_leader_msg(void *arg, const hm_aw_msg_t *m)
 			v->x->apply(v->x->arg, m);
 		return true;
 	}
-	agent_conn_fail(c, v->now_ms, false, HM_AGENT_LOG_ERROR, "%s out of turn",
-			hm_aw_op_name(m->op));
+	agent_conn_fail(c, v->now_ms, false, HM_LOG_ERROR, "%s out of turn", hm_aw_op_name(m->op));
 	return false;
 }
 
@@ -609,7 +606,7 @@ static void send_member_hello(agent_rack_t *r, const agent_rack_ctx_t *x, int64_
 	snprintf(m.node, sizeof(m.node), "%s", r->node);
 	snprintf(m.agent_version, sizeof(m.agent_version), "%s", PACKAGE_VERSION);
 	if (agent_conn_send(&r->up, &m, now_ms, &err) != HM_OK) {
-		agent_conn_fail(&r->up, now_ms, false, HM_AGENT_LOG_ERROR, "%s", err.msg);
+		agent_conn_fail(&r->up, now_ms, false, HM_LOG_ERROR, "%s", err.msg);
 		return;
 	}
 	r->up.hello_seq = m.seq;

@@ -34,7 +34,7 @@
 #define AGENT_RACK_FRESH_EPOCHS 3
 
 typedef struct {
-	const agent_log_t *lg;
+	const hm_logger_t *lg;
 	const char *node;
 	/* The listening side: every agent, used when it leads. */
 	int listen_fd;
@@ -73,7 +73,7 @@ typedef struct {
 	void *arg;
 } agent_rack_ctx_t;
 
-void agent_rack_init(agent_rack_t *r, const char *node, size_t max_frame, const agent_log_t *lg);
+void agent_rack_init(agent_rack_t *r, const char *node, size_t max_frame, const hm_logger_t *lg);
 void agent_rack_free(agent_rack_t *r);
 
 /* Listen on port (0: any free one) on every address; r->port is the port. */

@@ -1,4 +1,4 @@
-/* The agent's logging, back-off and configuration. */
+/* The agent's back-off, configuration and rack role. */
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -7,58 +7,6 @@
 #include <unistd.h>
 
 #include "agent.h"
-
-/* ---- logging ------------------------------------------------------------------- */
-
-static void agent_vlog(const agent_log_t *lg, int level, const char *fmt, va_list ap)
-{
-	static const char *const names[] = {"error", "info", "verbose", "debug"};
-	char msg[1024];
-	int n;
-
-	if (level > lg->level)
-		return;
-	n = snprintf(msg, sizeof(msg), "%s", lg->prefix);
-	if (n < 0 || (size_t)n >= sizeof(msg))
-		n = 0;
-	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
-	if (lg->fn)
-		lg->fn(level, msg);
-	else
-		fprintf(stderr, "%s: %s\n", names[level < 0 ? 0 : level > 3 ? 3 : level], msg);
-}
-
-void agent_log(const agent_log_t *lg, int level, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	agent_vlog(lg, level, fmt, ap);
-	va_end(ap);
-}
-
-void agent_log_once(const agent_log_t *lg, agent_once_t *once, int level, const char *fmt, ...)
-{
-	char msg[sizeof(once->last)];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (strcmp(msg, once->last) == 0)
-		return;
-	memcpy(once->last, msg, sizeof(msg));
-	once->level = level;
-	agent_log(lg, level, "%s", msg);
-}
-
-bool agent_log_clear(agent_once_t *once)
-{
-	bool had = once->last[0] != '\0';
-
-	once->last[0] = '\0';
-	return had;
-}
 
 /* ---- back-off ------------------------------------------------------------------- */
 
@@ -89,8 +37,8 @@ hm_rc_t agent_cfg_init(agent_cfg_t *cfg, const char *node, const char *conf_path
 	hm_rc_t rc;
 
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->log.fn = log;
-	cfg->log.level = HM_AGENT_LOG_INFO;
+	cfg->log.sink = log;
+	cfg->log.level = HM_LOG_INFO;
 	if (node && *node) {
 		if (!agent_node_valid(node))
 			return hm_err_set(err, HM_ERR_INVAL,
@@ -110,8 +58,7 @@ hm_rc_t agent_cfg_init(agent_cfg_t *cfg, const char *node, const char *conf_path
 	rc = hm_conf_load(path, &cfg->conf, err);
 	if (rc == HM_ERR_IO && access(path, F_OK) != 0 && errno == ENOENT) {
 		hm_conf_defaults(&cfg->conf);
-		agent_log(&cfg->log, HM_AGENT_LOG_INFO, "%s does not exist: using the defaults",
-			  path);
+		hm_logf(&cfg->log, HM_LOG_INFO, "%s does not exist: using the defaults", path);
 	} else if (rc != HM_OK) {
 		return rc;
 	}
@@ -133,7 +80,7 @@ hm_rc_t agent_cfg_init(agent_cfg_t *cfg, const char *node, const char *conf_path
 	return HM_OK;
 }
 
-bool agent_role_note(agent_role_t *r, const hm_aw_msg_t *m, const agent_log_t *lg)
+bool agent_role_note(agent_role_t *r, const hm_aw_msg_t *m, const hm_logger_t *lg)
 {
 	const hm_aw_rack_t *n = &m->rack;
 
@@ -145,13 +92,12 @@ bool agent_role_note(agent_role_t *r, const hm_aw_msg_t *m, const agent_log_t *l
 		return false;
 	}
 	if (strcmp(n->role, "leader") == 0)
-		agent_log(lg, HM_AGENT_LOG_INFO, "rack %s: this node leads (term %ld)", n->rack,
-			  n->term);
+		hm_logf(lg, HM_LOG_INFO, "rack %s: this node leads (term %ld)", n->rack, n->term);
 	else if (n->leader[0])
-		agent_log(lg, HM_AGENT_LOG_INFO, "rack %s: member, %s leads (term %ld)", n->rack,
-			  n->leader, n->term);
+		hm_logf(lg, HM_LOG_INFO, "rack %s: member, %s leads (term %ld)", n->rack, n->leader,
+			n->term);
 	else
-		agent_log(lg, HM_AGENT_LOG_INFO, "rack %s: member, no leader", n->rack);
+		hm_logf(lg, HM_LOG_INFO, "rack %s: member, no leader", n->rack);
 	r->known = true;
 	r->last = *n;
 	return true;

@@ -13,17 +13,24 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* The ABI's levels and callback are hm_log.h's, passed through unchanged. */
+_Static_assert((int)HM_AGENT_LOG_ERROR == HM_LOG_ERROR && (int)HM_AGENT_LOG_INFO == HM_LOG_INFO &&
+		   (int)HM_AGENT_LOG_VERBOSE == HM_LOG_VERBOSE &&
+		   (int)HM_AGENT_LOG_DEBUG == HM_LOG_DEBUG,
+	       "hm_agent.h's log levels are hm_log_level_t's");
+_Static_assert(__builtin_types_compatible_p(hm_agent_log_fn, hm_log_sink_fn),
+	       "hm_agent_log_fn is hm_log_sink_fn");
+
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static agent_t *g_agent;
 static pid_t g_pid; /* the process that started g_agent: a forked child has no thread */
 
 static void log_start_error(hm_agent_log_fn fn, const char *node, const char *msg)
 {
-	agent_log_t lg = {.fn = fn, .level = HM_AGENT_LOG_ERROR};
+	hm_logger_t lg = {.sink = fn, .level = HM_LOG_ERROR};
 
 	snprintf(lg.prefix, sizeof(lg.prefix), "harmonics-agent %s: ", node && *node ? node : "?");
-	agent_log(&lg, HM_AGENT_LOG_ERROR, "not started: %s; this node's steps run unscheduled",
-		  msg);
+	hm_logf(&lg, HM_LOG_ERROR, "not started: %s; this node's steps run unscheduled", msg);
 }
 
 EXPORT int hm_agent_start(const hm_agent_args_t *args)

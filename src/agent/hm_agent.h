@@ -31,7 +31,8 @@ extern "C" {
 /* hm_agent_stop() waits at most this long for the thread (see there). */
 #define HM_AGENT_STOP_BOUND_MS 2000
 
-/* Log levels passed to the callback (those of harmonics.conf LogLevel). */
+/* Log levels passed to the callback (those of harmonics.conf LogLevel): the
+   values of the agent's logging, hm_log.h's hm_log_level_t. */
 enum { HM_AGENT_LOG_ERROR = 0, HM_AGENT_LOG_INFO, HM_AGENT_LOG_VERBOSE, HM_AGENT_LOG_DEBUG };
 
 /* Receives one line (no newline, prefix "harmonics-agent NODE: " included). Called

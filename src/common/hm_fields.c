@@ -76,7 +76,7 @@ static json_object *value_of(const hm_field_t *f, const char *p)
 {
 	switch (f->type) {
 	case HM_F_STR:
-		if ((f->flags & HM_F_NULL) && !p[0])
+		if ((f->flags & (HM_F_NEG | HM_F_NULL)) && !p[0])
 			return NULL;
 		return json_object_new_string(p);
 	case HM_F_STRP:
@@ -241,10 +241,8 @@ hm_rc_t hm_fields_decode(json_object *o, const hm_field_t *fs, size_t n, void *r
 			if (f->flags & HM_F_REQ)
 				return hm_err_set(err, HM_ERR_PROTO, "%s.%s: missing", path,
 						  f->key);
-			if (f->flags & HM_F_NULL)
-				put_null(f, p);
-			else if (f->flags & HM_F_NEG) /* numeric fields only */
-				put_int(f, p, -1);
+			if (f->flags & (HM_F_NULL | HM_F_NEG))
+				put_null(f, p); /* -1, or "" for a string */
 			continue;
 		}
 		if ((rc = decode_field(f, v, p, path, err)) != HM_OK)

@@ -41,7 +41,8 @@ typedef enum {
 
 enum {
 	HM_F_REQ = 1,     /* strict decoding: the member must be present */
-	HM_F_NEG = 2,     /* numeric: omitted when < 0; absent decodes to -1 */
+	HM_F_NEG = 2,     /* numeric: omitted when < 0; absent decodes to -1;
+			     HM_F_STR: omitted when "", absent decodes to "" */
 	HM_F_NULL = 4,    /* numeric: null when < 0; null or absent decodes to -1;
 			     HM_F_STR: null when "", null or absent decodes to "" */
 	HM_F_IF = 8,      /* written when the bool at cond is true; present sets it true */

@@ -1,9 +1,10 @@
-/* Logging hook: stderr by default, Slurm's log functions inside slurmctld. */
+/* Logging (hm_log.h): the process-wide logger and loggers of one's own. */
 #include "hm_log.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 static _Atomic(hm_log_sink_fn) log_sink;
@@ -41,20 +42,68 @@ int hm_log_level_parse(const char *name)
 	return -1;
 }
 
-void hm_log(hm_log_level_t level, const char *fmt, ...)
+/* prefix + the message to sink, or to stderr as "<tag><level>: <prefix>msg". */
+static void vemit(hm_log_sink_fn sink, int level, const char *tag, const char *prefix,
+		  const char *fmt, va_list ap)
 {
 	char msg[1024];
+	int n = snprintf(msg, sizeof(msg), "%s", prefix);
+
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		n = 0;
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	if (sink)
+		sink(level, msg);
+	else
+		fprintf(stderr, "%s%s: %s\n", tag,
+			level_names[level < HM_LOG_ERROR   ? HM_LOG_ERROR
+				    : level > HM_LOG_DEBUG ? HM_LOG_DEBUG
+							   : level],
+			msg);
+}
+
+void hm_log(hm_log_level_t level, const char *fmt, ...)
+{
 	va_list ap;
-	hm_log_sink_fn sink;
 
 	if ((int)level > atomic_load(&log_level))
 		return;
 	va_start(ap, fmt);
+	vemit(atomic_load(&log_sink), (int)level, "harmonics: ", "", fmt, ap);
+	va_end(ap);
+}
+
+void hm_logf(const hm_logger_t *lg, hm_log_level_t level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if ((int)level > lg->level)
+		return;
+	va_start(ap, fmt);
+	vemit(lg->sink, (int)level, "", lg->prefix, fmt, ap);
+	va_end(ap);
+}
+
+void hm_log_once(const hm_logger_t *lg, hm_log_once_t *once, hm_log_level_t level, const char *fmt,
+		 ...)
+{
+	char msg[sizeof(once->last)];
+	va_list ap;
+
+	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	sink = atomic_load(&log_sink);
-	if (sink)
-		sink(level, msg);
-	else
-		fprintf(stderr, "harmonics: %s: %s\n", hm_log_level_name(level), msg);
+	if (strcmp(msg, once->last) == 0)
+		return;
+	memcpy(once->last, msg, sizeof(msg));
+	once->level = (int)level;
+	hm_logf(lg, level, "%s", msg);
+}
+
+bool hm_log_once_clear(hm_log_once_t *once)
+{
+	bool had = once->last[0] != '\0';
+
+	once->last[0] = '\0';
+	return had;
 }

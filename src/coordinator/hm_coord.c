@@ -742,24 +742,13 @@ void hm_coord_note_request(hm_coord_t *c, bool refused)
 	pthread_mutex_unlock(&c->mu);
 }
 
-void hm_coord_deadline_after(struct timespec *ts, int timeout_ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += timeout_ms / 1000;
-	ts->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 hm_rc_t hm_coord_wait_job(hm_coord_t *c, uint32_t job_id, int timeout_ms)
 {
 	struct timespec ts;
 	hm_cjob_t *j;
 	hm_rc_t rc = HM_OK;
 
-	hm_coord_deadline_after(&ts, timeout_ms);
+	ts = hm_clock_deadline(CLOCK_MONOTONIC, timeout_ms);
 	pthread_mutex_lock(&c->mu);
 	/* A decided job answers at once, even while other changes wait for the sched thread. */
 	while (!((j = hm_coord_find(c, job_id)) && j->decided)) {
@@ -780,7 +769,7 @@ bool hm_coord_wait_work(hm_coord_t *c, int timeout_ms)
 	struct timespec ts;
 	bool requested;
 
-	hm_coord_deadline_after(&ts, timeout_ms);
+	ts = hm_clock_deadline(CLOCK_MONOTONIC, timeout_ms);
 	pthread_mutex_lock(&c->mu);
 	while (!c->work_requested)
 		if (pthread_cond_timedwait(&c->cv_work, &c->mu, &ts) == ETIMEDOUT)

@@ -146,10 +146,14 @@ struct hm_coord {
 	int *rack_hosts, *rack_first;
 };
 
-/* *ts = CLOCK_MONOTONIC now + timeout_ms (the engine's condition variables' clock). */
-void hm_coord_deadline_after(struct timespec *ts, int timeout_ms);
-/* Lock mu for a change of jobs, nodes or configuration: waits out a rack round. */
-void hm_coord_lock_mut(hm_coord_t *c);
+/* Lock mu for a change of jobs, nodes or configuration: waits out a rack round
+   (hm_coord_tier.c releases mu with deciding set while the leaders solve). */
+static inline void hm_coord_lock_mut(hm_coord_t *c)
+{
+	pthread_mutex_lock(&c->mu);
+	while (c->deciding)
+		pthread_cond_wait(&c->cv_idle, &c->mu);
+}
 hm_rc_t hm_coord_tier_init(hm_coord_t *c);
 void hm_coord_tier_fini(hm_coord_t *c);
 /* The rack transport's exchange (hm_rack_msg.h): caller holds mu (the policy's call). */

@@ -14,16 +14,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "hm_clock.h"
 #include "hm_coord_int.h"
 #include "hm_harmonics_tier.h"
 #include "hm_log.h"
-
-void hm_coord_lock_mut(hm_coord_t *c)
-{
-	pthread_mutex_lock(&c->mu);
-	while (c->deciding)
-		pthread_cond_wait(&c->cv_idle, &c->mu);
-}
 
 hm_rc_t hm_coord_tier_init(hm_coord_t *c)
 {
@@ -145,7 +139,7 @@ hm_rc_t hm_coord_exchange(void *arg, const hm_rack_req_t *reqs, hm_rack_rep_t *r
 		c->deciding = true;
 		send(send_arg);
 		pthread_mutex_unlock(&c->mu);
-		hm_coord_deadline_after(&until, c->conf.rack_timeout_ms);
+		until = hm_clock_deadline(CLOCK_MONOTONIC, c->conf.rack_timeout_ms);
 		pthread_mutex_lock(&b->mu);
 		while (b->pending > 0 &&
 		       pthread_cond_timedwait(&b->cv, &b->mu, &until) != ETIMEDOUT)

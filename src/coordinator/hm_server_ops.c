@@ -133,11 +133,10 @@ static json_object *op_register(req_t *r, json_object *req, bool *park)
 					   job_id);
 		if ((out = authorise(r, "register", job_id)))
 			return out;
-		out = ok_reply();
-		json_object_object_add(out, "job_id", json_object_new_int64(job_id));
-		json_object_object_add(out, "scheduled", json_object_new_boolean(0));
-		json_object_object_add(out, "reason", json_object_new_string("awaiting decision"));
-		return out;
+		/* The unscheduled reply: ok, job_id, scheduled, reason. */
+		memset(&cur, 0, sizeof(cur));
+		snprintf(cur.reason, sizeof(cur.reason), "awaiting decision");
+		return hm_assign_reply(job_id, &cur);
 	}
 	if ((out = authorise(r, "register", job_id)))
 		return out;

@@ -31,6 +31,7 @@
 #include "hm_job.h"
 #include "hm_parse.h"
 #include "hm_policy.h"
+#include "hm_rng.h"
 #include "hm_topo.h"
 #include "hm_tool.h"
 
@@ -98,19 +99,11 @@ static void scen_free(scen_t *s)
 	hm_topo_free(s->topo);
 }
 
-static uint64_t rng_next(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /* At most 2 GPUs per host, from a random rack and host on, spilling over. */
 static int fragmented_place(scen_t *s, int gpus, uint64_t *rng, hm_placement_t *pl)
 {
 	const hm_topo_t *t = s->topo;
-	int nh = t->nhosts, start = (int)(rng_next(rng) % (uint64_t)nh), need = gpus;
+	int nh = t->nhosts, start = (int)(hm_rng_next(rng) % (uint64_t)nh), need = gpus;
 
 	pl->nslots = 0;
 	pl->slots = malloc(sizeof(hm_slot_t) * (size_t)(gpus + 1));

@@ -6,8 +6,10 @@ src_tools_harmonics_sim_SOURCES = \
 	src/tools/harmonics-sim.c \
 	src/tools/sim_default.c src/tools/sim_default.h \
 	src/tools/sim_report.c src/tools/sim_report.h
+# --json's records are field tables (libhmfields, json-c only).
+src_tools_harmonics_sim_CPPFLAGS = $(AM_CPPFLAGS) $(HM_COMMON_CPPFLAGS)
 src_tools_harmonics_sim_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-src_tools_harmonics_sim_LDADD = $(HM_SIM_LIBS) $(JSONC_LIBS)
+src_tools_harmonics_sim_LDADD = src/common/libhmfields.la $(HM_SIM_LIBS) $(JSONC_LIBS)
 dist_man_MANS += docs/man/harmonics-sim.1
 
 # harmonics-bench: decision time and quality of the policies.

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "hm_fields.h"
+#include "hm_sort.h"
 
 #define PLOT_UTIL_WINDOW 12
 
@@ -95,77 +97,80 @@ void sim_report_table(FILE *out, const sim_scenario_t *sc, const hm_sim_result_t
 	}
 }
 
-static json_object *job_json(const hm_sim_job_result_t *jr)
-{
-	json_object *o = json_object_new_object();
+/* The records of --json, in output order: the scenario, a run, a job's row. */
+static const hm_field_t scenario_fields[] = {
+    HM_FIELD(sim_scenario_t, topology, "topology", HM_F_STRP),
+    HM_FIELD(sim_scenario_t, workload, "workload", HM_F_STRP),
+    HM_FIELD(sim_scenario_t, njobs, "jobs", HM_F_INT),
+    HM_FIELD(sim_scenario_t, seed, "seed", HM_F_ULONG),
+    HM_FIELD(sim_scenario_t, jitter_cv, "jitter_cv", HM_F_DBL),
+    HM_FIELD(sim_scenario_t, epoch_s, "epoch_s", HM_F_DBL),
+};
 
-	json_object_object_add(o, "id", json_object_new_int(jr->id));
-	json_object_object_add(o, "name", json_object_new_string(jr->name));
-	json_object_object_add(o, "gpus", json_object_new_int(jr->gpus));
-	json_object_object_add(o, "placed", json_object_new_boolean(jr->placed));
-	json_object_object_add(o, "completed", json_object_new_boolean(jr->completed));
-	json_object_object_add(o, "arrival_s", json_object_new_double(jr->arrival_s));
-	json_object_object_add(o, "start_s", json_object_new_double(jr->start_s));
-	json_object_object_add(o, "end_s", json_object_new_double(jr->end_s));
-	json_object_object_add(o, "jct_s", json_object_new_double(jr->jct_s));
-	json_object_object_add(o, "iterations", json_object_new_double(jr->iterations));
-	json_object_object_add(o, "mean_iter_s", json_object_new_double(jr->mean_iter_s));
-	json_object_object_add(o, "p99_iter_s", json_object_new_double(jr->p99_iter_s));
-	json_object_object_add(o, "mean_comm_s", json_object_new_double(jr->mean_comm_s));
-	json_object_object_add(o, "alone_iter_s", json_object_new_double(jr->alone_iter_s));
-	json_object_object_add(o, "slowdown", json_object_new_double(jr->slowdown));
-	json_object_object_add(o, "gpu_util", json_object_new_double(jr->gpu_util));
-	if (jr->note[0])
-		json_object_object_add(o, "note", json_object_new_string(jr->note));
-	return o;
-}
+static const hm_field_t result_fields[] = {
+    HM_FIELD(hm_sim_result_t, policy, "name", HM_F_STR),
+    HM_FIELD(hm_sim_result_t, njobs, "jobs", HM_F_INT),
+    HM_FIELD(hm_sim_result_t, completed, "completed", HM_F_INT),
+    HM_FIELD(hm_sim_result_t, unplaced, "unplaced", HM_F_INT),
+    HM_FIELD(hm_sim_result_t, mean_jct_s, "mean_jct_s", HM_F_DBL),
+    HM_FIELD(hm_sim_result_t, p99_jct_s, "p99_jct_s", HM_F_DBL),
+    HM_FIELD(hm_sim_result_t, bound_mean_jct_s, "bound_mean_jct_s", HM_F_DBL),
+    HM_FIELD(hm_sim_result_t, mean_iter_s, "mean_iter_s", HM_F_DBL),
+    HM_FIELD(hm_sim_result_t, p99_iter_s, "p99_iter_s", HM_F_DBL),
+    HM_FIELD(hm_sim_result_t, mean_comm_s, "mean_comm_s", HM_F_DBL),
+    HM_FIELD(hm_sim_result_t, mean_slowdown, "mean_slowdown", HM_F_DBL),
+    HM_FIELD(hm_sim_result_t, gpu_util, "gpu_util", HM_F_DBL),
+    HM_FIELD(hm_sim_result_t, sched_time_s, "sched_time_s", HM_F_DBL),
+    HM_FIELD(hm_sim_result_t, max_decision_s, "max_decision_s", HM_F_DBL),
+    HM_FIELD(hm_sim_result_t, decisions, "decisions", HM_F_INT),
+    HM_FIELD(hm_sim_result_t, budget_exhausted, "budget_exhausted", HM_F_BOOL),
+    HM_FIELD(hm_sim_result_t, makespan_s, "makespan_s", HM_F_DBL),
+    HM_FIELD(hm_sim_result_t, events, "events", HM_F_U64),
+    HM_FIELD(hm_sim_result_t, sim_wall_s, "sim_wall_s", HM_F_DBL),
+};
+
+static const hm_field_t job_fields[] = {
+    HM_FIELD(hm_sim_job_result_t, id, "id", HM_F_INT),
+    HM_FIELD(hm_sim_job_result_t, name, "name", HM_F_STR),
+    HM_FIELD(hm_sim_job_result_t, gpus, "gpus", HM_F_INT),
+    HM_FIELD(hm_sim_job_result_t, placed, "placed", HM_F_BOOL),
+    HM_FIELD(hm_sim_job_result_t, completed, "completed", HM_F_BOOL),
+    HM_FIELD(hm_sim_job_result_t, arrival_s, "arrival_s", HM_F_DBL),
+    HM_FIELD(hm_sim_job_result_t, start_s, "start_s", HM_F_DBL),
+    HM_FIELD(hm_sim_job_result_t, end_s, "end_s", HM_F_DBL),
+    HM_FIELD(hm_sim_job_result_t, jct_s, "jct_s", HM_F_DBL),
+    HM_FIELD(hm_sim_job_result_t, iterations, "iterations", HM_F_DBL),
+    HM_FIELD(hm_sim_job_result_t, mean_iter_s, "mean_iter_s", HM_F_DBL),
+    HM_FIELD(hm_sim_job_result_t, p99_iter_s, "p99_iter_s", HM_F_DBL),
+    HM_FIELD(hm_sim_job_result_t, mean_comm_s, "mean_comm_s", HM_F_DBL),
+    HM_FIELD(hm_sim_job_result_t, alone_iter_s, "alone_iter_s", HM_F_DBL),
+    HM_FIELD(hm_sim_job_result_t, slowdown, "slowdown", HM_F_DBL),
+    HM_FIELD(hm_sim_job_result_t, gpu_util, "gpu_util", HM_F_DBL),
+    HM_FIELD_FL(hm_sim_job_result_t, note, "note", HM_F_STR, HM_F_NEG), /* only when set */
+};
 
 int sim_report_json(FILE *out, const sim_scenario_t *sc, const hm_sim_result_t *res, int nres,
 		    bool per_job)
 {
 	json_object *root = json_object_new_object();
-	json_object *scen = json_object_new_object();
+	json_object *scen = hm_fields_new(scenario_fields, HM_NFIELDS(scenario_fields), sc);
 	json_object *pols = json_object_new_array();
 
 	if (!root || !scen || !pols)
 		return -1;
-	json_object_object_add(scen, "topology", json_object_new_string(sc->topology));
-	json_object_object_add(scen, "workload", json_object_new_string(sc->workload));
-	json_object_object_add(scen, "jobs", json_object_new_int(sc->njobs));
-	json_object_object_add(scen, "seed", json_object_new_int64((int64_t)sc->seed));
-	json_object_object_add(scen, "jitter_cv", json_object_new_double(sc->jitter_cv));
-	json_object_object_add(scen, "epoch_s", json_object_new_double(sc->epoch_s));
 	json_object_object_add(root, "version", json_object_new_string(PACKAGE_VERSION));
 	json_object_object_add(root, "scenario", scen);
 	for (int i = 0; i < nres; i++) {
 		const hm_sim_result_t *r = &res[i];
-		json_object *p = json_object_new_object();
+		json_object *p = hm_fields_new(result_fields, HM_NFIELDS(result_fields), r);
 
-		json_object_object_add(p, "name", json_object_new_string(r->policy));
-		json_object_object_add(p, "jobs", json_object_new_int(r->njobs));
-		json_object_object_add(p, "completed", json_object_new_int(r->completed));
-		json_object_object_add(p, "unplaced", json_object_new_int(r->unplaced));
-		json_object_object_add(p, "mean_jct_s", json_object_new_double(r->mean_jct_s));
-		json_object_object_add(p, "p99_jct_s", json_object_new_double(r->p99_jct_s));
-		json_object_object_add(p, "bound_mean_jct_s",
-				       json_object_new_double(r->bound_mean_jct_s));
-		json_object_object_add(p, "mean_iter_s", json_object_new_double(r->mean_iter_s));
-		json_object_object_add(p, "p99_iter_s", json_object_new_double(r->p99_iter_s));
-		json_object_object_add(p, "mean_comm_s", json_object_new_double(r->mean_comm_s));
-		json_object_object_add(p, "mean_slowdown", json_object_new_double(r->mean_slowdown));
-		json_object_object_add(p, "gpu_util", json_object_new_double(r->gpu_util));
-		json_object_object_add(p, "sched_time_s", json_object_new_double(r->sched_time_s));
-		json_object_object_add(p, "max_decision_s", json_object_new_double(r->max_decision_s));
-		json_object_object_add(p, "decisions", json_object_new_int(r->decisions));
-		json_object_object_add(p, "budget_exhausted",
-				       json_object_new_boolean(r->budget_exhausted));
-		json_object_object_add(p, "makespan_s", json_object_new_double(r->makespan_s));
-		json_object_object_add(p, "events", json_object_new_int64((int64_t)r->events));
-		json_object_object_add(p, "sim_wall_s", json_object_new_double(r->sim_wall_s));
 		if (per_job) {
 			json_object *jobs = json_object_new_array();
 			for (int j = 0; j < r->njobs; j++)
-				json_object_array_add(jobs, job_json(&r->jobs[j]));
+				json_object_array_add(
+				    jobs,
+				    hm_fields_new(job_fields, HM_NFIELDS(job_fields), &r->jobs[j]));
+			/* The rows replace the count in its place (json-c keeps the key's slot). */
 			json_object_object_add(p, "jobs", jobs);
 		}
 		json_object_array_add(pols, p);
@@ -208,12 +213,6 @@ void sim_report_csv(FILE *out, const hm_sim_result_t *res, int nres, bool per_jo
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* Writes a data file per policy: sorted samples with their CDF, and the timeline. */
 static hm_rc_t write_data(const char *dir, const hm_sim_result_t *r, int idx, hm_err_t *err)
 {
@@ -232,7 +231,7 @@ static hm_rc_t write_data(const char *dir, const hm_sim_result_t *r, int idx, hm
 	}
 	if (n > 0) {
 		memcpy(s, r->iter_slowdown_samples, sizeof(*s) * (size_t)n);
-		qsort(s, (size_t)n, sizeof(*s), cmp_double);
+		qsort(s, (size_t)n, sizeof(*s), hm_cmp_double);
 	}
 	/* At most ~2000 points per curve keeps the SVG small. */
 	int step = n > 2000 ? n / 2000 : 1;

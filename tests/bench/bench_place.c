@@ -31,7 +31,9 @@
 #include <string.h>
 
 #include "hm_clock.h"
+#include "hm_rng.h"
 #include "hm_select.h"
+#include "hm_sort.h"
 #include "hm_topo.h"
 
 #define MAX_SIZES  8
@@ -41,18 +43,7 @@ static uint64_t rng_state;
 
 static double urand(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return (double)((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
+	return hm_rng_unit(&rng_state);
 }
 
 static void profile(hm_profile_t *p, double bytes, double compute_s)
@@ -300,7 +291,7 @@ int main(int argc, char **argv)
 				if (t[r] < 0)
 					goto next;
 			}
-			qsort(t, (size_t)repeats, sizeof(double), cmp_double);
+			qsort(t, (size_t)repeats, sizeof(double), hm_cmp_double);
 			printf("%7d %6d %6d %5d %10.0f %10.0f %10.0f %6d %8.4f %8.4f\n",
 			       c.t->nhosts, c.njobs, needs[k], ncands, t[repeats / 2],
 			       t[(repeats * 9) / 10 < repeats ? (repeats * 9) / 10 : repeats - 1],

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "hm_clock.h"
+#include "hm_rng.h"
 #include "hm_sim.h"
 
 typedef struct {
@@ -43,10 +44,7 @@ static int g_xrack;  /* multi-host jobs of the last workload spanning racks */
 
 static double urand(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return (double)((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0);
+	return hm_rng_unit(&rng_state);
 }
 
 static void free_workload(hm_workload_t *w)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "hm_sim.h"
+#include "hm_rng.h"
 
 #define RI_MAX_JOBS 6
 
@@ -27,14 +28,6 @@ typedef struct {
 	char what[96]; /* one-line description */
 } ri_t;
 
-static inline double ri_unit(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return (double)((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0);
-}
-
 /* Instance number k (any k >= 0); 0 on success. */
 static inline int ri_make(ri_t *ri, unsigned long k)
 {
@@ -44,26 +37,26 @@ static inline int ri_make(ri_t *ri, unsigned long k)
 	int free_gpus[12], nh;
 
 	memset(ri, 0, sizeof(*ri));
-	g.racks = 2 + (int)(ri_unit(&s) * 2);
-	g.hosts_per_rack = 2 + (int)(ri_unit(&s) * 3);
-	g.gpus_per_host = 1 + (int)(ri_unit(&s) * 2);
+	g.racks = 2 + (int)(hm_rng_unit(&s) * 2);
+	g.hosts_per_rack = 2 + (int)(hm_rng_unit(&s) * 3);
+	g.gpus_per_host = 1 + (int)(hm_rng_unit(&s) * 2);
 	g.nic_bps = 100e9;
-	g.oversubscription = ri_unit(&s) < 0.5 ? 2 : 4;
+	g.oversubscription = hm_rng_unit(&s) < 0.5 ? 2 : 4;
 	if (hm_topo_generate(&g, &ri->topo, &err) != HM_OK)
 		return -1;
 	nh = ri->topo->nhosts;
 	for (int h = 0; h < nh; h++)
 		free_gpus[h] = g.gpus_per_host;
-	ri->jitter = ri_unit(&s) < 0.5 ? 0.02 : 0.05;
-	ri->njobs = 2 + (int)(ri_unit(&s) * (RI_MAX_JOBS - 1));
+	ri->jitter = hm_rng_unit(&s) < 0.5 ? 0.02 : 0.05;
+	ri->njobs = 2 + (int)(hm_rng_unit(&s) * (RI_MAX_JOBS - 1));
 	for (int i = 0; i < ri->njobs; i++) {
-		int want = 2 + (int)(ri_unit(&s) * 3), got = 0, hosts[4], racks = 0;
+		int want = 2 + (int)(hm_rng_unit(&s) * 3), got = 0, hosts[4], racks = 0;
 		hm_job_t *j = &ri->jobs[i];
-		double c = 0.05 + 0.55 * ri_unit(&s), b = c * (0.05 + 0.75 * ri_unit(&s));
+		double c = 0.05 + 0.55 * hm_rng_unit(&s), b = c * (0.05 + 0.75 * hm_rng_unit(&s));
 		size_t len = 1;
 
 		for (int tries = 0; got < want && tries < 200; tries++) {
-			int h = (int)(ri_unit(&s) * nh), dup = 0;
+			int h = (int)(hm_rng_unit(&s) * nh), dup = 0;
 			for (int q = 0; q < got; q++)
 				dup |= hosts[q] == h;
 			if (dup || free_gpus[h] == 0)
@@ -92,7 +85,7 @@ static inline int ri_make(ri_t *ri, unsigned long k)
 		/* A ring over n hosts sends 2(n-1)/n of the buffer per host at NIC speed. */
 		j->profile.phases[0].bytes = b * 100e9 / 8 * got / (2.0 * (got - 1));
 		j->duration_s = 60;
-		j->arrival_s = 5 * ri_unit(&s);
+		j->arrival_s = 5 * hm_rng_unit(&s);
 		j->gpus = got;
 		for (int q = 0; q < got; q++)
 			len += strlen(ri->topo->hosts[hosts[q]].name) + 1;

@@ -35,7 +35,7 @@ static void collect(int level, const char *msg)
 	snprintf(g_last_line, sizeof(g_last_line), "%s", msg);
 }
 
-static agent_log_t g_log = {.fn = collect, .level = HM_AGENT_LOG_DEBUG, .prefix = "test: "};
+static hm_logger_t g_log = {.sink = collect, .level = HM_LOG_DEBUG, .prefix = "test: "};
 
 static int64_t real_us(void)
 {
@@ -293,18 +293,18 @@ static void test_dir_appears(void **state)
 	before = g_lines;
 	assert_false(agent_jobs_write(&js, g_node, agent_jobs_get(&js, 46, false), now, &g_log));
 	assert_int_equal(g_lines - before, 1);
-	assert_int_equal(g_last_level, HM_AGENT_LOG_VERBOSE);
+	assert_int_equal(g_last_level, HM_LOG_VERBOSE);
 	close(make_job(46));
 	assert_true(agent_jobs_write(&js, g_node, agent_jobs_get(&js, 46, false), now, &g_log));
 	assert_int_equal(g_lines - before, 2); /* "assign file now epoch 7" only */
-	assert_int_equal(g_last_level, HM_AGENT_LOG_VERBOSE);
+	assert_int_equal(g_last_level, HM_LOG_VERBOSE);
 	assert_non_null(strstr(g_last_line, "now epoch"));
 	assert_int_equal(fchmodat(g_node, "job.46", 0755, 0), 0);
 	assert_false(agent_jobs_write(&js, g_node, agent_jobs_get(&js, 46, false), now, &g_log));
-	assert_int_equal(g_last_level, HM_AGENT_LOG_ERROR);
+	assert_int_equal(g_last_level, HM_LOG_ERROR);
 	assert_int_equal(fchmodat(g_node, "job.46", 0700, 0), 0);
 	assert_true(agent_jobs_write(&js, g_node, agent_jobs_get(&js, 46, false), now, &g_log));
-	assert_int_equal(g_last_level, HM_AGENT_LOG_INFO);
+	assert_int_equal(g_last_level, HM_LOG_INFO);
 	assert_non_null(strstr(g_last_line, "usable again"));
 	assert_int_equal(g_lines - before, 4);
 	agent_jobs_free(&js);
@@ -339,7 +339,7 @@ static void report(int job_fd, int rank, long pid, long applied, uint64_t n, uin
 
 static const hm_aw_job_state_t *state_of(agent_jobs_t *js, hm_aw_node_state_t *ns, long job)
 {
-	agent_once_t once = {{0}, 0};
+	hm_log_once_t once = {{0}, 0};
 
 	agent_jobs_scan(js, g_node, &g_log);
 	agent_jobs_state(js, real_us(), ns, &g_log, &once);

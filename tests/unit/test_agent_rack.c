@@ -18,7 +18,7 @@
 #include "agent_jobs.h"
 #include "agent_rack.h"
 
-static agent_log_t g_log = {.fn = NULL, .level = -1, .prefix = "test: "};
+static hm_logger_t g_log = {.sink = NULL, .level = -1, .prefix = "test: "};
 
 /* Jobs 11 (local, held), 12 (local, free), 13 (cross-rack), 15 (no job id). */
 static void cut_round(hm_rack_req_t *q, hm_rack_rep_t *rep)

@@ -437,7 +437,7 @@ static char role_last[256];
 
 static void role_log(int level, const char *msg)
 {
-	assert_int_equal(level, HM_AGENT_LOG_INFO);
+	assert_int_equal(level, HM_LOG_INFO);
 	role_lines++;
 	snprintf(role_last, sizeof(role_last), "%s", msg);
 }
@@ -445,7 +445,7 @@ static void role_log(int level, const char *msg)
 /* Role changes are logged once each; repeats and term-only changes are not. */
 static void test_role_note(void **state)
 {
-	agent_log_t lg = {.fn = role_log, .level = HM_AGENT_LOG_DEBUG, .prefix = ""};
+	hm_logger_t lg = {.sink = role_log, .level = HM_LOG_DEBUG, .prefix = ""};
 	agent_role_t r = {0};
 	hm_aw_msg_t m;
 

@@ -33,7 +33,7 @@ static void store(void *arg, uint32_t job_id, const char *old, const char *new_c
 
 static char logged[4096];
 
-static void sink(hm_log_level_t level, const char *msg)
+static void sink(int level, const char *msg)
 {
 	size_t len = strlen(logged);
 

@@ -170,6 +170,34 @@ static void test_read(void **state)
 	assert_true(r.i64 == 0 && !r.has_in && !r.sp);
 }
 
+/* HM_F_NEG on a string: omitted when empty, absent decodes to "". */
+static void test_str_omitted(void **state)
+{
+	typedef struct {
+		int id;
+		char note[16];
+	} noted_t;
+	static const hm_field_t noted_fields[] = {
+	    HM_FIELD_CHECKED(noted_t, id, "id", HM_F_INT, 0, 9, HM_F_REQ, NULL),
+	    HM_FIELD_CHECKED(noted_t, note, "note", HM_F_STR, 0, 0, HM_F_NEG, NULL),
+	};
+	noted_t n = {.id = 1, .note = ""};
+	hm_err_t err = {0};
+	json_object *o = hm_fields_new(noted_fields, HM_NFIELDS(noted_fields), &n);
+
+	(void)state;
+	assert_string_equal(text(o), "{\"id\":1}");
+	memcpy(n.note, "stale", 6);
+	assert_int_equal(hm_fields_decode(o, noted_fields, HM_NFIELDS(noted_fields), &n, "m", &err),
+			 HM_OK);
+	assert_string_equal(n.note, "");
+	json_object_put(o);
+	memcpy(n.note, "why", 4);
+	o = hm_fields_new(noted_fields, HM_NFIELDS(noted_fields), &n);
+	assert_string_equal(text(o), "{\"id\":1,\"note\":\"why\"}");
+	json_object_put(o);
+}
+
 /* The assignment's wire form: keys in table order, reason only when unscheduled. */
 static void test_assignment_text(void **state)
 {
@@ -293,6 +321,7 @@ int main(void)
 	    cmocka_unit_test(test_encode),
 	    cmocka_unit_test(test_decode),
 	    cmocka_unit_test(test_read),
+	    cmocka_unit_test(test_str_omitted),
 	    cmocka_unit_test(test_assignment_text),
 	    cmocka_unit_test(test_views_roundtrip),
 	    cmocka_unit_test(test_node_view_roundtrip),

@@ -53,4 +53,20 @@ static inline int64_t hm_mono_ms(void)
 	return hm_clock_ms(CLOCK_MONOTONIC);
 }
 
+/* The time after_ms from now on clock, as the timed waits take it: the clock of
+   the condition variable (pthread_cond_timedwait), CLOCK_REALTIME for a join. */
+static inline struct timespec hm_clock_deadline(clockid_t clock, int after_ms)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	ts.tv_sec += after_ms / 1000;
+	ts.tv_nsec += (long)(after_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
 #endif

@@ -284,19 +284,6 @@ void hm_uf_free(hm_uf_t *u)
 	u->parent = NULL;
 }
 
-uint64_t hm_rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-double hm_rng_unit(uint64_t *s)
-{
-	return (double)(hm_rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
-}
-
 static double seg_overlap(double a0, double a1, double b0, double b1)
 {
 	double lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;

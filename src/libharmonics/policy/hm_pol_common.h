@@ -97,10 +97,6 @@ static inline int hm_uf_find(hm_uf_t *u, int a)
 bool hm_uf_union(hm_uf_t *u, int a, int b); /* true when a and b were apart */
 void hm_uf_free(hm_uf_t *u);
 
-/* splitmix64: small, seeded, identical on every platform. */
-uint64_t hm_rng_next(uint64_t *s);
-double hm_rng_unit(uint64_t *s); /* [0, 1) */
-
 /*
  * Periodic bursts: job a bursts on [s + k P, s + k P + b). overlap per unit
  * time of two such patterns. free (P == 0 / unknown phase) or incommensurate

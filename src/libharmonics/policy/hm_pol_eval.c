@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hm_pol_common.h"
+#include "hm_rng.h"
 
 #define EVAL_MIN_HORIZON_S 2.0
 

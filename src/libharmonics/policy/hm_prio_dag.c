@@ -12,6 +12,7 @@
 #include "hm_clock.h"
 #include "hm_prio.h"
 #include "hm_pol_common.h"
+#include "hm_rng.h"
 
 typedef struct {
 	int n, ne;

@@ -6,6 +6,7 @@
  */
 #include "hm_sim_int.h"
 #include "hm_clock.h"
+#include "hm_rng.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -302,14 +303,6 @@ hm_rc_t sim_handle(sim_t *s, const sim_ev_t *ev, hm_err_t *err)
 	}
 }
 
-static uint64_t splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static hm_rc_t setup(sim_t *s, hm_err_t *err)
 {
 	hm_rc_t rc;
@@ -331,8 +324,8 @@ static hm_rc_t setup(sim_t *s, hm_err_t *err)
 	if (rc != HM_OK)
 		return rc;
 	x = s->o.seed ^ 0x5bd1e995ULL;
-	s->rng[0] = splitmix(&x);
-	s->rng[1] = splitmix(&x);
+	s->rng[0] = hm_rng_next(&x);
+	s->rng[1] = hm_rng_next(&x);
 	s->cap_samples = s->o.max_iter_samples > 0 ? s->o.max_iter_samples : 100000;
 	s->samp_raw = malloc((size_t)s->cap_samples * sizeof(double));
 	s->samp_norm = malloc((size_t)s->cap_samples * sizeof(double));
@@ -348,8 +341,8 @@ static hm_rc_t setup(sim_t *s, hm_err_t *err)
 		sj->cur_phase = -1;
 		/* Per-job stream from (seed, job index): same draws under every policy. */
 		x = s->o.seed * 0x100000001b3ULL + (uint64_t)j * 0x9e3779b97f4a7c15ULL + 1;
-		sj->rng[0] = splitmix(&x);
-		sj->rng[1] = splitmix(&x);
+		sj->rng[0] = hm_rng_next(&x);
+		sj->rng[1] = hm_rng_next(&x);
 		if (!(job->arrival_s >= 0) || !isfinite(job->arrival_s))
 			return hm_err_set(
 			    err, HM_ERR_INVAL,

@@ -6,6 +6,7 @@
  * costs the events of its jobs only.
  */
 #include "hm_sim_int.h"
+#include "hm_rng.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -16,14 +17,6 @@ struct hm_sim_eval {
 	int cap;
 	uint64_t events;
 };
-
-static uint64_t mix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 hm_sim_eval_t *hm_sim_eval_new(const hm_topo_t *t, int max_jobs, hm_err_t *err)
 {
@@ -119,8 +112,8 @@ hm_rc_t hm_sim_eval_run(hm_sim_eval_t *e, const hm_sim_eval_job_t *jobs, int n, 
 		sj->target_iters = jobs[j].iters_left > 0 ? ceil(jobs[j].iters_left - 1e-9) : INFINITY;
 		sj->run_pos = sj->act_pos = -1;
 		sj->cur_phase = -1;
-		sj->rng[0] = mix(&x);
-		sj->rng[1] = mix(&x);
+		sj->rng[0] = hm_rng_next(&x);
+		sj->rng[1] = hm_rng_next(&x);
 		/* A one-time delay postpones the first iteration. */
 		double first = jobs[j].first_s > 0 ? jobs[j].first_s : 0;
 		if (sj->dec.period_s == 0 && sj->dec.shift_s > 0)

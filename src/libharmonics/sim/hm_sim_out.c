@@ -5,6 +5,7 @@
 #include "hm_sim_int.h"
 
 #include "hm_bound.h"
+#include "hm_sort.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -99,12 +100,6 @@ hm_rc_t sim_sample_util(sim_t *s, hm_err_t *err)
 	sim_net_util(s, &r->util_busiest[r->nt], &r->util_mean[r->nt]);
 	r->nt++;
 	return HM_OK;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 /* Nearest-rank 99th percentile (selects in place: the array is reordered). */
@@ -306,7 +301,7 @@ hm_rc_t sim_results(sim_t *s, hm_err_t *err)
 		goto out;
 	}
 	memcpy(r->iter_slowdown_samples, s->samp_norm, (size_t)r->nsamples * sizeof(double));
-	qsort(r->iter_slowdown_samples, (size_t)r->nsamples, sizeof(double), cmp_double);
+	qsort(r->iter_slowdown_samples, (size_t)r->nsamples, sizeof(double), hm_cmp_double);
 out:
 	free(jct);
 	return rc;

@@ -10,6 +10,7 @@
 #include "hm_job.h"
 #include "hm_job_int.h"
 #include "hm_parse.h"
+#include "hm_rng.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -42,21 +43,12 @@ typedef struct {
 	uint64_t s[4];
 } rng_t;
 
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static void rng_seed(rng_t *r, unsigned long seed)
 {
 	uint64_t x = seed;
 
 	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&x);
+		r->s[i] = hm_rng_next(&x);
 }
 
 static uint64_t rotl(uint64_t x, int k)

@@ -15,6 +15,7 @@
 #include "hm_fields.h"
 #include "hm_pace.h"
 #include "hm_pace_env.h"
+#include "hm_sort.h"
 
 typedef struct {
 	double iter_ms, comm_ms, wait_ms, compute_ms;
@@ -63,13 +64,6 @@ static int64_t plan_cb(void *ctx, int64_t max_ready_us)
 	return hm_pace_plan(pl->p, max_ready_us);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Nearest-rank percentile of sorted v[0..n). */
 static double pct(const double *v, int n, double q)
 {
@@ -95,7 +89,7 @@ static ej_dist_t dist(const ej_iter_t *it, int n, size_t field)
 		v[i] = *(const double *)((const char *)&it[i] + field);
 		sum += v[i];
 	}
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	qsort(v, (size_t)n, sizeof(double), hm_cmp_double);
 	d.mean = sum / n;
 	d.p50 = pct(v, n, 0.50);
 	d.p95 = pct(v, n, 0.95);

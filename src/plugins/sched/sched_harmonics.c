@@ -88,7 +88,7 @@ static struct {
 /* Static: select/harmonics_cons_tres may hold a view while this plugin stops. */
 static hm_live_pub_t live = HM_LIVE_PUB_INIT;
 
-static void log_sink(hm_log_level_t level, const char *msg)
+static void log_sink(int level, const char *msg)
 {
 	switch (level) {
 	case HM_LOG_ERROR:
