@@ -61,7 +61,8 @@ lib_LTLIBRARIES += src/pace/libharmonics-nccl.la
 src_pace_libharmonics_nccl_la_SOURCES = \
 	src/pace/nccl/nccl_class.c src/pace/nccl/nccl_class.h \
 	src/pace/nccl/nccl_hold.c src/pace/nccl/nccl_hold.h \
-	src/pace/nccl/nccl_interpose.c
+	src/pace/nccl/nccl_interpose.c \
+	src/pace/nccl/nccl_real.c src/pace/nccl/nccl_real.h
 src_pace_libharmonics_nccl_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace $(NCCL_CPPFLAGS)
 src_pace_libharmonics_nccl_la_CFLAGS = $(AM_CFLAGS)
 src_pace_libharmonics_nccl_la_LIBADD = src/pace/libharmonics-pace.la $(HM_PARSE_LIBS) -ldl
@@ -86,8 +87,28 @@ tests_pace_test_nccl_interposer_LDADD = tests/pace/libstandin_nccl_cuda.la \
 	src/pace/libharmonics-pace.la $(CMOCKA_LIBS) -ldl
 # Runs the test binary under LD_PRELOAD of the interposer (lib_LTLIBRARIES: built by all).
 TESTS += tests/pace/nccl_preload.sh
+
+# NCCL out of dlsym(RTLD_NEXT)'s sight: the stand-in again, named libnccl.so.2 and
+# older than nccl.h (STANDIN_OLD_NCCL), a dependency of an "extension" that
+# test_nccl_local dlopens RTLD_LOCAL (tests/pace/nccl_local_ext.h).
+check_LTLIBRARIES += tests/pace/localnccl/libnccl.la tests/pace/nccl_local_ext.la
+tests_pace_localnccl_libnccl_la_SOURCES = tests/pace/standin_nccl.c tests/pace/standin.h
+tests_pace_localnccl_libnccl_la_CPPFLAGS = $(AM_CPPFLAGS) $(NCCL_CPPFLAGS) -DSTANDIN_OLD_NCCL
+tests_pace_localnccl_libnccl_la_LDFLAGS = -shared -version-info 2:0:0 \
+	-rpath $(abs_builddir)/tests/pace/localnccl
+tests_pace_nccl_local_ext_la_SOURCES = tests/pace/nccl_local_ext.c tests/pace/nccl_local_ext.h
+tests_pace_nccl_local_ext_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/pace $(NCCL_CPPFLAGS)
+tests_pace_nccl_local_ext_la_LDFLAGS = -module -shared -avoid-version -rpath $(abs_builddir)/tests/pace
+tests_pace_nccl_local_ext_la_LIBADD = tests/pace/localnccl/libnccl.la
+check_PROGRAMS += tests/pace/test_nccl_local
+tests_pace_test_nccl_local_SOURCES = tests/pace/test_nccl_local.c
+tests_pace_test_nccl_local_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/pace $(NCCL_CPPFLAGS)
+tests_pace_test_nccl_local_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_pace_test_nccl_local_LDADD = $(CMOCKA_LIBS) -ldl
+TESTS += tests/pace/nccl_local.sh
 endif
-EXTRA_DIST += src/pace/nccl/libharmonics-nccl.sym tests/pace/nccl_preload.sh
+EXTRA_DIST += src/pace/nccl/libharmonics-nccl.sym tests/pace/nccl_preload.sh \
+	tests/pace/nccl_local.sh
 
 # ---- harmonics-emujob: the emulated training job over the runtime -------------
 bin_PROGRAMS += src/tools/harmonics-emujob

@@ -74,6 +74,8 @@ tests_unit_plugin_probe_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 noinst_LTLIBRARIES += src/plugins/spank/libhmspankopts.la
 src_plugins_spank_libhmspankopts_la_SOURCES = src/plugins/spank/hm_spank_opts.c \
 	src/plugins/spank/hm_spank_opts.h \
+	src/plugins/spank/hm_spank_preload.c \
+	src/plugins/spank/hm_spank_preload.h \
 	src/plugins/spank/hm_spank_dir.c \
 	src/plugins/spank/hm_spank_dir.h
 src_plugins_spank_libhmspankopts_la_CPPFLAGS = $(AM_CPPFLAGS) $(HM_COMMON_CPPFLAGS) \
@@ -83,17 +85,26 @@ UNIT_TESTS += tests/unit/test_spank_opts
 tests_unit_test_spank_opts_SOURCES = tests/unit/test_spank_opts.c
 
 if HAVE_SPANK
+# The NCCL runtime the plugin preloads into --comm-sched tasks: the installed
+# libharmonics-nccl.so, none when it is not built (no nccl.h at configure time).
+if HAVE_NCCL
+HM_NCCL_PRELOAD = $(libdir)/libharmonics-nccl.so
+else
+HM_NCCL_PRELOAD =
+endif
 slurmplugin_LTLIBRARIES += src/plugins/spank/harmonics.la
 src_plugins_spank_harmonics_la_SOURCES = \
 	src/plugins/spank/harmonics_spank.c \
 	src/plugins/spank/spank_conf.c \
 	src/plugins/spank/spank_plugin.h \
+	src/plugins/spank/spank_preload.c \
 	src/plugins/spank/spank_slurmd.c \
 	src/plugins/spank/spank_step.c \
 	src/plugins/spank/spank_submit.c
 src_plugins_spank_harmonics_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) \
 	$(HM_COMMON_CPPFLAGS) -I$(top_srcdir)/src/pace -I$(top_srcdir)/src/agent \
-	$(PLUGIN_COMMON_CPPFLAGS) -DHM_AGENT_PATH='"$(pkglibdir)/harmonics_agent.so"'
+	$(PLUGIN_COMMON_CPPFLAGS) -DHM_AGENT_PATH='"$(pkglibdir)/harmonics_agent.so"' \
+	-DHM_NCCL_PRELOAD_PATH='"$(HM_NCCL_PRELOAD)"'
 src_plugins_spank_harmonics_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_plugins_spank_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(top_srcdir)/src/plugins/spank/harmonics_spank.sym
@@ -138,5 +149,5 @@ endif
 noinst_PROGRAMS += tests/slurm/hm_sockprobe
 tests_slurm_hm_sockprobe_SOURCES = tests/slurm/hm_sockprobe.c
 tests_slurm_hm_sockprobe_LDADD = $(HM_CORE_LIBS) $(MUNGE_LIBS)
-EXTRA_DIST += tests/slurm/run.sh tests/slurm/live.sh tests/slurm/leaders.sh tests/slurm/rejoin.sh tests/slurm/place.sh tests/slurm/failopen.sh tests/slurm/checks.sh tests/slurm/cluster.sh tests/slurm/README.md tests/slurm/jobs/batch_env.sh \
+EXTRA_DIST += tests/slurm/run.sh tests/slurm/live.sh tests/slurm/leaders.sh tests/slurm/rejoin.sh tests/slurm/place.sh tests/slurm/failopen.sh tests/slurm/checks.sh tests/slurm/cluster.sh tests/slurm/README.md tests/slurm/jobs/batch_env.sh tests/slurm/jobs/preload_env.sh \
 	tests/slurm/jobs/bad_directive.sh

@@ -35,6 +35,11 @@ const char *standin_last_call(void);
 void standin_set_result(ncclResult_t rc);
 /* Stop recording calls (for overhead timing). */
 void standin_set_quiet(int quiet);
+/* cudaLaunchHostFunc calls so far; with STANDIN_LAUNCH_FAIL set in the
+ * environment each one fails (cudaErrorNotPermitted) and queues nothing. */
+int standin_launch_attempts(void);
+/* Built with STANDIN_OLD_NCCL (the libnccl.so.2 of tests/pace/localnccl/): an NCCL
+ * older than the interposer's nccl.h, without ncclGroupSimulateEnd and ncclCommShrink. */
 /* Executed ops of stream so far; returns the count, copies up to max into ops. */
 int standin_stream_ops(cudaStream_t stream, standin_op_t *ops, int max);
 

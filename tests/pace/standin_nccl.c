@@ -157,8 +157,13 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
 	return cudaSuccess;
 }
 
+static int launch_attempts;
+
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
+	__atomic_add_fetch(&launch_attempts, 1, __ATOMIC_RELAXED);
+	if (getenv("STANDIN_LAUNCH_FAIL"))
+		return cudaErrorNotPermitted; /* what a broken CUDA context would say */
 	if (!stream || !fn)
 		return cudaErrorInvalidValue;
 	enqueue(stream, fn, userData, "host");
@@ -174,6 +179,11 @@ int standin_stream_ops(cudaStream_t s, standin_op_t *ops, int max)
 	memcpy(ops, s->done, sizeof(*ops) * (size_t)(n < max ? n : max));
 	pthread_mutex_unlock(&s->mu);
 	return n;
+}
+
+int standin_launch_attempts(void)
+{
+	return __atomic_load_n(&launch_attempts, __ATOMIC_RELAXED);
 }
 
 const char *standin_last_call(void)
@@ -336,6 +346,7 @@ ncclResult_t ncclGroupEnd(void)
 	return record("%s()", __func__);
 }
 
+#ifndef STANDIN_OLD_NCCL
 /* A simulated group end: the group closes, its kernels are never launched. */
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo)
 {
@@ -343,6 +354,7 @@ ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo)
 		npending = 0;
 	return record("%s(%p)", __func__, (void *)simInfo);
 }
+#endif
 
 /* Init calls also record the NCCL_IB_TC / NCCL_IB_SL they would read. */
 static const char *env_or_unset(const char *k)
@@ -407,12 +419,14 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newc
 		      config_str(config));
 }
 
+#ifndef STANDIN_OLD_NCCL
 ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
 			    ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags)
 {
 	return record("%s(%p,%p,%d,%p,%s,%d)", __func__, (void *)comm, (void *)excludeRanksList,
 		      excludeRanksCount, (void *)newcomm, config_str(config), shrinkFlags);
 }
+#endif
 
 #endif
 

@@ -120,6 +120,73 @@ rc=$?
 check "srun with HARMONICS_COMM_SCHED=crux refused (rc $rc): $(head -1 "$out/pol2.out")" \
 	bash -c "[[ $rc -ne 0 ]] && grep -q 'HARMONICS_COMM_SCHED=crux: this cluster schedules with harmonics' '$out/pol2.out'"
 
+echo "=== the NCCL runtime in --comm-sched tasks: appended to the user's LD_PRELOAD"
+# The build's runtime (plugstack preload=PATH; the default is the installed one).
+rt=$build/src/pace/.libs/libharmonics-nccl.so
+if [[ ! -f $rt ]]; then
+	say "SKIP: $rt not built (no nccl.h at configure time)"
+else
+	# srun ARGS... running a task that prints its LD_PRELOAD, the user's switch and
+	# whether the runtime is mapped (grep inherits the task's environment).
+	preload_step() { # out-file srun-args...
+		local f=$1
+		shift
+		srun -N1 "$@" -o "$f" bash -c 'echo "LD_PRELOAD=${LD_PRELOAD:-}"
+			echo "HARMONICS_COMM_PRELOAD=${HARMONICS_COMM_PRELOAD:-}"
+			grep -q "libharmonics-nccl\.so" /proc/self/maps && echo loaded=yes || echo loaded=no'
+	}
+	# One line per task with LD_PRELOAD and loaded=, for the output.
+	seen() { tr '\n' ' ' <"$1"; }
+	user=libm.so.6 # a real library: the user's own preload must keep working
+	check "srun --help lists --no-comm-preload" bash -c "srun --help 2>&1 | grep -q -- '--no-comm-preload'"
+	hm_write_plugstack "preload=$rt"
+	LD_PRELOAD=$user preload_step "$out/pre-user.out" --comm-sched=harmonics --comm-profile="$PROFILE"
+	check "--comm-sched: appended to the user's LD_PRELOAD and loaded: $(seen "$out/pre-user.out")" \
+		bash -c "grep -qx 'LD_PRELOAD=$user:$rt' $out/pre-user.out && grep -qx loaded=yes $out/pre-user.out"
+	env -u LD_PRELOAD srun -N1 -n2 --comm-sched=harmonics --comm-profile="$PROFILE" -o "$out/pre-none-%t.out" \
+		bash -c 'echo "LD_PRELOAD=${LD_PRELOAD:-}"; grep -q "libharmonics-nccl\.so" /proc/self/maps && echo loaded=yes'
+	check "--comm-sched without a user LD_PRELOAD: the runtime alone, in both tasks: $(seen "$out/pre-none-1.out")" \
+		bash -c "for t in 0 1; do grep -qx 'LD_PRELOAD=$rt' $out/pre-none-\$t.out && grep -qx loaded=yes $out/pre-none-\$t.out || exit 1; done"
+	LD_PRELOAD=$user preload_step "$out/pre-plain.out"
+	check "plain job: the user's LD_PRELOAD untouched, runtime not loaded: $(seen "$out/pre-plain.out")" \
+		bash -c "grep -qx 'LD_PRELOAD=$user' $out/pre-plain.out && grep -qx loaded=no $out/pre-plain.out"
+	LD_PRELOAD=$user preload_step "$out/pre-optout.out" --comm-sched=harmonics --comm-profile="$PROFILE" --no-comm-preload
+	check "--no-comm-preload: untouched, not loaded, nested steps told (HARMONICS_COMM_PRELOAD=no): $(seen "$out/pre-optout.out")" \
+		bash -c "grep -qx 'LD_PRELOAD=$user' $out/pre-optout.out && grep -qx loaded=no $out/pre-optout.out && grep -qx HARMONICS_COMM_PRELOAD=no $out/pre-optout.out"
+	LD_PRELOAD=$user HARMONICS_COMM_PRELOAD=no preload_step "$out/pre-optenv.out" --comm-sched=harmonics --comm-profile="$PROFILE"
+	check "HARMONICS_COMM_PRELOAD=no: untouched: $(seen "$out/pre-optenv.out")" \
+		bash -c "grep -qx 'LD_PRELOAD=$user' $out/pre-optenv.out && grep -qx loaded=no $out/pre-optenv.out"
+	LD_PRELOAD="$user:$rt" preload_step "$out/pre-twice.out" --comm-sched=harmonics --comm-profile="$PROFILE"
+	check "already in LD_PRELOAD: not added twice: $(seen "$out/pre-twice.out")" grep -qx "LD_PRELOAD=$user:$rt" "$out/pre-twice.out"
+	# Batch: the batch step gets it, its nested srun step does not add it again;
+	# with --no-comm-preload neither gets it.
+	jpre=$(LD_PRELOAD=$user sbatch --parsable -N1 -o "$out/pre-batch-%j.out" "$here/jobs/preload_env.sh")
+	jpreno=$(LD_PRELOAD=$user sbatch --parsable -N1 --no-comm-preload -o "$out/pre-batch-%j.out" "$here/jobs/preload_env.sh")
+	wait_state "$jpre" COMPLETED 60
+	wait_state "$jpreno" COMPLETED 60
+	check "batch job: batch step and nested srun step each have it once: $(seen "$out/pre-batch-$jpre.out")" \
+		bash -c "grep -qx 'batch LD_PRELOAD=$user:$rt HARMONICS_COMM_PRELOAD=' $out/pre-batch-$jpre.out &&
+			grep -qx 'step LD_PRELOAD=$user:$rt HARMONICS_COMM_PRELOAD=' $out/pre-batch-$jpre.out &&
+			[[ \$(grep -c 'loaded=yes' $out/pre-batch-$jpre.out) == 2 ]]"
+	check "sbatch --no-comm-preload: neither the batch step nor its srun step: $(seen "$out/pre-batch-$jpreno.out")" \
+		bash -c "grep -qx 'batch LD_PRELOAD=$user HARMONICS_COMM_PRELOAD=no' $out/pre-batch-$jpreno.out &&
+			grep -qx 'step LD_PRELOAD=$user HARMONICS_COMM_PRELOAD=no' $out/pre-batch-$jpreno.out &&
+			[[ \$(grep -c 'loaded=no' $out/pre-batch-$jpreno.out) == 2 ]]"
+	hm_write_plugstack "preload=no"
+	LD_PRELOAD=$user preload_step "$out/pre-adminno.out" --comm-sched=harmonics --comm-profile="$PROFILE"
+	check "plugstack.conf preload=no: untouched: $(seen "$out/pre-adminno.out")" \
+		bash -c "grep -qx 'LD_PRELOAD=$user' $out/pre-adminno.out && grep -qx loaded=no $out/pre-adminno.out"
+	hm_write_plugstack "preload=maybe"
+	srun -N1 true >"$out/pre-bad.out" 2>&1
+	rc=$?
+	hm_write_plugstack "preload=$rt"
+	check "plugstack.conf preload=maybe refused, naming what is accepted (rc $rc): $(grep -m1 -o 'preload=maybe.*' "$out/pre-bad.out")" \
+		bash -c "(($rc != 0)) && grep -qF 'preload=maybe (accepted: yes, no, or an absolute path' $out/pre-bad.out"
+	bad_case "HARMONICS_COMM_PRELOAD=maybe srun --comm-sched" "HARMONICS_COMM_PRELOAD" \
+		env HARMONICS_COMM_PRELOAD=maybe srun -N1 --comm-sched=harmonics --comm-profile="$PROFILE" true
+	hm_write_plugstack ""
+fi
+
 echo "=== harmonics-emujob under srun: a real ring all-reduce between two tasks"
 # Both nodes are this machine: rank 0 listens on loopback, on one of the 16
 # ports hm_pick_ports found free (the daemons take the first 12, the mute

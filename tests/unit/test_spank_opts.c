@@ -134,6 +134,106 @@ static void test_precedence(void **state)
 	assert_non_null(strstr(err.msg, "HARMONICS_COMM_PROFILE"));
 }
 
+/* The NCCL runtime in the tasks' LD_PRELOAD: plugstack.conf preload=, the user's
+ * opt-out, and the new value (appended, never replacing, never twice). */
+static void test_preload(void **state)
+{
+	hm_spank_args_t a;
+	hm_err_t err = {0};
+	char out[HM_SPANK_PRELOAD_MAX], small[32];
+	const char *lib = "/usr/lib/x86_64-linux-gnu/libharmonics-nccl.so";
+	char *no[] = {"preload=no"}, *yes[] = {"preload=YES"},
+	     *path[] = {"preload=/opt/h/libharmonics-nccl.so"};
+	char *bad[] = {"preload=maybe"}, *rel[] = {"preload=lib/libharmonics-nccl.so"};
+	char *colon[] = {"preload=/a:/b"}, *blank[] = {"preload=/a b"}, *empty[] = {"preload="};
+	char *unknown[] = {"preloads=no"};
+	bool on;
+
+	/* plugstack.conf: on by default (the installed runtime), no, or a path. */
+	hm_spank_args_defaults(&a);
+	assert_string_equal(a.preload, "");
+	assert_string_equal(hm_spank_preload_lib(a.preload, lib), lib);
+	assert_string_equal(hm_spank_preload_lib(a.preload, ""), ""); /* not built */
+	assert_int_equal(hm_spank_args_parse(1, no, &a, &err), HM_OK);
+	assert_null(hm_spank_preload_lib(a.preload, lib));
+	assert_int_equal(hm_spank_args_parse(1, yes, &a, &err), HM_OK);
+	assert_string_equal(hm_spank_preload_lib(a.preload, lib), lib);
+	assert_int_equal(hm_spank_args_parse(1, path, &a, &err), HM_OK);
+	assert_string_equal(hm_spank_preload_lib(a.preload, lib), "/opt/h/libharmonics-nccl.so");
+	/* Strict: anything else is refused, naming the value and what is accepted. */
+	assert_int_not_equal(hm_spank_args_parse(1, bad, &a, &err), HM_OK);
+	assert_non_null(strstr(err.msg, "preload=maybe"));
+	assert_non_null(strstr(err.msg, "accepted: yes, no, or an absolute path"));
+	assert_non_null(strstr(err.msg, "plugstack.conf"));
+	assert_int_not_equal(hm_spank_args_parse(1, rel, &a, &err), HM_OK);
+	assert_int_not_equal(hm_spank_args_parse(1, colon, &a, &err), HM_OK);
+	assert_int_not_equal(hm_spank_args_parse(1, blank, &a, &err), HM_OK);
+	assert_int_not_equal(hm_spank_args_parse(1, empty, &a, &err), HM_OK);
+	/* An unknown key names preload among the accepted ones. */
+	assert_int_not_equal(hm_spank_args_parse(1, unknown, &a, &err), HM_OK);
+	assert_non_null(strstr(err.msg, "'preloads'"));
+	assert_non_null(strstr(err.msg, "agent, preload)"));
+
+	/* The user: --no-comm-preload over HARMONICS_COMM_PRELOAD over yes. */
+	assert_int_equal(hm_spank_preload_wanted(false, NULL, &on, &err), HM_OK);
+	assert_true(on);
+	assert_int_equal(hm_spank_preload_wanted(false, "", &on, &err), HM_OK);
+	assert_true(on);
+	assert_int_equal(hm_spank_preload_wanted(false, "no", &on, &err), HM_OK);
+	assert_false(on);
+	assert_int_equal(hm_spank_preload_wanted(false, "Yes", &on, &err), HM_OK);
+	assert_true(on);
+	assert_int_equal(hm_spank_preload_wanted(true, "yes", &on, &err), HM_OK);
+	assert_false(on);
+	assert_int_equal(hm_spank_preload_wanted(true, NULL, &on, &err), HM_OK);
+	assert_false(on);
+	assert_int_not_equal(hm_spank_preload_wanted(false, "nope", &on, &err), HM_OK);
+	assert_non_null(strstr(err.msg, "HARMONICS_COMM_PRELOAD"));
+	assert_non_null(strstr(err.msg, "'nope'"));
+	assert_non_null(strstr(err.msg, "yes/no"));
+
+	/* LD_PRELOAD: unset or empty -> the runtime alone. */
+	assert_int_equal(hm_spank_preload_append(NULL, lib, out, sizeof(out), &err), 1);
+	assert_string_equal(out, lib);
+	assert_int_equal(hm_spank_preload_append("", lib, out, sizeof(out), &err), 1);
+	assert_string_equal(out, lib);
+	/* The user's entries stay first and unchanged, colons or blanks. */
+	assert_int_equal(hm_spank_preload_append("/home/u/libmine.so", lib, out, sizeof(out), &err),
+			 1);
+	assert_string_equal(out,
+			    "/home/u/libmine.so:/usr/lib/x86_64-linux-gnu/libharmonics-nccl.so");
+	assert_int_equal(hm_spank_preload_append("libA.so libB.so", lib, out, sizeof(out), &err),
+			 1);
+	assert_string_equal(out, "libA.so libB.so:/usr/lib/x86_64-linux-gnu/libharmonics-nccl.so");
+	assert_int_equal(hm_spank_preload_append("libA.so:", lib, out, sizeof(out), &err), 1);
+	assert_string_equal(out, "libA.so:/usr/lib/x86_64-linux-gnu/libharmonics-nccl.so");
+	/* Never twice: ours already there (nested step) or the user's own copy. */
+	snprintf(out, sizeof(out), "untouched");
+	assert_int_equal(hm_spank_preload_append(lib, lib, out, sizeof(out), &err), 0);
+	assert_int_equal(
+	    hm_spank_preload_append("libA.so:/usr/lib/x86_64-linux-gnu/libharmonics-nccl.so "
+				    "libB.so",
+				    lib, out, sizeof(out), &err),
+	    0);
+	assert_int_equal(hm_spank_preload_append("/home/u/build/libharmonics-nccl.so", lib, out,
+						 sizeof(out), &err),
+			 0);
+	assert_int_equal(
+	    hm_spank_preload_append("libharmonics-nccl.so", lib, out, sizeof(out), &err), 0);
+	assert_string_equal(out, "untouched");
+	/* Names that only resemble it are someone else's library. */
+	assert_int_equal(
+	    hm_spank_preload_append("/x/libharmonics-nccl.so.bak:/x/my-libharmonics-nccl.so", lib,
+				    out, sizeof(out), &err),
+	    1);
+	assert_string_equal(out, "/x/libharmonics-nccl.so.bak:/x/my-libharmonics-nccl.so:"
+				 "/usr/lib/x86_64-linux-gnu/libharmonics-nccl.so");
+	/* Too long: refused, the user's value left as it is. */
+	assert_int_equal(hm_spank_preload_append("/a/b.so", lib, small, sizeof(small), &err), -1);
+	assert_non_null(strstr(err.msg, "LD_PRELOAD"));
+	assert_non_null(strstr(err.msg, "left as the user set it"));
+}
+
 static void test_help(void **state)
 {
 	const char *h = hm_spank_help_text();
@@ -141,6 +241,8 @@ static void test_help(void **state)
 	assert_non_null(strstr(h, "--no-comm-sched"));
 	assert_non_null(strstr(h, "--comm-profile"));
 	assert_non_null(strstr(h, "HARMONICS_COMM_SCHED"));
+	assert_non_null(strstr(h, "--no-comm-preload"));
+	assert_non_null(strstr(h, "HARMONICS_COMM_PRELOAD=no"));
 }
 
 /* A bad harmonics.conf: a --comm-sched job is told once, a plain one hears nothing. */
@@ -168,9 +270,10 @@ static void test_disabled_notice(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_mode), cmocka_unit_test(test_profile),
-	    cmocka_unit_test(test_args), cmocka_unit_test(test_precedence),
-	    cmocka_unit_test(test_help), cmocka_unit_test(test_disabled_notice),
+	    cmocka_unit_test(test_mode),    cmocka_unit_test(test_profile),
+	    cmocka_unit_test(test_args),    cmocka_unit_test(test_precedence),
+	    cmocka_unit_test(test_preload), cmocka_unit_test(test_help),
+	    cmocka_unit_test(test_disabled_notice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,10 +13,8 @@
  * end. The job's class also reaches communicators created with a config, through
  * ncclConfig_t.trafficClass.
  */
-#define _GNU_SOURCE /* RTLD_DEFAULT, RTLD_NOLOAD */
 #include "nccl_hold.h"
 
-#include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -31,6 +29,7 @@
 #include "hm_pace_env.h"
 #include "hm_parse.h"
 #include "nccl_class.h"
+#include "nccl_real.h"
 
 #define MAX_GROUP_STREAMS 16
 #define DEFAULT_GAP_US    5000
@@ -47,7 +46,6 @@ static int64_t gap_us = -1;  /* -1: period / 4 of the assignment */
 static int64_t last_call_us; /* host time of the previous collective */
 static int64_t seen_marks;   /* hm_pace_iter_begin calls already consumed */
 static bool burst_started;   /* a hold was enqueued: end stamps make sense */
-static bool warned_launch;
 
 /* Streams used inside the current group, per thread: they get the end stamp; and
  * the hold the group's first collective asked for, enqueued at the outermost GroupEnd. */
@@ -57,21 +55,22 @@ static __thread cudaStream_t group_streams[MAX_GROUP_STREAMS];
 static __thread bool group_hold;
 static __thread cudaStream_t group_hold_stream;
 
-/* cudaLaunchHostFunc from the CUDA runtime the application already loaded; the
- * interposer never links cudart itself (NCCL and frameworks bring their own). */
+/* cudaLaunchHostFunc from the CUDA runtime the application already loaded (or the
+ * loaded NCCL's own scope); the interposer never loads or links cudart itself. */
 static launch_host_fn_t find_launch_host_fn(void)
 {
-	static const char *const libs[] = {"libcudart.so.13", "libcudart.so.12",
-					   "libcudart.so.11.0", "libcudart.so"};
-	void *f = dlsym(RTLD_DEFAULT, "cudaLaunchHostFunc");
+	return (launch_host_fn_t)hm_nccl_cuda_sym("cudaLaunchHostFunc");
+}
 
-	for (size_t i = 0; !f && i < sizeof(libs) / sizeof(libs[0]); i++) {
-		void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
+void hm_nccl_pacing_off(const char *why)
+{
+	/* Only the change from "may pace" says something: one line per process. */
+	int was = PACING_MAYBE;
 
-		if (h)
-			f = dlsym(h, "cudaLaunchHostFunc");
-	}
-	return (launch_host_fn_t)f;
+	if (__atomic_compare_exchange_n(&pacing_state, &was, PACING_NEVER, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		fprintf(stderr, HM_NCCL_LOG_PREFIX "%s; pacing off for this process (fail-open)\n",
+			why);
 }
 
 static void setup(void)
@@ -92,8 +91,15 @@ static void setup(void)
 		else
 			fprintf(stderr, HM_NCCL_LOG_PREFIX "%s; using period / 4\n", err.msg);
 	}
-	(void)hm_pace_default(); /* reads the assignment; warns once if it is garbage */
-	launch_host_fn = find_launch_host_fn();
+	/* Reads the assignment (warns once if it is garbage); NULL: out of memory. */
+	if (!hm_pace_default()) {
+		fprintf(stderr,
+			HM_NCCL_LOG_PREFIX "cannot set up the pacing runtime (out of "
+					   "memory); pacing off for this process (fail-open)\n");
+		__atomic_store_n(&pacing_state, PACING_NEVER, __ATOMIC_RELEASE);
+		return;
+	}
+	__atomic_store_n(&launch_host_fn, find_launch_host_fn(), __ATOMIC_RELEASE);
 	__atomic_store_n(&pacing_state, PACING_MAYBE, __ATOMIC_RELEASE);
 }
 
@@ -120,20 +126,20 @@ static void CUDART_CB end_host_fn(void *arg)
 
 static bool launch(cudaStream_t stream, cudaHostFn_t fn, hm_pace_t *p)
 {
-	cudaError_t e = launch_host_fn ? launch_host_fn(stream, fn, p) : cudaErrorNotSupported;
+	launch_host_fn_t f = __atomic_load_n(&launch_host_fn, __ATOMIC_ACQUIRE);
+	cudaError_t e;
+	char why[160];
 
+	if (!f) { /* CUDA may have come after NCCL's first call: look once more */
+		f = find_launch_host_fn();
+		__atomic_store_n(&launch_host_fn, f, __ATOMIC_RELEASE);
+	}
+	e = f ? f(stream, fn, p) : cudaErrorNotSupported;
 	if (e == cudaSuccess)
 		return true;
-	pthread_mutex_lock(&mu);
-	if (!warned_launch)
-		fprintf(stderr,
-			HM_NCCL_LOG_PREFIX "cannot enqueue a host function on the stream (%s, "
-					   "error %d); not pacing (fail-open)\n",
-			launch_host_fn ? "cudaLaunchHostFunc failed"
-				       : "no cudaLaunchHostFunc found",
-			(int)e);
-	warned_launch = true;
-	pthread_mutex_unlock(&mu);
+	snprintf(why, sizeof(why), "cannot enqueue a host function on the stream (%s, error %d)",
+		 f ? "cudaLaunchHostFunc failed" : "no cudaLaunchHostFunc found", (int)e);
+	hm_nccl_pacing_off(why);
 	return false;
 }
 

@@ -18,6 +18,10 @@
  * False means the wrappers only forward: one load and one branch per call. */
 bool hm_nccl_pacing_possible(void);
 
+/* An internal failure: pacing off for the rest of the process, the wrappers only
+ * forward from now on. One line (why) on stderr, the first time only. */
+void hm_nccl_pacing_off(const char *why);
+
 /* Around a collective (or send/recv) on stream. */
 void hm_nccl_before(cudaStream_t stream);
 void hm_nccl_after(cudaStream_t stream);

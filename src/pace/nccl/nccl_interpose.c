@@ -1,34 +1,48 @@
 /*
  * libharmonics-nccl.so: LD_PRELOAD interposer over every collective, group and
  * communicator-creation entry point of nccl.h (and destroy/abort, for the report).
- * Each wrapper finds the real function once (dlsym RTLD_NEXT), forwards its
- * arguments unchanged (a creation's config may be forwarded as a copy carrying the
- * job's traffic class) and returns the real return code. When no assignment can
- * ever exist in this process (HARMONICS_MODE unset or "off", no assignment file)
+ * Each wrapper finds the real function once (dlsym RTLD_NEXT, else the loaded
+ * libnccl or the standard names: nccl_real.h), forwards its arguments unchanged
+ * (a creation's config may be forwarded as a copy carrying the job's traffic
+ * class) and returns the real return code: the interposer never adds an error of
+ * its own (only a function that exists nowhere returns ncclSystemError, said
+ * once). When no assignment can ever exist in this process (HARMONICS_MODE unset
+ * or "off", no assignment file), or after an internal failure turned pacing off,
  * the wrappers only forward. Pacing logic lives in nccl_hold.c. Entry points newer
  * than the nccl.h built against are compiled out (NCCL_VERSION_CODE guards).
  */
-#define _GNU_SOURCE /* RTLD_NEXT */
-#include <dlfcn.h>
 #include <stdio.h>
 
 #include <nccl.h>
 
 #include "nccl_hold.h"
+#include "nccl_real.h"
 
-/* The real symbol behind name, cached in *slot; NULL (with one message) if absent. */
+/* No real definition at all: nothing to forward to. Said once per process. */
+static void say_missing(const char *name)
+{
+	static int said;
+
+	if (__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
+		return;
+	fprintf(stderr,
+		HM_NCCL_LOG_PREFIX "no real %s in this process (none after the interposer, in "
+				   "no loaded libnccl, nor as libnccl.so.2 or libnccl.so): it "
+				   "returns ncclSystemError (later missing functions are not "
+				   "reported again)\n",
+		name);
+}
+
+/* The real symbol behind name, cached in *slot (nccl_real.h); NULL if none. */
 static void *nccl_real(const char *name, void **slot)
 {
 	void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
 	if (f)
 		return f;
-	f = dlsym(RTLD_NEXT, name);
+	f = hm_nccl_real_sym(name);
 	if (!f) {
-		fprintf(stderr,
-			HM_NCCL_LOG_PREFIX "the real %s is not loaded (LD_PRELOAD needs an "
-					   "application linked with libnccl): %s\n",
-			name, dlerror());
+		say_missing(name);
 		return NULL;
 	}
 	__atomic_store_n(slot, f, __ATOMIC_RELEASE);

@@ -98,7 +98,7 @@ hm_rc_t hm_spank_args_parse(int argc, char **argv, hm_spank_args_t *a, hm_err_t 
 			rc = hm_err_set(
 			    err, HM_ERR_INVAL,
 			    "%s '%s' is not key=value (accepted keys: host, port, timeout_ms, "
-			    "default_mode, default_profile, conf, agent)",
+			    "default_mode, default_profile, conf, agent, preload)",
 			    origin, argv[i]);
 			goto out;
 		}
@@ -137,10 +137,14 @@ hm_rc_t hm_spank_args_parse(int argc, char **argv, hm_spank_args_t *a, hm_err_t 
 				goto bad;
 			}
 			copy_str(a->agent, sizeof(a->agent), val);
+		} else if (strcasecmp(key, "preload") == 0) {
+			if ((rc = hm_spank_preload_arg(val, a->preload, sizeof(a->preload), err)) !=
+			    HM_OK)
+				goto bad;
 		} else {
 			rc = hm_err_set(err, HM_ERR_INVAL,
 					"%s: unknown key '%s' (accepted: host, port, timeout_ms, "
-					"default_mode, default_profile, conf, agent)",
+					"default_mode, default_profile, conf, agent, preload)",
 					origin, key);
 			goto out;
 		}
@@ -218,8 +222,13 @@ const char *hm_spank_help_text(void)
 	       "  --comm-profile=SPEC   declare the iteration profile when it cannot be measured:\n"
 	       "      a catalogue model name, or iter=DURATION,comm=PERCENT,bytes=SIZE\n"
 	       "      e.g. --comm-profile=iter=250ms,comm=40%,bytes=1.2GB\n"
+	       "  --no-comm-preload     do not add the NCCL pacing runtime (libharmonics-nccl.so)\n"
+	       "      to the tasks' LD_PRELOAD; by default a scheduled step's tasks get it\n"
+	       "      appended to their own LD_PRELOAD (the program then calls hm_pace_*\n"
+	       "      itself, or runs unpaced)\n"
 	       "\n"
-	       "Environment twins: HARMONICS_COMM_SCHED, HARMONICS_COMM_PROFILE.\n"
+	       "Environment twins: HARMONICS_COMM_SCHED, HARMONICS_COMM_PROFILE,\n"
+	       "HARMONICS_COMM_PRELOAD=no.\n"
 	       "Precedence: command line > environment > plugstack.conf defaults.\n"
 	       "The tasks see the assignment in HARMONICS_MODE, HARMONICS_PERIOD_US,\n"
 	       "HARMONICS_SHIFT_US, HARMONICS_ORIGIN_US, HARMONICS_PRIO, HARMONICS_EPOCH, ...\n"

@@ -13,6 +13,7 @@
 
 #include "hm_error.h"
 #include "hm_plugin.h" /* HM_SPANK_ENV_MODE, HM_SPANK_ENV_PROFILE */
+#include "hm_spank_preload.h"
 
 #define HM_SPANK_MODE_MAX    32
 #define HM_SPANK_PROFILE_MAX 256
@@ -28,6 +29,8 @@ typedef struct {
 	char conf[HM_SPANK_HOST_MAX]; /* harmonics.conf path; "" = beside slurm.conf */
 	char agent[HM_SPANK_HOST_MAX]; /* node agent object for slurmd; "" = the installed
 					  one, "no" = none (steps get launch-time assignments) */
+	/* NCCL runtime for --comm-sched tasks: "" = the installed one, "no" = none */
+	char preload[HM_SPANK_PRELOAD_PATH_MAX];
 } hm_spank_args_t;
 
 /* Where a resolved value came from (for messages). */

@@ -26,6 +26,8 @@ typedef struct {
 	bool cli_mode_set;
 	char cli_profile[HM_SPANK_PROFILE_MAX]; /* --comm-profile */
 	bool cli_profile_set;
+	/* --no-comm-preload */
+	bool cli_no_preload;
 	hm_spank_choice_t choice; /* after precedence (hm_sp_resolve) */
 	/* Remote context: what user_init found, for the one-time notice in task_init. */
 	char notice[640];
@@ -52,6 +54,14 @@ int hm_sp_options_register(spank_t sp);
 hm_rc_t hm_sp_resolve(spank_t sp, hm_err_t *err);
 /* Local/allocator, after the options: check, then job-control environment. */
 int hm_sp_submit_post_opt(spank_t sp);
+
+/* spank_preload.c: remote context, in user_init of a scheduled (not off) step:
+   append the NCCL runtime to the tasks' LD_PRELOAD unless the admin
+   (preload=no) or the user (--no-comm-preload, HARMONICS_COMM_PRELOAD=no) said
+   no. Never fails the step. */
+void hm_sp_step_preload(spank_t sp);
+/* Local/allocator: a bad HARMONICS_COMM_PRELOAD refuses the submission (-1, logged). */
+int hm_sp_submit_preload_check(void);
 
 /* spank_step.c: remote context. post_opt runs as root (the job directory). */
 int hm_sp_step_post_opt(spank_t sp);

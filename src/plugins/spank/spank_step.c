@@ -205,6 +205,8 @@ int hm_sp_step_user_init(spank_t sp)
 		spank_setenv(sp, HM_PACE_ENV_MODE, HM_PACE_MODE_OFF, 1);
 		goto out;
 	}
+	/* Scheduled or not by the coordinator: the assignment file may turn it on. */
+	hm_sp_step_preload(sp);
 	spank_get_item(sp, S_JOB_ID, &job_id);
 	spank_get_item(sp, S_JOB_STEPID, &step_id);
 	node_name(sp, node, sizeof(node));

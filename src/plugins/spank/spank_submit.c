@@ -17,6 +17,7 @@
 static int opt_mode_cb(int val, const char *optarg, int remote);
 static int opt_off_cb(int val, const char *optarg, int remote);
 static int opt_profile_cb(int val, const char *optarg, int remote);
+static int opt_no_preload_cb(int val, const char *optarg, int remote);
 
 static struct spank_option opt_mode = {
     "comm-sched",
@@ -36,6 +37,13 @@ static struct spank_option opt_profile = {
     1,
     0,
     opt_profile_cb};
+static struct spank_option opt_no_preload = {
+    "no-comm-preload",
+    NULL,
+    "Do not add the NCCL pacing runtime (libharmonics-nccl.so) to the tasks' LD_PRELOAD",
+    0,
+    0,
+    opt_no_preload_cb};
 
 static int opt_mode_cb(int val, const char *optarg, int remote)
 {
@@ -78,11 +86,18 @@ static int opt_profile_cb(int val, const char *optarg, int remote)
 	return 0;
 }
 
+static int opt_no_preload_cb(int val, const char *optarg, int remote)
+{
+	hm_sp.cli_no_preload = true;
+	return 0;
+}
+
 int hm_sp_options_register(spank_t sp)
 {
 	if (spank_option_register(sp, &opt_mode) != ESPANK_SUCCESS ||
 	    spank_option_register(sp, &opt_off) != ESPANK_SUCCESS ||
-	    spank_option_register(sp, &opt_profile) != ESPANK_SUCCESS) {
+	    spank_option_register(sp, &opt_profile) != ESPANK_SUCCESS ||
+	    spank_option_register(sp, &opt_no_preload) != ESPANK_SUCCESS) {
 		slurm_error("harmonics: cannot register the --comm-sched options");
 		return -1;
 	}
@@ -137,6 +152,9 @@ int hm_sp_submit_post_opt(spank_t sp)
 		slurm_error("harmonics: %s", err.msg);
 		return -1;
 	}
+	/* The preload switch is read in the step: a bad value is refused now. */
+	if (strcmp(hm_sp.choice.mode, "off") != 0 && hm_sp_submit_preload_check() != 0)
+		return -1;
 	/* Job-control environment reaches slurmctld (job_ptr->spank_job_env). */
 	if (strcmp(hm_sp.choice.mode, "off") != 0) {
 		if (spank_job_control_setenv(sp, HM_SPANK_ENV_MODE, hm_sp.choice.mode, 1) !=
