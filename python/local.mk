@@ -17,3 +17,8 @@ python/harmonics/_config.py: Makefile
 		'$(libdir)' >$@-t && mv $@-t $@
 CLEANFILES += python/harmonics/_config.py
 
+# harmonics.torch.pace on real DDP training (2 processes, gloo on 127.0.0.1);
+# skips (77) without a python3 that has PyTorch.
+TESTS += tests/python/run.sh
+EXTRA_DIST += tests/python/run.sh tests/python/test_pace_hook.py
+AM_TESTS_ENVIRONMENT += PYTHON='$(PYTHON)'; export PYTHON;
