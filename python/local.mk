@@ -11,7 +11,9 @@ nodist_pkgpython_PYTHON = python/harmonics/_config.py
 endif
 EXTRA_DIST += $(HM_PYTHON_FILES)
 
-python/harmonics/_config.py: Makefile
+# Phony: written at every install, so `make install prefix=...` records its own libdir.
+.PHONY: python/harmonics/_config.py
+python/harmonics/_config.py:
 	$(AM_V_GEN)$(MKDIR_P) python/harmonics && \
 	printf '"""Written by make: where make install puts libharmonics-pace."""\nLIBDIR = "%s"\n' \
 		'$(libdir)' >$@-t && mv $@-t $@
