@@ -43,17 +43,18 @@ class PaceWarning(RuntimeWarning):
     """Pacing is off for this process (the message says why); training goes on."""
 
 
-_warned = False
+_warned = set()
 _warn_lock = threading.Lock()
 
 
-def _warn(msg):
-    """One warning per process, whatever happens afterwards."""
-    global _warned
+def _warn(key, msg):
+    """One warning per key: "pace" for everything pace() refuses (a job that calls
+    it in a loop warns once), a pacer for the error that turned its pacing off
+    (gloo may run two completion callbacks at once)."""
     with _warn_lock:
-        if _warned:
+        if key in _warned:
             return
-        _warned = True
+        _warned.add(key)
     text = "harmonics.torch: " + msg
     try:
         warnings.warn(text, PaceWarning, stacklevel=3)
@@ -247,8 +248,8 @@ class _Pacer(object):
     def fail(self, exc):
         self.on = False
         self.error = exc
-        _warn("rank %s: pacing off after an internal error (%s: %s); training continues unpaced"
-              % (self.rank, type(exc).__name__, exc))
+        _warn(self, "rank %s: pacing off after an internal error (%s: %s); training continues "
+              "unpaced" % (self.rank, type(exc).__name__, exc))
 
 
 def harmonics_pace_hook(state, bucket):
@@ -326,7 +327,7 @@ def pace(model):
     try:
         _attach(model, os.environ)
     except Exception as e:
-        _warn("not pacing: %s; training continues unpaced" % e)
+        _warn("pace", "not pacing: %s; training continues unpaced" % e)
     return model
 
 
