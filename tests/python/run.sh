@@ -27,5 +27,8 @@ if [ -z "$py" ]; then
 	exit 77
 fi
 echo "python: $py"
+# The stand-in CUDA runtime (built with the NCCL interposer) exercises the CUDA path.
+HM_TEST_STANDIN="$b/tests/pace/.libs/libstandin_nccl_cuda.so"
+export HM_TEST_STANDIN
 PYTHONPATH="$src/python${PYTHONPATH:+:$PYTHONPATH}" HARMONICS_PACE_LIB="$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")" \
 	exec timeout 900 "$py" "$src/tests/python/test_pace_hook.py"

@@ -19,6 +19,9 @@ Scenarios:
              with the runtime's one warning, then paced
   hook_error the hook's pacing call raises after 3 steps: one warning, pacing off,
              training goes on
+  cuda-standin  the CUDA path's host functions over the stand-in CUDA runtime
+             (tests/pace/standin.h) when it was built: held to the slot on the
+             stream, the caller not held, the end stamped
 Prints "pace-torch: ..." lines with the measured costs.
 """
 
@@ -236,6 +239,64 @@ def worker(name, outdir):
     dist.barrier()
     dist.destroy_process_group()
     with open(os.path.join(outdir, "result.%d.json" % rank), "w") as f:
+        json.dump(res, f)
+    return 0
+
+
+# ---- the CUDA path over the stand-in CUDA runtime ------------------------------------
+
+def cuda_standin(lib_path, outdir):
+    """_CudaHold over the STAND-IN CUDA runtime (tests/pace/standin.h, built with
+    the NCCL interposer): its streams are real queues run by threads, so the
+    runtime's own hm_pace_comm_begin/comm_end run as host functions there, as on a
+    GPU. torch.cuda is replaced by stand-in streams; nothing else is."""
+    import ctypes
+    import types
+    import harmonics
+    import harmonics.torch as ht
+
+    class Op(ctypes.Structure):
+        _fields_ = [("name", ctypes.c_char * 48), ("start_us", ctypes.c_int64),
+                    ("end_us", ctypes.c_int64)]
+
+    sl = ctypes.CDLL(lib_path)
+    sl.cudaStreamCreate.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+    sl.cudaStreamSynchronize.argtypes = [ctypes.c_void_p]
+    sl.standin_stream_ops.argtypes = [ctypes.c_void_p, ctypes.POINTER(Op), ctypes.c_int]
+    launch = sl.cudaLaunchHostFunc
+    launch.restype = ctypes.c_int
+    launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+
+    class Stream(object):
+        def __init__(self, device=None):
+            h = ctypes.c_void_p()
+            assert sl.cudaStreamCreate(ctypes.byref(h)) == 0
+            self.cuda_stream = h.value
+
+        def wait_stream(self, other):
+            pass  # the stand-in "compute stream" never has work pending
+
+    compute = Stream()
+    ht._torch = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        Stream=Stream, current_stream=lambda device=None: compute))
+    ht._find_launch_host_func = lambda: launch
+    rt = harmonics.runtime()
+    hold = ht._CudaHold(rt)
+    dev = types.SimpleNamespace(index=0)
+    returned = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        stream = hold.hold(dev)  # the hold is queued; the caller goes on
+        returned.append((time.perf_counter() - t0) * 1e6)
+        sl.cudaStreamSynchronize(stream.cuda_stream)
+        hold.stamp_end(dev)
+    sl.cudaStreamSynchronize(hold._pair(dev)[1].cuda_stream)
+    ops = (Op * 16)()
+    n = sl.standin_stream_ops(hold._pair(dev)[0].cuda_stream, ops, 16)
+    res = {"returned_us": returned, "stats": rt.stats(),
+           "hold_ends": [ops[i].end_us for i in range(min(n, 16))],
+           "stamps": sl.standin_stream_ops(hold._pair(dev)[1].cuda_stream, ops, 16)}
+    with open(os.path.join(outdir, "result.json"), "w") as f:
         json.dump(res, f)
     return 0
 
@@ -553,6 +614,43 @@ def main():
                   "hook_error rank %d: pacing off after 3 holds (holds %d, bursts %d)"
                   % (k, s["hook_holds"], s["bursts"]))
 
+    # The CUDA path's host functions, over the stand-in CUDA runtime when it was built.
+    standin = os.environ.get("HM_TEST_STANDIN")
+    if standin and os.path.exists(standin):
+        d = os.path.join(workdir, "cuda-standin")
+        os.makedirs(d)
+        now = now_us()
+        env = dict(clean_env(), HARMONICS_MODE="harmonics", HARMONICS_PERIOD_US=str(PERIOD_MIN_US),
+                   HARMONICS_SHIFT_US="7000", HARMONICS_ORIGIN_US=str(now), HARMONICS_EPOCH="4")
+        if lib:
+            env["HARMONICS_PACE_LIB"] = lib
+        with open(os.path.join(d, "stderr"), "w+") as err:
+            try:
+                rc = subprocess.call([sys.executable, os.path.abspath(__file__), "--cuda-standin",
+                                      standin, d], env=env, stdout=err, stderr=err,
+                                     timeout=WORKER_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
+            err.seek(0)
+            text = err.read()
+        if check(rc == 0, "cuda-standin: ran (exit %s) %s" % (rc, text[-2000:] if rc else "")):
+            r = json.load(open(os.path.join(d, "result.json")))
+            s = r["stats"]
+            check(s["bursts"] == 5 and s["paced"] == 5 and s["burst_n"] == 5 and
+                  s["applied_epoch"] == 4,
+                  "cuda-standin: 5 bursts begun and ended by host functions on the streams "
+                  "(bursts %d, paced %d, ended %d)" % (s["bursts"], s["paced"], s["burst_n"]))
+            phase = [(e - now - 7000) % PERIOD_MIN_US for e in r["hold_ends"]]
+            check(len(phase) == 5 and all(p < PERIOD_MIN_US // 4 for p in phase),
+                  "cuda-standin: each hold ended at a slot (us after it: %s)" % phase)
+            check(max(r["returned_us"]) < PERIOD_MIN_US / 4,
+                  "cuda-standin: the caller never waited (us: %s)"
+                  % ["%.0f" % x for x in r["returned_us"]])
+            check(r["stamps"] == 5, "cuda-standin: 5 end stamps on their own stream (%d)"
+                  % r["stamps"])
+    else:
+        print("skip: cuda-standin (the stand-in CUDA runtime is built only with the interposer)")
+
     if failures:
         print("%d check(s) failed; files in %s" % (len(failures), workdir))
         return 1
@@ -563,4 +661,6 @@ def main():
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--worker":
         sys.exit(worker(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 4 and sys.argv[1] == "--cuda-standin":
+        sys.exit(cuda_standin(sys.argv[2], sys.argv[3]))
     sys.exit(main())
