@@ -23,6 +23,9 @@ pkgs=(
 	jq
 	# the parser fuzzer (libFuzzer)
 	clang
+	# real training: harmonics.torch's tests (make check) and PyTorch jobs;
+	# Debian's PyTorch 1.13 for the CPU, with gloo
+	python3-torch
 )
 
 missing=()
