@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <libgen.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #define CONF_LINE_MAX 4096
 
+/* Index of each key in keys[] and in hm_conf_load_string's key_line[]. */
 typedef enum {
 	K_POLICY,
 	K_DEFAULT_MODE,
@@ -51,54 +53,37 @@ typedef enum {
 	K_RACK_TIMEOUT,
 	K_RACK_PORT,
 	K__COUNT
-} conf_key_t;
+} conf_key_id_t;
 
-static const char *const key_names[K__COUNT] = {
-    [K_POLICY] = "Policy",
-    [K_DEFAULT_MODE] = "DefaultMode",
-    [K_DEFAULT_PROFILE] = "DefaultProfile",
-    [K_EPOCH] = "EpochLength",
-    [K_PRIO_LEVELS] = "PriorityLevels",
-    [K_RESERVED_LEVELS] = "ReservedLevels",
-    [K_BUDGET] = "DecisionBudget",
-    [K_GUARD] = "Guard",
-    [K_VALIDITY] = "AssignmentValidity",
-    [K_TOPOLOGY] = "Topology",
-    [K_GPUS_PER_NODE] = "GpusPerNode",
-    [K_NIC_SPEED] = "NicSpeed",
-    [K_UPLINK_SPEED] = "UplinkSpeed",
-    [K_LISTEN_ADDR] = "ListenAddress",
-    [K_LISTEN_PORT] = "ListenPort",
-    [K_COORD_HOST] = "CoordinatorHost",
-    [K_REQ_TIMEOUT] = "RequestTimeout",
-    [K_CONN_TIMEOUT] = "ConnectionTimeout",
-    [K_MAX_MSG] = "MaxMessageSize",
-    [K_RUN_DIR] = "RunDir",
-    [K_HEARTBEAT] = "HeartbeatInterval",
-    [K_AGENT_VALIDITY] = "AgentValidity",
-    [K_UPDATE_LEAD] = "UpdateLead",
-    [K_FAIL_OPEN] = "FailOpen",
-    [K_LOG_LEVEL] = "LogLevel",
-    [K_STATE_FILE] = "StateFile",
-    [K_ADMIN_COMMENT_MAX] = "AdminCommentMaxBytes",
-    [K_RACK_SOLVE] = "RackSolve",
-    [K_RACK_TIMEOUT] = "RackTimeout",
-    [K_RACK_PORT] = "RackPort",
+/* How a key's value is read and stored; min and max bound it in the parser's unit. */
+typedef enum {
+	CK_INT,     /* integer into an int */
+	CK_SIZE,    /* integer into a size_t */
+	CK_SECONDS, /* duration into a double, seconds */
+	CK_MS,      /* duration (bounds in seconds) into an int, milliseconds */
+	CK_BPS,     /* bandwidth into a double, bit/s */
+	CK_BYTES,   /* size into an int, bytes */
+	CK_BOOL,    /* yes/no into a bool */
+	CK_STR,     /* text into a char[size] */
+	CK_SET,     /* the row's fn reads and stores it */
+} conf_type_t;
+
+typedef struct conf_key conf_key_t;
+
+/*
+ * CK_SET: reads and stores the value. Other types (NULL: none): refuses a value
+ * its parser accepts; for CK_STR it sees the text before the copy (a bad value
+ * is named before a long one), for the others the value stored.
+ */
+typedef hm_rc_t (*conf_fn_t)(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err);
+
+struct conf_key {
+	hm_conf_key_info_t info; /* name, argument and one line for harmonics.conf(5) */
+	conf_type_t type;
+	double min, max;
+	size_t off, size; /* the field in hm_conf_t */
+	conf_fn_t fn;
 };
-
-static const char *accepted_keys(void)
-{
-	static char buf[1024];
-
-	if (!buf[0]) {
-		for (int k = 0; k < K__COUNT; k++) {
-			strcat(buf, key_names[k]);
-			if (k + 1 < K__COUNT)
-				strcat(buf, ", ");
-		}
-	}
-	return buf;
-}
 
 void hm_conf_defaults(hm_conf_t *conf)
 {
@@ -175,190 +160,324 @@ static bool has_dot_component(const char *path)
 	return false;
 }
 
-/* RunDir: absolute, not "/", no "." or ".." component (the agent builds paths under it). */
-static hm_rc_t set_run_dir(hm_conf_t *c, const char *val, const char *key, hm_err_t *err)
+/* "Key='value' is not WHAT (accepted: ...)": how every check refuses a value. */
+static hm_rc_t refuse(hm_err_t *err, const conf_key_t *k, const char *val, const char *what,
+		      const char *accepted)
 {
-	if (val[0] != '/' || val[strspn(val, "/")] == '\0' || has_dot_component(val))
-		return hm_err_set(err, HM_ERR_INVAL,
-				  "%s='%s' is not accepted (accepted: an absolute directory path "
-				  "other than /, without '.' or '..' components)",
-				  key, val);
-	return set_str(c->run_dir, sizeof(c->run_dir), val, key, err);
+	return hm_err_set(err, HM_ERR_INVAL, "%s='%s' is not %s (accepted: %s)", k->info.name, val,
+			  what, accepted);
 }
 
-static hm_rc_t set_key(hm_conf_t *c, conf_key_t k, const char *val, hm_err_t *err)
+/* Policy: any case in the file, stored in lower case as the registry names it. */
+static hm_rc_t set_policy(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
 {
-	const char *key = key_names[k];
-	long l;
-	bool b;
-	struct in_addr ia;
+	char low[HM_CONF_NAME_MAX];
+	size_t i;
+
+	for (i = 0; val[i] && i + 1 < sizeof(low); i++)
+		low[i] = (char)tolower((unsigned char)val[i]);
+	low[i] = '\0';
+	if (val[i] || !hm_spec_policy_known(low))
+		return refuse(err, k, val, "a policy", HM_POLICY_NAMES);
+	snprintf(c->policy, sizeof(c->policy), "%s", low);
+	return HM_OK;
+}
+
+static hm_rc_t set_default_mode(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
+{
+	hm_rc_t rc = hm_spec_mode_check(val, err);
+
+	if (rc == HM_OK)
+		rc = set_str(c->default_mode, sizeof(c->default_mode), val, k->info.name, err);
+	if (rc == HM_OK)
+		for (char *p = c->default_mode; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+	return rc;
+}
+
+/* DefaultProfile: empty, or a profile the jobs' --comm-profile would accept. */
+static hm_rc_t check_profile(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
+{
 	hm_profile_t prof;
 	hm_rc_t rc = HM_OK;
 
-	switch (k) {
-	case K_POLICY: {
-		char low[HM_CONF_NAME_MAX];
-		size_t i;
+	if (*val && (rc = hm_spec_profile_parse(val, &prof, err)) != HM_OK)
+		hm_err_prefix(err, "%s", k->info.name);
+	return rc;
+}
 
-		for (i = 0; val[i] && i + 1 < sizeof(low); i++)
-			low[i] = (char)tolower((unsigned char)val[i]);
-		low[i] = '\0';
-		if (val[i] || !hm_spec_policy_known(low))
-			return hm_err_set(err, HM_ERR_INVAL,
-					  "%s='%s' is not a policy (accepted: %s)", key, val,
-					  HM_POLICY_NAMES);
-		snprintf(c->policy, sizeof(c->policy), "%s", low);
-		break;
-	}
-	case K_DEFAULT_MODE:
-		rc = hm_spec_mode_check(val, err);
-		if (rc == HM_OK)
-			rc = set_str(c->default_mode, sizeof(c->default_mode), val, key, err);
-		if (rc == HM_OK)
-			for (char *p = c->default_mode; *p; p++)
-				*p = (char)tolower((unsigned char)*p);
-		break;
-	case K_DEFAULT_PROFILE:
-		if (*val && (rc = hm_spec_profile_parse(val, &prof, err)) != HM_OK) {
-			hm_err_prefix(err, "%s", key);
-			break;
-		}
-		rc = set_str(c->default_profile, sizeof(c->default_profile), val, key, err);
-		break;
-	case K_EPOCH:
-		rc = hm_parse_duration_s(val, 0, 86400, &c->epoch_s, key, err);
-		if (rc == HM_OK && c->epoch_s > 0 && c->epoch_s < 0.1)
-			rc = hm_err_set(err, HM_ERR_RANGE,
-					"%s='%s' is too short (0 = off, or at least 100ms)", key,
-					val);
-		break;
-	case K_PRIO_LEVELS:
-		rc = hm_parse_long(val, 1, HM_PRIO_LEVELS_MAX, &l, key, err);
-		if (rc == HM_OK)
-			c->prio_levels = (int)l;
-		break;
-	case K_RESERVED_LEVELS:
-		rc = hm_parse_long(val, 0, HM_PRIO_LEVELS_MAX - 1, &l, key, err);
-		if (rc == HM_OK)
-			c->reserved_levels = (int)l;
-		break;
-	case K_BUDGET:
-		rc = hm_parse_duration_s(val, 0.001, 600, &c->decision_budget_s, key, err);
-		break;
-	case K_GUARD:
-		rc = hm_parse_duration_s(val, 0, 60, &c->guard_s, key, err);
-		break;
-	case K_VALIDITY:
-		rc = hm_parse_duration_s(val, 1, 7 * 86400, &c->valid_s, key, err);
-		break;
-	case K_TOPOLOGY:
-		rc = set_str(c->topology, sizeof(c->topology), val, key, err);
-		break;
-	case K_GPUS_PER_NODE:
-		rc = hm_parse_long(val, 1, HM_MAX_GPUS_PER_HOST, &l, key, err);
-		if (rc == HM_OK)
-			c->gpus_per_node = (int)l;
-		break;
-	case K_NIC_SPEED:
-		rc = hm_parse_bandwidth_bps(val, 1e6, 1e13, &c->nic_bps, key, err);
-		break;
-	case K_UPLINK_SPEED:
-		rc = hm_parse_bandwidth_bps(val, 1e6, 1e14, &c->uplink_bps, key, err);
-		break;
-	case K_LISTEN_ADDR:
-		if (inet_pton(AF_INET, val, &ia) != 1)
-			return hm_err_set(err, HM_ERR_INVAL,
-					  "%s='%s' is not an IPv4 address (accepted: a.b.c.d, "
-					  "0.0.0.0 for every interface)",
-					  key, val);
-		rc = set_str(c->listen_addr, sizeof(c->listen_addr), val, key, err);
-		break;
-	case K_LISTEN_PORT:
-		rc = hm_parse_long(val, 0, 65535, &l, key, err);
-		if (rc == HM_OK)
-			c->listen_port = (int)l;
-		break;
-	case K_COORD_HOST:
-		if (*val && !valid_hostname(val))
-			return hm_err_set(err, HM_ERR_INVAL,
-					  "%s='%s' is not a host name or address (accepted: "
-					  "letters, digits, '.', '-', '_')",
-					  key, val);
-		rc = set_str(c->coordinator_host, sizeof(c->coordinator_host), val, key, err);
-		break;
-	case K_REQ_TIMEOUT:
-		rc = set_ms(&c->request_timeout_ms, val, 0.01, 60, key, err);
-		break;
-	case K_CONN_TIMEOUT:
-		rc = set_ms(&c->conn_timeout_ms, val, 0.01, 60, key, err);
-		break;
-	case K_MAX_MSG: {
-		double bytes;
+/* EpochLength: 0 turns the epochs off; a shorter one than 100ms would only load
+ * the coordinator. */
+static hm_rc_t check_epoch(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
+{
+	if (c->epoch_s > 0 && c->epoch_s < 0.1)
+		return hm_err_set(err, HM_ERR_RANGE,
+				  "%s='%s' is too short (0 = off, or at least 100ms)", k->info.name,
+				  val);
+	return HM_OK;
+}
 
-		rc = hm_parse_bytes(val, 1024, 16 * 1024 * 1024, &bytes, key, err);
-		if (rc == HM_OK)
-			c->max_message_bytes = (int)bytes;
-		break;
+static hm_rc_t check_ipv4(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
+{
+	struct in_addr ia;
+
+	if (inet_pton(AF_INET, val, &ia) != 1)
+		return refuse(err, k, val, "an IPv4 address",
+			      "a.b.c.d, 0.0.0.0 for every interface");
+	return HM_OK;
+}
+
+/* CoordinatorHost: empty (derived from ListenAddress) or a name or address. */
+static hm_rc_t check_host(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
+{
+	if (*val && !valid_hostname(val))
+		return refuse(err, k, val, "a host name or address",
+			      "letters, digits, '.', '-', '_'");
+	return HM_OK;
+}
+
+/* RunDir: absolute, not "/", no "." or ".." component (the agent builds paths under it). */
+static hm_rc_t check_run_dir(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
+{
+	if (val[0] != '/' || val[strspn(val, "/")] == '\0' || has_dot_component(val))
+		return refuse(err, k, val, "accepted",
+			      "an absolute directory path other than /, without '.' or '..' "
+			      "components");
+	return HM_OK;
+}
+
+/* StateFile: empty (the sched plugin's default) or an absolute path. */
+static hm_rc_t check_abs_path(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
+{
+	if (*val && val[0] != '/')
+		return refuse(err, k, val, "an absolute path", "/path/file");
+	return HM_OK;
+}
+
+static hm_rc_t set_log_level(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
+{
+	int lv = hm_log_level_parse(val);
+
+	if (lv < 0)
+		return refuse(err, k, val, "a log level", "error, info, verbose, debug");
+	c->log_level = (hm_log_level_t)lv;
+	return HM_OK;
+}
+
+static hm_rc_t set_rack_solve(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
+{
+	if (strcmp(val, "leaders") != 0 && strcmp(val, "coordinator") != 0)
+		return hm_err_set(err, HM_ERR_INVAL,
+				  "%s=%.60s is not accepted (leaders, coordinator)", k->info.name,
+				  val);
+	c->rack_solve_leaders = val[0] == 'l';
+	return HM_OK;
+}
+
+/* A row: key, argument, type, bounds, the hm_conf_t member it sets, fn, one line. */
+#define KEY(id, name, arg, t, lo, hi, m, f, doc)                                                   \
+	[id] = {.info = {(name), (arg), (doc)},                                                    \
+		.type = (t),                                                                       \
+		.min = (lo),                                                                       \
+		.max = (hi),                                                                       \
+		.off = offsetof(hm_conf_t, m),                                                     \
+		.size = sizeof(((hm_conf_t *)0)->m),                                               \
+		.fn = (f)}
+
+/*
+ * Every key of harmonics.conf: the parser reads through it, error messages and
+ * harmonics.conf(5) list it (test_conf checks the man page against it). Bounds
+ * are in the parser's unit: seconds for durations, bit/s, bytes.
+ */
+static const conf_key_t keys[K__COUNT] = {
+    KEY(K_POLICY, "Policy", "NAME", CK_SET, 0, 0, policy, set_policy,
+	"policy deciding each job's time shift and class"),
+    KEY(K_DEFAULT_MODE, "DefaultMode", "MODE", CK_SET, 0, 0, default_mode, set_default_mode,
+	"mode of jobs submitted without --comm-sched"),
+    KEY(K_DEFAULT_PROFILE, "DefaultProfile", "PROFILE", CK_STR, 0, 0, default_profile,
+	check_profile, "profile of jobs that declare none (empty: unscheduled until measured)"),
+    KEY(K_EPOCH, "EpochLength", "DURATION", CK_SECONDS, 0, 86400, epoch_s, check_epoch,
+	"re-decision period besides job start and end (0: only then, else >= 100ms)"),
+    KEY(K_PRIO_LEVELS, "PriorityLevels", "N", CK_INT, 1, HM_PRIO_LEVELS_MAX, prio_levels, NULL,
+	"hardware priority classes"),
+    KEY(K_RESERVED_LEVELS, "ReservedLevels", "N", CK_INT, 0, HM_PRIO_LEVELS_MAX - 1,
+	reserved_levels, NULL, "classes kept for other traffic (less than PriorityLevels)"),
+    KEY(K_BUDGET, "DecisionBudget", "DURATION", CK_SECONDS, 0.001, 600, decision_budget_s, NULL,
+	"wall-clock budget of one decision"),
+    KEY(K_GUARD, "Guard", "DURATION", CK_SECONDS, 0, 60, guard_s, NULL,
+	"how late a burst may start in its slot (0: the policy's default)"),
+    KEY(K_VALIDITY, "AssignmentValidity", "DURATION", CK_SECONDS, 1, 7 * 86400, valid_s, NULL,
+	"how long a step may use an assignment before asking again"),
+    KEY(K_TOPOLOGY, "Topology", "PATH", CK_STR, 0, 0, topology, NULL,
+	"topology.conf to read racks from"),
+    KEY(K_GPUS_PER_NODE, "GpusPerNode", "N", CK_INT, 1, HM_MAX_GPUS_PER_HOST, gpus_per_node, NULL,
+	"GPUs per node when a job's count is unknown"),
+    KEY(K_NIC_SPEED, "NicSpeed", "BANDWIDTH", CK_BPS, 1e6, 1e13, nic_bps, NULL,
+	"per-node NIC bandwidth"),
+    KEY(K_UPLINK_SPEED, "UplinkSpeed", "BANDWIDTH", CK_BPS, 1e6, 1e14, uplink_bps, NULL,
+	"per switch uplink when topology.conf gives no LinkSpeed"),
+    KEY(K_LISTEN_ADDR, "ListenAddress", "A.B.C.D", CK_STR, 0, 0, listen_addr, check_ipv4,
+	"IPv4 address the coordinator binds"),
+    KEY(K_LISTEN_PORT, "ListenPort", "PORT", CK_INT, 0, 65535, listen_port, NULL,
+	"coordinator's TCP port (0: any, for tests)"),
+    KEY(K_COORD_HOST, "CoordinatorHost", "HOST", CK_STR, 0, 0, coordinator_host, check_host,
+	"name or address steps and harmonicsctl connect to"),
+    KEY(K_REQ_TIMEOUT, "RequestTimeout", "DURATION", CK_MS, 0.01, 60, request_timeout_ms, NULL,
+	"how long a step waits for its assignment before running unscheduled"),
+    KEY(K_CONN_TIMEOUT, "ConnectionTimeout", "DURATION", CK_MS, 0.01, 60, conn_timeout_ms, NULL,
+	"server-side limit for reading a request and writing its reply"),
+    KEY(K_MAX_MSG, "MaxMessageSize", "SIZE", CK_BYTES, 1024, 16 * 1024 * 1024, max_message_bytes,
+	NULL, "largest accepted message"),
+    KEY(K_RUN_DIR, "RunDir", "PATH", CK_STR, 0, 0, run_dir, check_run_dir,
+	"directory of the node agents' files"),
+    KEY(K_HEARTBEAT, "HeartbeatInterval", "DURATION", CK_MS, 0.1, 60, heartbeat_ms, NULL,
+	"how often an agent reports and has its steps' assignments renewed"),
+    KEY(K_AGENT_VALIDITY, "AgentValidity", "DURATION", CK_MS, 0.2, 3600, agent_valid_ms, NULL,
+	"how long a step keeps pacing after its agent last heard from the coordinator (at least "
+	"two heartbeats)"),
+    KEY(K_UPDATE_LEAD, "UpdateLead", "DURATION", CK_MS, 0.2, 600, update_lead_ms, NULL,
+	"how long after it is sent a changed decision takes effect"),
+    KEY(K_FAIL_OPEN, "FailOpen", "yes|no", CK_BOOL, 0, 0, fail_open, NULL,
+	"yes: a step that cannot reach the coordinator runs unscheduled; no: it fails"),
+    KEY(K_LOG_LEVEL, "LogLevel", "LEVEL", CK_SET, 0, 0, log_level, set_log_level,
+	"error, info, verbose (every request) or debug"),
+    KEY(K_STATE_FILE, "StateFile", "PATH", CK_STR, 0, 0, state_file, check_abs_path,
+	"absolute path of the state file"),
+    KEY(K_ADMIN_COMMENT_MAX, "AdminCommentMaxBytes", "N", CK_SIZE, 64, 4096,
+	admin_comment_max_bytes, NULL, "bound of a job's AdminComment"),
+    KEY(K_RACK_SOLVE, "RackSolve", "leaders | coordinator", CK_SET, 0, 0, rack_solve_leaders,
+	set_rack_solve, "where each rack's Local Scheduler runs"),
+    KEY(K_RACK_TIMEOUT, "RackTimeout", "DURATION", CK_MS, 0.01, 60, rack_timeout_ms, NULL,
+	"how long a decision round waits for the rack leaders' answers"),
+    KEY(K_RACK_PORT, "RackPort", "N", CK_INT, 0, 65535, rack_port, NULL,
+	"TCP port of each node agent's rack channel (0: any)"),
+};
+
+size_t hm_conf_key_count(void)
+{
+	return K__COUNT;
+}
+
+const hm_conf_key_info_t *hm_conf_key_info(size_t i)
+{
+	return i < K__COUNT ? &keys[i].info : NULL;
+}
+
+size_t hm_conf_accepted_keys(char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (len > 0)
+		buf[0] = '\0';
+	for (int k = 0; k < K__COUNT; k++) {
+		int w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, "%s%s",
+				 k ? ", " : "", keys[k].info.name);
+		n += (size_t)w;
 	}
-	case K_RUN_DIR:
-		rc = set_run_dir(c, val, key, err);
+	return n;
+}
+
+/* The bounds of row k in its unit, as the man page would write them ("" when none). */
+static void key_range(const conf_key_t *k, char *buf, size_t len)
+{
+	static const char *const unit[] = {
+	    [CK_INT] = "",    [CK_SIZE] = "", [CK_SECONDS] = "s", [CK_MS] = "s", [CK_BPS] = "bit/s",
+	    [CK_BYTES] = "B", [CK_BOOL] = "", [CK_STR] = "",      [CK_SET] = "",
+	};
+
+	if (k->min < k->max)
+		snprintf(buf, len, "%g..%g%s", k->min, k->max, unit[k->type]);
+	else
+		buf[0] = '\0';
+}
+
+/* Text for roff: a hyphen as "\\-" (the man pages' minus), a backslash as "\\e". */
+static void roff_puts(const char *s, FILE *out)
+{
+	for (; *s; s++)
+		if (*s == '-')
+			fputs("\\-", out);
+		else if (*s == '\\')
+			fputs("\\e", out);
+		else
+			fputc(*s, out);
+}
+
+void hm_conf_keys_man(FILE *out)
+{
+	for (int i = 0; i < K__COUNT; i++) {
+		const conf_key_t *k = &keys[i];
+		char range[64];
+
+		key_range(k, range, sizeof(range));
+		fprintf(out, ".TP\n.BI %s= \"", k->info.name);
+		roff_puts(k->info.arg, out);
+		fputs("\"\n", out);
+		roff_puts(k->info.doc, out);
+		fprintf(out, "%s%s.\n", range[0] ? "; " : "", range);
+	}
+}
+
+/* Read val as row k's type into its field (no row check). */
+static hm_rc_t read_value(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
+{
+	void *field = (char *)c + k->off;
+	const char *key = k->info.name;
+	double d;
+	long l;
+	bool b;
+	hm_rc_t rc = HM_OK;
+
+	switch (k->type) {
+	case CK_INT:
+	case CK_SIZE:
+		rc = hm_parse_long(val, (long)k->min, (long)k->max, &l, key, err);
+		if (rc == HM_OK && k->type == CK_INT)
+			*(int *)field = (int)l;
+		else if (rc == HM_OK)
+			*(size_t *)field = (size_t)l;
 		break;
-	case K_HEARTBEAT:
-		rc = set_ms(&c->heartbeat_ms, val, 0.1, 60, key, err);
+	case CK_SECONDS:
+		rc = hm_parse_duration_s(val, k->min, k->max, field, key, err);
 		break;
-	case K_AGENT_VALIDITY:
-		rc = set_ms(&c->agent_valid_ms, val, 0.2, 3600, key, err);
+	case CK_MS:
+		rc = set_ms(field, val, k->min, k->max, key, err);
 		break;
-	case K_UPDATE_LEAD:
-		rc = set_ms(&c->update_lead_ms, val, 0.2, 600, key, err);
+	case CK_BPS:
+		rc = hm_parse_bandwidth_bps(val, k->min, k->max, field, key, err);
 		break;
-	case K_FAIL_OPEN:
+	case CK_BYTES:
+		rc = hm_parse_bytes(val, k->min, k->max, &d, key, err);
+		if (rc == HM_OK)
+			*(int *)field = (int)d;
+		break;
+	case CK_BOOL:
 		rc = hm_parse_bool(val, &b, key, err);
 		if (rc == HM_OK)
-			c->fail_open = b;
+			*(bool *)field = b;
 		break;
-	case K_LOG_LEVEL: {
-		int lv = hm_log_level_parse(val);
+	case CK_STR:
+		rc = set_str(field, k->size, val, key, err);
+		break;
+	case CK_SET:
+		rc = k->fn(c, k, val, err);
+		break;
+	}
+	return rc;
+}
 
-		if (lv < 0)
-			return hm_err_set(err, HM_ERR_INVAL,
-					  "%s='%s' is not a log level (accepted: error, info, "
-					  "verbose, debug)",
-					  key, val);
-		c->log_level = (hm_log_level_t)lv;
-		break;
-	}
-	case K_STATE_FILE:
-		if (*val && val[0] != '/')
-			return hm_err_set(err, HM_ERR_INVAL,
-					  "%s='%s' is not an absolute path (accepted: /path/file)",
-					  key, val);
-		rc = set_str(c->state_file, sizeof(c->state_file), val, key, err);
-		break;
-	case K_ADMIN_COMMENT_MAX:
-		rc = hm_parse_long(val, 64, 4096, &l, key, err);
-		if (rc == HM_OK)
-			c->admin_comment_max_bytes = (size_t)l;
-		break;
-	case K_RACK_SOLVE:
-		if (strcmp(val, "leaders") == 0 || strcmp(val, "coordinator") == 0)
-			c->rack_solve_leaders = val[0] == 'l';
-		else
-			rc = hm_err_set(err, HM_ERR_INVAL,
-					"RackSolve=%.60s is not accepted (leaders, coordinator)",
-					val);
-		break;
-	case K_RACK_TIMEOUT:
-		rc = set_ms(&c->rack_timeout_ms, val, 0.01, 60, key, err);
-		break;
-	case K_RACK_PORT:
-		rc = hm_parse_long(val, 0, 65535, &l, key, err);
-		if (rc == HM_OK)
-			c->rack_port = (int)l;
-		break;
-	default:
-		rc = hm_err_set(err, HM_ERR_INVAL, "internal: key %d", (int)k);
-	}
+/* Set key k from val: the row's check around reading it (see conf_fn_t). */
+static hm_rc_t set_key(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
+{
+	bool check = k->fn && k->type != CK_SET;
+	hm_rc_t rc = HM_OK;
+
+	if (check && k->type == CK_STR)
+		rc = k->fn(c, k, val, err);
+	if (rc == HM_OK)
+		rc = read_value(c, k, val, err);
+	if (rc == HM_OK && check && k->type != CK_STR)
+		rc = k->fn(c, k, val, err);
 	return rc;
 }
 
@@ -396,7 +515,7 @@ static hm_rc_t agent_timing_check(hm_conf_t *c, const int *key_line, const char 
 static int find_key(const char *key)
 {
 	for (int k = 0; k < K__COUNT; k++)
-		if (strcasecmp(key, key_names[k]) == 0)
+		if (strcasecmp(key, keys[k].info.name) == 0)
 			return k;
 	return -1;
 }
@@ -405,7 +524,7 @@ hm_rc_t hm_conf_load_string(const char *text, const char *fname, hm_conf_t *conf
 {
 	hm_conf_t c;
 	int key_line[K__COUNT] = {0};
-	char line[CONF_LINE_MAX];
+	char line[CONF_LINE_MAX], accepted[1024];
 	const char *p = text;
 	int lineno = 0;
 	hm_rc_t rc = HM_OK;
@@ -434,25 +553,27 @@ hm_rc_t hm_conf_load_string(const char *text, const char *fname, hm_conf_t *conf
 
 			snprintf(orig, sizeof(orig), "%s", tok); /* split_kv cuts tok */
 			if (!hm_split_kv(tok, &key, &val)) {
+				hm_conf_accepted_keys(accepted, sizeof(accepted));
 				rc = hm_err_set(err, HM_ERR_PARSE,
 						"%s:%d: '%s' is not Key=Value (accepted keys: %s)",
-						fname, lineno, orig, accepted_keys());
+						fname, lineno, orig, accepted);
 				goto out;
 			}
 			if ((k = find_key(key)) < 0) {
+				hm_conf_accepted_keys(accepted, sizeof(accepted));
 				rc = hm_err_set(err, HM_ERR_INVAL,
 						"%s:%d: unknown key '%s' (accepted: %s)", fname,
-						lineno, key, accepted_keys());
+						lineno, key, accepted);
 				goto out;
 			}
 			if (key_line[k]) {
 				rc = hm_err_set(err, HM_ERR_INVAL,
 						"%s:%d: %s is set again (first set on line %d)",
-						fname, lineno, key_names[k], key_line[k]);
+						fname, lineno, keys[k].info.name, key_line[k]);
 				goto out;
 			}
 			key_line[k] = lineno;
-			if ((rc = set_key(&c, (conf_key_t)k, val, err)) != HM_OK) {
+			if ((rc = set_key(&c, &keys[k], val, err)) != HM_OK) {
 				hm_err_prefix(err, "%s:%d", fname, lineno);
 				goto out;
 			}

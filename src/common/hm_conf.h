@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "hm_error.h"
 #include "hm_log.h"
@@ -37,9 +38,10 @@ typedef struct {
 	char default_profile[256];           /* DefaultProfile=: profile of jobs that declared none
 						(catalogue model or "iter=..,comm=..,bytes=.."); "" = none:
 						such jobs run unscheduled until a step reports one */
-	double epoch_s;           /* EpochLength=: re-decision period (duration), default 10 s;
-				     0 = only on job start/end */
-	int prio_levels;          /* PriorityLevels=: hardware classes, 1..HM_PRIO_LEVELS_MAX (8), default 8 */
+	double epoch_s;  /* EpochLength=: re-decision period (duration), default 10 s;
+			    0 = only on job start/end */
+	int prio_levels; /* PriorityLevels=: hardware classes, 1..HM_PRIO_LEVELS_MAX (8), default 8
+			  */
 	int reserved_levels;      /* ReservedLevels=: kept for other traffic, default 1 */
 	double decision_budget_s; /* DecisionBudget=: wall clock per decision, default 1 s */
 	double guard_s;           /* Guard=: late tolerance of slot holding; 0 = policy default */
@@ -129,5 +131,29 @@ const char *hm_conf_client_host(const hm_conf_t *conf);
 
 /* Write the effective configuration as harmonics.conf text (harmonicsctl config). */
 void hm_conf_format(const hm_conf_t *conf, char *buf, size_t len);
+
+/* One accepted key, from the table that drives the parser. */
+typedef struct {
+	const char *name; /* as harmonics.conf(5) spells it ("EpochLength"); the file's
+			     keys are case-insensitive */
+	const char *arg;  /* the value as the man page names it ("DURATION") */
+	const char *doc;  /* one line, without the bounds */
+} hm_conf_key_info_t;
+
+/* How many keys there are; key i (0 <= i < count) in the parser's order, NULL past
+   the end. Static storage. */
+size_t hm_conf_key_count(void);
+const hm_conf_key_info_t *hm_conf_key_info(size_t i);
+
+/*
+ * "Policy, DefaultMode, ...": every key, as the error messages list them, into buf
+ * (len bytes, cut to fit, NUL-terminated when len > 0). Returns the length the
+ * whole list needs, as snprintf does.
+ */
+size_t hm_conf_accepted_keys(char *buf, size_t len);
+
+/* Every key as a harmonics.conf(5) entry (".TP", ".BI Key= ARG", the line and
+   its bounds) to out: the list to check the man page against. */
+void hm_conf_keys_man(FILE *out);
 
 #endif

@@ -234,13 +234,96 @@ static void test_paths(void **state)
 	assert_string_equal(buf, "/a/topo.conf");
 }
 
+/* The key table: every key listed in the messages and in the man-page writer. */
+static void test_key_table(void **state)
+{
+	size_t n = hm_conf_key_count(), need;
+	char list[1024], *man = NULL;
+	size_t man_len = 0;
+	FILE *f = open_memstream(&man, &man_len);
+	hm_conf_t c;
+	hm_err_t err = {0};
+
+	assert_true(n > 0);
+	assert_null(hm_conf_key_info(n));
+	need = hm_conf_accepted_keys(list, sizeof(list));
+	assert_true(need < sizeof(list));
+	assert_int_equal(strlen(list), need);
+	assert_int_not_equal(hm_conf_load_string("Bogus=1\n", "k.conf", &c, &err), HM_OK);
+	assert_non_null(f);
+	hm_conf_keys_man(f);
+	fclose(f);
+	for (size_t i = 0; i < n; i++) {
+		const hm_conf_key_info_t *k = hm_conf_key_info(i);
+		char entry[128];
+
+		assert_non_null(k);
+		assert_non_null(k->name);
+		assert_non_null(k->arg);
+		assert_non_null(k->doc);
+		if (!strstr(list, k->name) || !strstr(err.msg, k->name))
+			fail_msg("key %s missing from the accepted list '%s' or message '%s'",
+				 k->name, list, err.msg);
+		snprintf(entry, sizeof(entry), ".TP\n.BI %s= ", k->name);
+		if (!strstr(man, entry))
+			fail_msg("key %s missing from hm_conf_keys_man's output", k->name);
+	}
+	free(man);
+}
+
+/* Index of key name in the table (exact spelling, as the man page writes it), or -1. */
+static int table_key(const char *name)
+{
+	for (size_t i = 0; i < hm_conf_key_count(); i++)
+		if (strcmp(hm_conf_key_info(i)->name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * harmonics.conf(5) documents exactly the table's keys, each once: an entry is a
+ * ".TP" line followed by ".BI Key= ARG".
+ */
+static void test_man_page_keys(void **state)
+{
+	const char *top = getenv("top_srcdir");
+	char path[4096], line[1024], prev[1024] = "";
+	int seen[64] = {0};
+	FILE *f;
+
+	assert_true(hm_conf_key_count() <= sizeof(seen) / sizeof(seen[0]));
+	snprintf(path, sizeof(path), "%s/docs/man/harmonics.conf.5", top ? top : ".");
+	f = fopen(path, "r");
+	if (!f)
+		fail_msg("cannot open %s (set top_srcdir to the source tree)", path);
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strcspn(line + 4, "= \n");
+		int k;
+
+		if (strncmp(prev, ".TP", 3) == 0 && strncmp(line, ".BI ", 4) == 0 &&
+		    line[4 + len] == '=') {
+			line[4 + len] = '\0';
+			if ((k = table_key(line + 4)) < 0)
+				fail_msg("%s documents %s, which is not a key", path, line + 4);
+			seen[k]++;
+		}
+		snprintf(prev, sizeof(prev), "%s", line);
+	}
+	fclose(f);
+	for (size_t i = 0; i < hm_conf_key_count(); i++)
+		if (seen[i] != 1)
+			fail_msg("%s documents %s %d times (accepted: once)", path,
+				 hm_conf_key_info(i)->name, seen[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults),         cmocka_unit_test(test_full_file),
 	    cmocka_unit_test(test_format_roundtrip), cmocka_unit_test(test_bad_values),
 	    cmocka_unit_test(test_missing_file),     cmocka_unit_test(test_paths),
-	    cmocka_unit_test(test_agent_keys),
+	    cmocka_unit_test(test_agent_keys),       cmocka_unit_test(test_key_table),
+	    cmocka_unit_test(test_man_page_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,66 +52,80 @@ static double intensity(const hm_pjob_t *p)
 	return p->bneck_s > 0 ? p->gpus * p->comp_s / p->bneck_s : 0;
 }
 
-static hm_rc_t c_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
-{
-	cstate_t *s = state;
-	hm_rc_t rc = HM_OK;
-	hm_pview_t v0 = {0}, v = {0};
-	const hm_traffic_t **trs = NULL;
-	int *path = NULL, *stamp = NULL, *ea = NULL, *eb = NULL, *level = NULL, *comp_of = NULL;
-	int *members = NULL, *local = NULL;
-	double *P = NULL, *I = NULL, *ew = NULL, *lprio = NULL;
-	int ne = 0, ecap = 0, ref = -1, K = s->cfg.prio_levels - s->cfg.reserved_levels;
-	double deadline = s->cfg.budget_s > 0 ? hm_mono_s() + s->cfg.budget_s : 0;
-	hm_uf_t uf = {0};
-	hm_prio_kmemo_t *kmemo = NULL;
-	int cut = 0, ncomp = 0;
+/* Contention edges, each pair of jobs sharing a link once; w is the intensity of
+ * the endpoint with the higher priority. */
+typedef struct {
+	int *a, *b;
+	double *w;
+	int n, cap;
+} cedges_t;
 
-	rc = hm_pview_build(ctx, NULL, &v0, err);
+static void cedges_free(cedges_t *e)
+{
+	free(e->a);
+	free(e->b);
+	free(e->w);
+}
+
+static hm_rc_t cedges_push(cedges_t *e, int a, int b, double w, hm_err_t *err)
+{
+	if (e->n == e->cap) {
+		int nc = e->cap ? 2 * e->cap : 1024;
+		int *na = realloc(e->a, sizeof(int) * (size_t)nc);
+		int *nb = na ? realloc(e->b, sizeof(int) * (size_t)nc) : NULL;
+		double *nw = nb ? realloc(e->w, sizeof(double) * (size_t)nc) : NULL;
+
+		/* Keep what realloc moved, so cedges_free releases it. */
+		if (na)
+			e->a = na;
+		if (nb)
+			e->b = nb;
+		if (!nw)
+			return hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
+		e->w = nw;
+		e->cap = nc;
+	}
+	e->a[e->n] = a;
+	e->b[e->n] = b;
+	e->w[e->n] = w;
+	e->n++;
+	return HM_OK;
+}
+
+/* Intensity-ordered ECMP paths, from a view of the jobs on their current paths;
+ * I and T_s are scratch of ctx->njobs (the caller reuses them). */
+static hm_rc_t choose_paths(hm_sched_ctx_t *ctx, int *path, double *I, double *T_s, hm_err_t *err)
+{
+	hm_pview_t v0 = {0};
+	hm_rc_t rc = hm_pview_build(ctx, NULL, &v0, err);
+
 	if (rc != HM_OK)
 		goto out;
-	path = malloc(sizeof(int) * (size_t)(ctx->njobs + 1));
-	trs = malloc(sizeof(*trs) * (size_t)(ctx->njobs + 1));
-	I = calloc((size_t)ctx->njobs + 1, sizeof(double));
-	P = calloc((size_t)ctx->njobs + 1, sizeof(double));
-	if (!path || !trs || !I || !P) {
-		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
-		goto out;
-	}
 	for (int i = 0; i < ctx->njobs; i++) {
 		I[i] = intensity(&v0.jobs[i]);
-		P[i] = v0.jobs[i].T_s; /* P is filled with priorities below */
+		T_s[i] = v0.jobs[i].T_s;
 	}
-	rc = hm_pol_choose_paths(ctx, P, I, 0, path, err);
-	if (rc != HM_OK)
-		goto out;
-	memset(P, 0, sizeof(double) * (size_t)ctx->njobs);
-	for (int i = 0; i < ctx->njobs; i++)
-		trs[i] = hm_pol_traffic(&ctx->jobs[i], path[i]);
-	rc = hm_pview_build(ctx, trs, &v, err);
-	if (rc != HM_OK)
-		goto out;
-	stamp = malloc(sizeof(int) * (size_t)(v.njobs + 1));
-	level = calloc((size_t)v.njobs + 1, sizeof(int));
-	comp_of = malloc(sizeof(int) * (size_t)(v.njobs + 1));
-	members = malloc(sizeof(int) * (size_t)(v.njobs + 1));
-	local = malloc(sizeof(int) * (size_t)(v.njobs + 1));
-	lprio = malloc(sizeof(double) * (size_t)(v.njobs + 1));
-	if (!stamp || !level || !comp_of || !members || !local || !lprio ||
-	    hm_uf_init(&uf, v.njobs) != HM_OK) {
-		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
-		goto out;
-	}
-	/* Intensity; the reference is the job with the most traffic per iteration. */
-	for (int i = 0; i < v.njobs; i++) {
-		I[i] = intensity(&v.jobs[i]);
-		if (v.jobs[i].nlinks > 0 && (ref < 0 || v.jobs[i].bits > v.jobs[ref].bits))
+	rc = hm_pol_choose_paths(ctx, T_s, I, 0, path, err);
+out:
+	hm_pview_free(&v0);
+	return rc;
+}
+
+/* P = k * I; k relates each job to the reference, the job with the most traffic
+ * per iteration. Jobs without links keep P = 0. */
+static void crux_priorities(const hm_pview_t *v, double *I, double *P)
+{
+	hm_prio_kmemo_t *kmemo = NULL;
+	int ref = -1;
+
+	for (int i = 0; i < v->njobs; i++) {
+		I[i] = intensity(&v->jobs[i]);
+		if (v->jobs[i].nlinks > 0 && (ref < 0 || v->jobs[i].bits > v->jobs[ref].bits))
 			ref = i;
-		stamp[i] = -1;
 	}
-	kmemo = hm_prio_kmemo_new(v.njobs); /* NULL (no memory): k computed per job */
-	for (int i = 0; i < v.njobs; i++) {
-		const hm_pjob_t *p = &v.jobs[i], *r = ref >= 0 ? &v.jobs[ref] : NULL;
+	kmemo = hm_prio_kmemo_new(v->njobs); /* NULL (no memory): k computed per job */
+	for (int i = 0; i < v->njobs; i++) {
+		const hm_pjob_t *p = &v->jobs[i], *r = ref >= 0 ? &v->jobs[ref] : NULL;
 		double k = 1.0;
 		if (p->nlinks == 0)
 			continue;
@@ -120,114 +134,165 @@ static hm_rc_t c_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 					    p->burst_s, p->gpus);
 		P[i] = k * I[i];
 	}
-	/* Contention edges: jobs sharing a link, each pair once. */
-	for (int i = 0; i < v.njobs; i++) {
-		const hm_pjob_t *p = &v.jobs[i];
+	hm_prio_kmemo_free(kmemo);
+}
+
+/* Jobs sharing a link: one edge per pair, and the pair joined in uf. */
+static hm_rc_t contention_edges(const hm_pview_t *v, const double *P, const double *I, hm_uf_t *uf,
+				cedges_t *e, hm_err_t *err)
+{
+	int *stamp = malloc(sizeof(int) * (size_t)(v->njobs + 1));
+	hm_rc_t rc = HM_OK;
+
+	if (!stamp) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
+		goto out;
+	}
+	for (int i = 0; i < v->njobs; i++)
+		stamp[i] = -1;
+	for (int i = 0; i < v->njobs; i++) {
+		const hm_pjob_t *p = &v->jobs[i];
 		for (int m = 0; m < p->nlinks; m++) {
 			int l = p->links[m];
-			for (int q = v.lstart[l]; q < v.lstart[l + 1]; q++) {
-				int j = v.ljobs[q];
+			for (int q = v->lstart[l]; q < v->lstart[l + 1]; q++) {
+				int j = v->ljobs[q];
 				if (j <= i || stamp[j] == i)
 					continue;
 				stamp[j] = i;
-				if (ne == ecap) {
-					int nc = ecap ? 2 * ecap : 1024;
-					int *na = realloc(ea, sizeof(int) * (size_t)nc);
-					int *nb = na ? realloc(eb, sizeof(int) * (size_t)nc) : NULL;
-					double *nw =
-					    nb ? realloc(ew, sizeof(double) * (size_t)nc) : NULL;
-					if (na)
-						ea = na;
-					if (nb)
-						eb = nb;
-					if (!nw) {
-						rc = hm_err_set(err, HM_ERR_NOMEM,
-								"crux: out of memory");
-						goto out;
-					}
-					ew = nw;
-					ecap = nc;
-				}
-				ea[ne] = i;
-				eb[ne] = j;
-				ew[ne] = P[i] > P[j] || (P[i] == P[j] && i < j) ? I[i] : I[j];
-				ne++;
-				hm_uf_union(&uf, i, j);
+				rc = cedges_push(
+				    e, i, j, P[i] > P[j] || (P[i] == P[j] && i < j) ? I[i] : I[j],
+				    err);
+				if (rc != HM_OK)
+					goto out;
+				hm_uf_union(uf, i, j);
 			}
 		}
 	}
-	/* Compress each contention component to K levels (jobs and edges bucketed
-	 * by component so the work stays linear in their number). */
-	{
-		int *gstart = calloc((size_t)v.njobs + 2, sizeof(int));
-		int *estart = calloc((size_t)v.njobs + 2, sizeof(int));
-		int *gfill = calloc((size_t)v.njobs + 1, sizeof(int));
-		int *eorder = malloc(sizeof(int) * (size_t)(ne + 1));
-		int *la = malloc(sizeof(int) * (size_t)(ne + 1));
-		int *lb = malloc(sizeof(int) * (size_t)(ne + 1));
-		double *lw = malloc(sizeof(double) * (size_t)(ne + 1));
-		int *lv = malloc(sizeof(int) * (size_t)(v.njobs + 1));
+out:
+	free(stamp);
+	return rc;
+}
 
-		if (!gstart || !estart || !gfill || !eorder || !la || !lb || !lw || !lv) {
-			rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
-			goto comp_out;
-		}
-		for (int i = 0; i < v.njobs; i++) {
-			comp_of[i] = hm_uf_find(&uf, i);
-			if (v.jobs[i].nlinks > 0)
-				gstart[comp_of[i] + 1]++;
-		}
-		for (int e = 0; e < ne; e++)
-			estart[comp_of[ea[e]] + 1]++;
-		for (int r = 0; r < v.njobs; r++) {
-			gstart[r + 1] += gstart[r];
-			estart[r + 1] += estart[r];
-		}
-		for (int i = 0; i < v.njobs; i++)
-			if (v.jobs[i].nlinks > 0) {
-				int r = comp_of[i];
-				local[i] = gfill[r];
-				members[gstart[r] + gfill[r]++] = i;
-			}
-		memset(gfill, 0, sizeof(int) * (size_t)v.njobs);
-		for (int e = 0; e < ne; e++) {
-			int r = comp_of[ea[e]];
-			eorder[estart[r] + gfill[r]++] = e;
-		}
-		for (int r = 0; r < v.njobs && rc == HM_OK; r++) {
-			int nm = gstart[r + 1] - gstart[r], nel = estart[r + 1] - estart[r], cs = 0;
-			if (nm == 0)
-				continue;
-			ncomp++;
-			for (int q = 0; q < nm; q++)
-				lprio[q] = P[members[gstart[r] + q]];
-			for (int q = 0; q < nel; q++) {
-				int e = eorder[estart[r] + q];
-				la[q] = local[ea[e]];
-				lb[q] = local[eb[e]];
-				lw[q] = ew[e];
-			}
-			if (hm_prio_compress(nm, lprio, nel, la, lb, lw, K, CRUX_ORDERS,
-					     s->cfg.seed + (uint64_t)r, deadline, lv, &cs) < 0) {
-				rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
-				break;
-			}
-			cut |= cs;
-			for (int q = 0; q < nm; q++)
-				level[members[gstart[r] + q]] = lv[q];
-		}
-	comp_out:
-		free(gstart);
-		free(estart);
-		free(gfill);
-		free(eorder);
-		free(la);
-		free(lb);
-		free(lw);
-		free(lv);
-		if (rc != HM_OK)
-			goto out;
+/*
+ * Jobs on links and edges bucketed by contention component (CSR), so that
+ * compressing every component stays linear in their number: component r has
+ * jobs members[gstart[r] .. gstart[r + 1]) (local[i] is job i's index there)
+ * and edges eorder[estart[r] .. estart[r + 1]).
+ */
+typedef struct {
+	int *gstart, *members, *local;
+	int *estart, *eorder;
+} comps_t;
+
+static void comps_free(comps_t *g)
+{
+	free(g->gstart);
+	free(g->members);
+	free(g->local);
+	free(g->estart);
+	free(g->eorder);
+}
+
+static hm_rc_t comps_build(comps_t *g, const hm_pview_t *v, const cedges_t *e, hm_uf_t *uf,
+			   hm_err_t *err)
+{
+	int *comp_of = malloc(sizeof(int) * (size_t)(v->njobs + 1));
+	int *gfill = calloc((size_t)v->njobs + 1, sizeof(int));
+	hm_rc_t rc = HM_OK;
+
+	g->gstart = calloc((size_t)v->njobs + 2, sizeof(int));
+	g->members = malloc(sizeof(int) * (size_t)(v->njobs + 1));
+	g->local = malloc(sizeof(int) * (size_t)(v->njobs + 1));
+	g->estart = calloc((size_t)v->njobs + 2, sizeof(int));
+	g->eorder = malloc(sizeof(int) * (size_t)(e->n + 1));
+	if (!comp_of || !gfill || !g->gstart || !g->members || !g->local || !g->estart ||
+	    !g->eorder) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
+		goto out;
 	}
+	for (int i = 0; i < v->njobs; i++) {
+		comp_of[i] = hm_uf_find(uf, i);
+		if (v->jobs[i].nlinks > 0)
+			g->gstart[comp_of[i] + 1]++;
+	}
+	for (int k = 0; k < e->n; k++)
+		g->estart[comp_of[e->a[k]] + 1]++;
+	for (int r = 0; r < v->njobs; r++) {
+		g->gstart[r + 1] += g->gstart[r];
+		g->estart[r + 1] += g->estart[r];
+	}
+	for (int i = 0; i < v->njobs; i++)
+		if (v->jobs[i].nlinks > 0) {
+			int r = comp_of[i];
+			g->local[i] = gfill[r];
+			g->members[g->gstart[r] + gfill[r]++] = i;
+		}
+	memset(gfill, 0, sizeof(int) * (size_t)v->njobs);
+	for (int k = 0; k < e->n; k++) {
+		int r = comp_of[e->a[k]];
+		g->eorder[g->estart[r] + gfill[r]++] = k;
+	}
+out:
+	free(comp_of);
+	free(gfill);
+	return rc;
+}
+
+/* Compress each contention component to the K job classes: level[i] per job. */
+static hm_rc_t compress_components(const cstate_t *s, const hm_pview_t *v, const cedges_t *e,
+				   const double *P, hm_uf_t *uf, double deadline_s, int *level,
+				   int *ncomp, int *cut, hm_err_t *err)
+{
+	int K = s->cfg.prio_levels - s->cfg.reserved_levels;
+	comps_t g = {0};
+	double *lprio = malloc(sizeof(double) * (size_t)(v->njobs + 1));
+	double *lw = malloc(sizeof(double) * (size_t)(e->n + 1));
+	int *la = malloc(sizeof(int) * (size_t)(e->n + 1));
+	int *lb = malloc(sizeof(int) * (size_t)(e->n + 1));
+	int *lv = malloc(sizeof(int) * (size_t)(v->njobs + 1));
+	hm_rc_t rc = HM_OK;
+
+	if (!lprio || !lw || !la || !lb || !lv) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
+		goto out;
+	}
+	if ((rc = comps_build(&g, v, e, uf, err)) != HM_OK)
+		goto out;
+	for (int r = 0; r < v->njobs; r++) {
+		const int *mem = &g.members[g.gstart[r]], *eo = &g.eorder[g.estart[r]];
+		int nm = g.gstart[r + 1] - g.gstart[r], nel = g.estart[r + 1] - g.estart[r], cs = 0;
+		if (nm == 0)
+			continue;
+		(*ncomp)++;
+		for (int q = 0; q < nm; q++)
+			lprio[q] = P[mem[q]];
+		for (int q = 0; q < nel; q++) {
+			la[q] = g.local[e->a[eo[q]]];
+			lb[q] = g.local[e->b[eo[q]]];
+			lw[q] = e->w[eo[q]];
+		}
+		if (hm_prio_compress(nm, lprio, nel, la, lb, lw, K, CRUX_ORDERS,
+				     s->cfg.seed + (uint64_t)r, deadline_s, lv, &cs) < 0) {
+			rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
+			goto out;
+		}
+		*cut |= cs;
+		for (int q = 0; q < nm; q++)
+			level[mem[q]] = lv[q];
+	}
+out:
+	comps_free(&g);
+	free(lprio);
+	free(lw);
+	free(la);
+	free(lb);
+	free(lv);
+	return rc;
+}
+
+/* Classes and paths into the jobs' decisions; the epoch moves only on a change. */
+static void apply_decisions(cstate_t *s, hm_sched_ctx_t *ctx, const int *level, const int *path)
+{
 	s->epoch++;
 	for (int i = 0; i < ctx->njobs; i++) {
 		hm_decision_t d = ctx->jobs[i].dec;
@@ -242,28 +307,61 @@ static hm_rc_t c_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 			ctx->jobs[i].dec = d;
 		}
 	}
+}
+
+static hm_rc_t c_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
+{
+	cstate_t *s = state;
+	double deadline_s = s->cfg.budget_s > 0 ? hm_mono_s() + s->cfg.budget_s : 0;
+	hm_pview_t v = {0};
+	const hm_traffic_t **trs = NULL;
+	int *path = NULL, *level = NULL;
+	double *P = NULL, *I = NULL;
+	hm_uf_t uf = {0};
+	cedges_t e = {0};
+	int cut = 0, ncomp = 0;
+	hm_rc_t rc = HM_OK;
+
+	path = malloc(sizeof(int) * (size_t)(ctx->njobs + 1));
+	trs = malloc(sizeof(*trs) * (size_t)(ctx->njobs + 1));
+	I = calloc((size_t)ctx->njobs + 1, sizeof(double));
+	P = calloc((size_t)ctx->njobs + 1, sizeof(double));
+	if (!path || !trs || !I || !P) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
+		goto out;
+	}
+	if ((rc = choose_paths(ctx, path, I, P, err)) != HM_OK)
+		goto out;
+	memset(P, 0, sizeof(double) * (size_t)ctx->njobs); /* now the priorities */
+	for (int i = 0; i < ctx->njobs; i++)
+		trs[i] = hm_pol_traffic(&ctx->jobs[i], path[i]);
+	if ((rc = hm_pview_build(ctx, trs, &v, err)) != HM_OK)
+		goto out;
+	level = calloc((size_t)v.njobs + 1, sizeof(int));
+	if (!level || hm_uf_init(&uf, v.njobs) != HM_OK) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "crux: out of memory");
+		goto out;
+	}
+	crux_priorities(&v, I, P);
+	if ((rc = contention_edges(&v, P, I, &uf, &e, err)) != HM_OK)
+		goto out;
+	rc = compress_components(s, &v, &e, P, &uf, deadline_s, level, &ncomp, &cut, err);
+	if (rc != HM_OK)
+		goto out;
+	apply_decisions(s, ctx, level, path);
 	if (cut)
 		ctx->budget_exhausted = true;
 	snprintf(ctx->note, sizeof(ctx->note), "crux: %d jobs, %d contention edges, %d groups%s",
-		 ctx->njobs, ne, ncomp, cut ? ", budget cut the order sampling" : "");
+		 ctx->njobs, e.n, ncomp, cut ? ", budget cut the order sampling" : "");
 out:
 	hm_uf_free(&uf);
-	hm_pview_free(&v0);
 	hm_pview_free(&v);
+	cedges_free(&e);
 	free(trs);
 	free(path);
-	free(stamp);
-	free(ea);
-	free(eb);
-	free(ew);
 	free(level);
-	free(comp_of);
-	free(members);
-	free(local);
-	free(lprio);
 	free(P);
 	free(I);
-	hm_prio_kmemo_free(kmemo);
 	return rc;
 }
 

@@ -116,29 +116,65 @@ static void srpt(sjob_t *jobs, int m, double *heap, double *done)
 	}
 }
 
-hm_rc_t hm_bound_sum_completion(const double *group_cap_bps, int ngroups,
-				const hm_bound_job_t *jobs, int njobs, double *sum_s, hm_err_t *err)
-{
-	hm_rc_t rc = HM_OK;
-	int *uf = NULL;
-	int *gcount = NULL, *gfirst = NULL, *gstart = NULL, *gfill = NULL, *gjob = NULL;
-	int *E = NULL, *S = NULL, *dcnt = NULL, *cstart = NULL, *cjob = NULL, *cfill = NULL;
-	double *gwork = NULL, *heap = NULL, *done = NULL;
-	sjob_t *sj = NULL;
-	bev_t *ev = NULL;
-	long nent = 0;
-	double total = 0;
+/*
+ * What one bound works on: the link groups shared by two or more jobs with
+ * their jobs (CSR), the components of jobs linked by them (CSR), and the
+ * sweep's scratch. Freed by bws_free.
+ */
+typedef struct {
+	int *uf;     /* union-find over jobs */
+	int *gcount; /* jobs per group */
+	long nent;   /* (job, group) pairs */
+	int *gstart; /* jobs of shared group g: gjob[gstart[g] .. gstart[g + 1]), */
+	int *gjob;
+	double *gwork; /* and their work on it (seconds of the whole group) */
+	int *cstart;   /* jobs of component c: cjob[cstart[c] .. cstart[c + 1]) */
+	int *cjob;
+	int *E, *S; /* per group: its jobs past e_j, its SRPT completions so far */
+	int *dcnt;  /* groups per deficit max(E_g - S_g, 0) */
+	double *heap, *done;
+	sjob_t *sj;
+	bev_t *ev;
+} bws_t;
 
-	*sum_s = 0;
-	if (njobs <= 0)
-		return HM_OK;
-	gcount = calloc((size_t)ngroups + 1, sizeof(int));
-	gfirst = malloc(sizeof(int) * ((size_t)ngroups + 1));
-	uf = malloc(sizeof(int) * ((size_t)njobs + 1));
-	if (!gcount || !gfirst || !uf)
-		goto nomem;
+static void bws_free(bws_t *w)
+{
+	free(w->uf);
+	free(w->gcount);
+	free(w->gstart);
+	free(w->gjob);
+	free(w->gwork);
+	free(w->cstart);
+	free(w->cjob);
+	free(w->E);
+	free(w->S);
+	free(w->dcnt);
+	free(w->heap);
+	free(w->done);
+	free(w->sj);
+	free(w->ev);
+}
+
+static hm_rc_t bound_nomem(hm_err_t *err, int njobs)
+{
+	return hm_err_set(err, HM_ERR_NOMEM, "bound: out of memory for %d jobs", njobs);
+}
+
+/* Check every job's groups, count the jobs per group and join jobs sharing one. */
+static hm_rc_t join_jobs(bws_t *w, const double *group_cap_bps, int ngroups,
+			 const hm_bound_job_t *jobs, int njobs, hm_err_t *err)
+{
+	int *gfirst = malloc(sizeof(int) * ((size_t)ngroups + 1)); /* first job of each group */
+	hm_rc_t rc = HM_OK;
+
+	w->gcount = calloc((size_t)ngroups + 1, sizeof(int));
+	w->uf = malloc(sizeof(int) * ((size_t)njobs + 1));
+	if (!w->gcount || !gfirst || !w->uf) {
+		rc = bound_nomem(err, njobs);
+		goto out;
+	}
 	for (int j = 0; j < njobs; j++)
-		uf[j] = j;
+		w->uf[j] = j;
 	for (int g = 0; g < ngroups; g++)
 		gfirst[g] = -1;
 	for (int j = 0; j < njobs; j++)
@@ -152,148 +188,204 @@ hm_rc_t hm_bound_sum_completion(const double *group_cap_bps, int ngroups,
 				    j, g, ngroups - 1);
 				goto out;
 			}
-			gcount[g]++;
-			nent++;
+			w->gcount[g]++;
+			w->nent++;
 			if (gfirst[g] < 0)
 				gfirst[g] = j;
 			else
-				uf_union(uf, gfirst[g], j);
+				uf_union(w->uf, gfirst[g], j);
 		}
-	/* Jobs per group (CSR), only groups shared by two or more jobs matter. */
-	gstart = calloc((size_t)ngroups + 2, sizeof(int));
-	gfill = calloc((size_t)ngroups + 1, sizeof(int));
-	gjob = malloc(sizeof(int) * ((size_t)nent + 1));
-	gwork = malloc(sizeof(double) * ((size_t)nent + 1));
-	if (!gstart || !gfill || !gjob || !gwork)
-		goto nomem;
+out:
+	free(gfirst);
+	return rc;
+}
+
+/* Jobs per group (CSR), only groups shared by two or more jobs matter. */
+static hm_rc_t shared_groups(bws_t *w, const double *group_cap_bps, int ngroups,
+			     const hm_bound_job_t *jobs, int njobs, hm_err_t *err)
+{
+	int *gfill = calloc((size_t)ngroups + 1, sizeof(int));
+	hm_rc_t rc = HM_OK;
+
+	w->gstart = calloc((size_t)ngroups + 2, sizeof(int));
+	w->gjob = malloc(sizeof(int) * ((size_t)w->nent + 1));
+	w->gwork = malloc(sizeof(double) * ((size_t)w->nent + 1));
+	if (!w->gstart || !gfill || !w->gjob || !w->gwork) {
+		rc = bound_nomem(err, njobs);
+		goto out;
+	}
 	for (int g = 0; g < ngroups; g++)
-		gstart[g + 1] = gstart[g] + (gcount[g] >= 2 ? gcount[g] : 0);
+		w->gstart[g + 1] = w->gstart[g] + (w->gcount[g] >= 2 ? w->gcount[g] : 0);
 	for (int j = 0; j < njobs; j++)
 		for (int k = 0; k < jobs[j].ngroups; k++) {
 			int g = jobs[j].group[k];
-			if (gcount[g] < 2)
+			if (w->gcount[g] < 2)
 				continue;
-			gjob[gstart[g] + gfill[g]] = j;
-			gwork[gstart[g] + gfill[g]] = jobs[j].bits[k] / group_cap_bps[g];
+			w->gjob[w->gstart[g] + gfill[g]] = j;
+			w->gwork[w->gstart[g] + gfill[g]] = jobs[j].bits[k] / group_cap_bps[g];
 			gfill[g]++;
 		}
-	/* Jobs per component, and the shared groups of each component. */
-	cstart = calloc((size_t)njobs + 2, sizeof(int));
-	cfill = calloc((size_t)njobs + 1, sizeof(int));
-	cjob = malloc(sizeof(int) * ((size_t)njobs + 1));
-	E = calloc((size_t)ngroups + 1, sizeof(int));
-	S = calloc((size_t)ngroups + 1, sizeof(int));
-	dcnt = calloc((size_t)njobs + 2, sizeof(int));
-	heap = malloc(sizeof(double) * ((size_t)njobs + 1));
-	done = malloc(sizeof(double) * ((size_t)njobs + 1));
-	sj = malloc(sizeof(*sj) * ((size_t)njobs + 1));
-	ev = malloc(sizeof(*ev) * ((size_t)njobs + (size_t)nent + 1));
-	if (!cstart || !cfill || !cjob || !E || !S || !dcnt || !heap || !done || !sj || !ev)
-		goto nomem;
-	for (int j = 0; j < njobs; j++)
-		cstart[uf_find(uf, j) + 1]++;
-	for (int c = 0; c < njobs; c++)
-		cstart[c + 1] += cstart[c];
-	for (int j = 0; j < njobs; j++) {
-		int c = uf_find(uf, j);
-		cjob[cstart[c] + cfill[c]++] = j;
+out:
+	free(gfill);
+	return rc;
+}
+
+/* Jobs per component (CSR), and the scratch of the components' sweeps. */
+static hm_rc_t components(bws_t *w, int ngroups, int njobs, hm_err_t *err)
+{
+	int *cfill = calloc((size_t)njobs + 1, sizeof(int));
+	hm_rc_t rc = HM_OK;
+
+	w->cstart = calloc((size_t)njobs + 2, sizeof(int));
+	w->cjob = malloc(sizeof(int) * ((size_t)njobs + 1));
+	w->E = calloc((size_t)ngroups + 1, sizeof(int));
+	w->S = calloc((size_t)ngroups + 1, sizeof(int));
+	w->dcnt = calloc((size_t)njobs + 2, sizeof(int));
+	w->heap = malloc(sizeof(double) * ((size_t)njobs + 1));
+	w->done = malloc(sizeof(double) * ((size_t)njobs + 1));
+	w->sj = malloc(sizeof(*w->sj) * ((size_t)njobs + 1));
+	w->ev = malloc(sizeof(*w->ev) * ((size_t)njobs + (size_t)w->nent + 1));
+	if (!w->cstart || !cfill || !w->cjob || !w->E || !w->S || !w->dcnt || !w->heap ||
+	    !w->done || !w->sj || !w->ev) {
+		rc = bound_nomem(err, njobs);
+		goto out;
 	}
+	for (int j = 0; j < njobs; j++)
+		w->cstart[uf_find(w->uf, j) + 1]++;
+	for (int c = 0; c < njobs; c++)
+		w->cstart[c + 1] += w->cstart[c];
+	for (int j = 0; j < njobs; j++) {
+		int c = uf_find(w->uf, j);
+		w->cjob[w->cstart[c] + cfill[c]++] = j;
+	}
+out:
+	free(cfill);
+	return rc;
+}
+
+/* Shared group g's SRPT completion times as events into ev; returns their number. */
+static int group_completions(bws_t *w, int g, const hm_bound_job_t *jobs, bev_t *ev)
+{
+	int cnt = w->gstart[g + 1] - w->gstart[g];
+
+	for (int i = 0; i < cnt; i++) {
+		w->sj[i].r = jobs[w->gjob[w->gstart[g] + i]].release_s;
+		w->sj[i].w = w->gwork[w->gstart[g] + i];
+	}
+	srpt(w->sj, cnt, w->heap, w->done);
+	for (int i = 0; i < cnt; i++) {
+		ev[i].t = w->done[i];
+		ev[i].kind = 1;
+		ev[i].who = g;
+	}
+	return cnt;
+}
+
+/* Events of component c into w->ev: its jobs' e_j, and each shared group's SRPT
+ * completions once (from its first job, which also resets E_g and S_g). Returns
+ * their number. */
+static int component_events(bws_t *w, int c, const hm_bound_job_t *jobs)
+{
+	int ne = 0;
+
+	for (int q = w->cstart[c]; q < w->cstart[c + 1]; q++) {
+		int j = w->cjob[q];
+		w->ev[ne].t = jobs[j].release_s + jobs[j].work_s;
+		w->ev[ne].kind = 0;
+		w->ev[ne].who = j;
+		ne++;
+		for (int m = 0; m < jobs[j].ngroups; m++) {
+			int g = jobs[j].group[m], cnt = w->gstart[g + 1] - w->gstart[g];
+			if (cnt < 2 || w->gjob[w->gstart[g]] != j)
+				continue; /* not shared, or done from its first job */
+			ne += group_completions(w, g, jobs, &w->ev[ne]);
+			w->E[g] = w->S[g] = 0;
+		}
+	}
+	return ne;
+}
+
+/* One more of E_g or S_g (*count): moves g between the deficit counts. Returns the
+ * new deficit when it changed, else 0. */
+static int deficit_step(bws_t *w, int g, int *count)
+{
+	int d0 = w->E[g] > w->S[g] ? w->E[g] - w->S[g] : 0, d1;
+
+	(*count)++;
+	d1 = w->E[g] > w->S[g] ? w->E[g] - w->S[g] : 0;
+	if (d0 == d1)
+		return 0;
+	w->dcnt[d0]--;
+	w->dcnt[d1]++;
+	return d1;
+}
+
+/*
+ * Sweep the ne sorted events of a component of nc jobs: by time t, at most
+ * (jobs past e) - max over groups of (E_g - S_g)^+ of them can have completed,
+ * so each further completion adds t at least. Adds to *total_s in event order.
+ */
+static void component_sweep(bws_t *w, int ne, int nc, const hm_bound_job_t *jobs, int ngroups,
+			    double *total_s)
+{
+	int done_n = 0, maxdef = 0, k = 0;
+
+	memset(w->dcnt, 0, sizeof(int) * ((size_t)nc + 2));
+	w->dcnt[0] = ngroups; /* every group starts at deficit 0 (only counts > 0 matter) */
+	for (int i = 0; i < ne;) {
+		double t = w->ev[i].t;
+		for (; i < ne && w->ev[i].t == t; i++) {
+			int who = w->ev[i].who;
+			if (w->ev[i].kind == 1) {
+				deficit_step(w, who, &w->S[who]);
+				continue;
+			}
+			done_n++;
+			for (int m = 0; m < jobs[who].ngroups; m++) {
+				int g = jobs[who].group[m], d1;
+				if (w->gstart[g + 1] - w->gstart[g] < 2)
+					continue;
+				d1 = deficit_step(w, g, &w->E[g]);
+				if (d1 > maxdef)
+					maxdef = d1;
+			}
+		}
+		while (maxdef > 0 && w->dcnt[maxdef] == 0)
+			maxdef--;
+		/* Completions k+1 .. done_n - maxdef cannot come before t. */
+		for (; k < done_n - maxdef; k++)
+			*total_s += t;
+	}
+	for (; k < nc; k++) /* cannot happen: every deficit ends at 0 */
+		*total_s += w->ev[ne - 1].t;
+}
+
+hm_rc_t hm_bound_sum_completion(const double *group_cap_bps, int ngroups,
+				const hm_bound_job_t *jobs, int njobs, double *sum_s, hm_err_t *err)
+{
+	hm_rc_t rc = HM_OK;
+	bws_t w = {0};
+	double total_s = 0;
+
+	*sum_s = 0;
+	if (njobs <= 0)
+		return HM_OK;
+	if ((rc = join_jobs(&w, group_cap_bps, ngroups, jobs, njobs, err)) != HM_OK ||
+	    (rc = shared_groups(&w, group_cap_bps, ngroups, jobs, njobs, err)) != HM_OK ||
+	    (rc = components(&w, ngroups, njobs, err)) != HM_OK)
+		goto out;
 	for (int c = 0; c < njobs; c++) {
-		int nc = cstart[c + 1] - cstart[c], ne = 0, done_n = 0, maxdef = 0, k = 0;
+		int nc = w.cstart[c + 1] - w.cstart[c], ne;
 
 		if (nc == 0)
 			continue;
-		/* e_j events, and each shared group's SRPT completions once. */
-		for (int q = cstart[c]; q < cstart[c + 1]; q++) {
-			int j = cjob[q];
-			ev[ne].t = jobs[j].release_s + jobs[j].work_s;
-			ev[ne].kind = 0;
-			ev[ne].who = j;
-			ne++;
-			for (int m = 0; m < jobs[j].ngroups; m++) {
-				int g = jobs[j].group[m], cnt = gstart[g + 1] - gstart[g];
-				if (cnt < 2 || gjob[gstart[g]] != j)
-					continue; /* not shared, or done from its first job */
-				for (int i = 0; i < cnt; i++) {
-					sj[i].r = jobs[gjob[gstart[g] + i]].release_s;
-					sj[i].w = gwork[gstart[g] + i];
-				}
-				srpt(sj, cnt, heap, done);
-				for (int i = 0; i < cnt; i++) {
-					ev[ne].t = done[i];
-					ev[ne].kind = 1;
-					ev[ne].who = g;
-					ne++;
-				}
-				E[g] = S[g] = 0;
-			}
-		}
-		qsort(ev, (size_t)ne, sizeof(*ev), bev_cmp);
-		memset(dcnt, 0, sizeof(int) * ((size_t)nc + 2));
-		dcnt[0] = ngroups; /* every group starts at deficit 0 (only counts > 0 matter) */
-		/* Sweep: count = (jobs past e) - max over groups of (E_g - S_g)^+. */
-		for (int i = 0; i < ne;) {
-			double t = ev[i].t;
-			for (; i < ne && ev[i].t == t; i++) {
-				int d0, d1;
-				if (ev[i].kind == 1) {
-					int g = ev[i].who;
-					d0 = E[g] > S[g] ? E[g] - S[g] : 0;
-					S[g]++;
-					d1 = E[g] > S[g] ? E[g] - S[g] : 0;
-					if (d0 != d1) {
-						dcnt[d0]--;
-						dcnt[d1]++;
-					}
-					continue;
-				}
-				done_n++;
-				for (int m = 0; m < jobs[ev[i].who].ngroups; m++) {
-					int g = jobs[ev[i].who].group[m];
-					if (gstart[g + 1] - gstart[g] < 2)
-						continue;
-					d0 = E[g] > S[g] ? E[g] - S[g] : 0;
-					E[g]++;
-					d1 = E[g] > S[g] ? E[g] - S[g] : 0;
-					if (d0 != d1) {
-						dcnt[d0]--;
-						dcnt[d1]++;
-						if (d1 > maxdef)
-							maxdef = d1;
-					}
-				}
-			}
-			while (maxdef > 0 && dcnt[maxdef] == 0)
-				maxdef--;
-			/* Completions k+1 .. done_n - maxdef cannot come before t. */
-			for (; k < done_n - maxdef; k++)
-				total += t;
-		}
-		for (; k < nc; k++) /* cannot happen: every deficit ends at 0 */
-			total += ev[ne - 1].t;
+		ne = component_events(&w, c, jobs);
+		qsort(w.ev, (size_t)ne, sizeof(*w.ev), bev_cmp);
+		component_sweep(&w, ne, nc, jobs, ngroups, &total_s);
 	}
-	*sum_s = total;
-	goto out;
-nomem:
-	rc = hm_err_set(err, HM_ERR_NOMEM, "bound: out of memory for %d jobs", njobs);
+	*sum_s = total_s;
 out:
-	free(uf);
-	free(gcount);
-	free(gfirst);
-	free(gstart);
-	free(gfill);
-	free(gjob);
-	free(gwork);
-	free(cstart);
-	free(cfill);
-	free(cjob);
-	free(E);
-	free(S);
-	free(dcnt);
-	free(heap);
-	free(done);
-	free(sj);
-	free(ev);
+	bws_free(&w);
 	return rc;
 }
 
