@@ -200,14 +200,20 @@ void hm_pace_fini(hm_pace_t *p)
 	free(p);
 }
 
+static void housekeeping_locked(hm_pace_t *p, int64_t now_us);
+
 bool hm_pace_active(hm_pace_t *p)
 {
+	int64_t now = hm_pace_now_us();
 	bool on;
 
 	if (!p)
 		return false;
 	pthread_mutex_lock(&p->mu);
-	on = pace_active_locked(p, hm_pace_now_us());
+	/* The interposer asks this alone before each burst: without the poll, a
+	   process that started off or went stale would never see a renewal. */
+	housekeeping_locked(p, now);
+	on = pace_active_locked(p, now);
 	pthread_mutex_unlock(&p->mu);
 	return on;
 }

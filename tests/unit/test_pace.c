@@ -352,6 +352,30 @@ static void test_assign_file_update(void **state)
 	hm_pace_fini(p);
 }
 
+/* hm_pace_active polls the file itself: the NCCL interposer asks it alone before
+   a burst, so a process that started off (or went stale) picks up a renewal. */
+static void test_active_polls_file(void **state)
+{
+	char path[300], text[256];
+	long long now = hm_pace_now_us();
+	hm_pace_t *p;
+
+	snprintf(path, sizeof(path), "%s/assign", tmpdir);
+	set_assignment(1000000, 0, now + 900000);
+	setenv(HM_PACE_ENV_ASSIGN_FILE, path, 1);
+	write_file_atomic(path, "HARMONICS_MODE=off\n");
+	p = hm_pace_init();
+	assert_false(hm_pace_active(p));
+	snprintf(text, sizeof(text),
+		 "HARMONICS_MODE=harmonics\nHARMONICS_EPOCH=8\nHARMONICS_PERIOD_US=300000\n"
+		 "HARMONICS_SHIFT_US=100000\nHARMONICS_ORIGIN_US=%lld\n",
+		 now);
+	write_file_atomic(path, text);
+	usleep(120000);
+	assert_true(hm_pace_active(p));
+	hm_pace_fini(p);
+}
+
 static void test_report(void **state)
 {
 	char tmpl[300], path[300], buf[2048];
@@ -422,6 +446,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_failopen_stale, setup),
 	    cmocka_unit_test_setup(test_failopen_garbage, setup),
 	    cmocka_unit_test_setup(test_assign_file_update, setup),
+	    cmocka_unit_test_setup(test_active_polls_file, setup),
 	    cmocka_unit_test_setup(test_report, setup),
 	    cmocka_unit_test(test_null_handle),
 	};
