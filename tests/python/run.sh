@@ -7,6 +7,12 @@ src=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 b=${top_builddir:-.}
 lib="$b/src/pace/.libs/libharmonics-pace.so.2"
 [ -e "$lib" ] || { echo "FAIL: $lib not built"; exit 1; }
+# A sanitizer build's runtime cannot be loaded into an uninstrumented python (the
+# ASan runtime must come first); the C tests cover it under the sanitizers.
+if ldd "$lib" 2>/dev/null | grep -q 'lib[a-z]*san\.so'; then
+	echo "SKIP: $lib is built with sanitizers (python cannot load it)"
+	exit 77
+fi
 
 # The first interpreter with PyTorch: $PYTHON (configure's), python3 on PATH, the
 # system's (Debian's python3-torch is there when PATH leads to another python3).
