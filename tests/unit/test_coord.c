@@ -447,10 +447,180 @@ static void test_state_roundtrip(void **state)
 	fclose(f);
 	assert_int_equal(hm_coord_state_load(d, path, &err), HM_ERR_PARSE);
 	assert_non_null(strstr(err.msg, path));
+	assert_non_null(strstr(err.msg, "kept aside as"));
+	{
+		char *aside = strstr(err.msg, "kept aside as ") + strlen("kept aside as ");
+
+		assert_int_equal(unlink(aside), 0);
+	}
 	assert_int_equal(hm_coord_state_save(d, "/nonexistent/dir/state", &err), HM_ERR_IO);
 	assert_non_null(strstr(err.msg, "/nonexistent/dir/state"));
 	unlink(path);
 	hm_coord_destroy(d);
+}
+
+/* Write text to path (replacing it). */
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A corrupt file is kept aside with its bytes intact; the next save leaves it alone. */
+static void test_state_corrupt_kept(void **state)
+{
+	hm_conf_t conf;
+	hm_coord_t *c;
+	char path[] = "/tmp/hm_state_XXXXXX", aside[300], buf[256];
+	const char *bad = "{\"version\":1,\"jobs\":[{\"job_id\":1";
+	hm_err_t err = {0};
+	int fd = mkstemp(path);
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	put_file(path, bad);
+	fixture_conf(&conf);
+	c = new_coord(&conf);
+	assert_int_equal(hm_coord_state_load(c, path, &err), HM_ERR_PARSE);
+	assert_non_null(strstr(err.msg, "not valid JSON"));
+	assert_non_null(strstr(err.msg, "kept aside as "));
+	snprintf(aside, sizeof(aside), "%s", strstr(err.msg, "kept aside as ") + 14);
+	assert_non_null(strstr(aside, ".corrupt."));
+	assert_int_equal(strncmp(aside, path, strlen(path)), 0);
+	assert_int_equal(access(path, F_OK), -1); /* moved, not copied */
+	/* The next save writes a fresh file; the kept one is untouched. */
+	assert_int_equal(hm_coord_state_save(c, path, &err), HM_OK);
+	assert_non_null(f = fopen(aside, "r"));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	assert_string_equal(buf, bad);
+	/* A second corrupt file in the same second gets a counter, not the same name. */
+	put_file(path, "{\"version\":7,\"jobs\":[]}");
+	assert_int_equal(hm_coord_state_load(c, path, &err), HM_ERR_PARSE);
+	assert_non_null(strstr(err.msg, "not a version 1"));
+	assert_string_not_equal(strstr(err.msg, "kept aside as ") + 14, aside);
+	assert_int_equal(unlink(strstr(err.msg, "kept aside as ") + 14), 0);
+	assert_int_equal(unlink(aside), 0);
+	hm_coord_destroy(c);
+}
+
+static char logged[1024];
+static void log_sink(int level, const char *msg)
+{
+	if (level == HM_LOG_ERROR && !logged[0])
+		snprintf(logged, sizeof(logged), "%s", msg);
+}
+
+/* A value out of range refuses its entry by name; the other entries are restored. */
+static void test_state_range(void **state)
+{
+	hm_conf_t conf;
+	hm_coord_t *c, *d;
+	hm_assignment_t a;
+	char path[] = "/tmp/hm_state_XXXXXX";
+	bool changed;
+	hm_err_t err = {0};
+	int fd = mkstemp(path);
+	json_object *root, *jobs, *as;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	fixture_conf(&conf);
+	c = new_coord(&conf);
+	assert_int_equal(add_job(c, 11, 500, "n[1-3]", "auto", prof), HM_OK);
+	assert_int_equal(add_job(c, 12, 501, "n[4-6]", "auto", prof), HM_OK);
+	assert_int_equal(hm_coord_decide(c, NOW, &changed, &err), HM_OK);
+	assert_int_equal(hm_coord_state_save(c, path, &err), HM_OK);
+	hm_coord_destroy(c);
+	/* Job 12's priority class out of range. */
+	root = json_object_from_file(path);
+	assert_non_null(root);
+	assert_true(json_object_object_get_ex(root, "jobs", &jobs));
+	for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+		json_object *o = json_object_array_get_idx(jobs, i), *id;
+
+		assert_true(json_object_object_get_ex(o, "job_id", &id));
+		if (json_object_get_int(id) != 12)
+			continue;
+		assert_true(json_object_object_get_ex(o, "assignment", &as));
+		json_object_object_add(as, "prio", json_object_new_int(99));
+	}
+	assert_int_equal(json_object_to_file(path, root), 0);
+	json_object_put(root);
+
+	fixture_conf(&conf);
+	d = new_coord(&conf);
+	logged[0] = '\0';
+	hm_log_set_sink(log_sink);
+	assert_int_equal(hm_coord_state_load(d, path, &err), HM_OK);
+	hm_log_set_sink(NULL);
+	assert_non_null(strstr(logged, path));
+	assert_non_null(strstr(logged, "assignment.prio: 99 is not in [0, "));
+	assert_non_null(strstr(err.msg, "assignment.prio: 99"));
+	assert_int_equal(hm_coord_assignment(d, 11, &a), HM_OK);
+	assert_true(a.scheduled);
+	assert_int_not_equal(hm_coord_assignment(d, 12, &a), HM_OK);
+	hm_coord_destroy(d);
+	unlink(path);
+}
+
+/* After a state loss (no file, or a corrupt one), epochs stay above those saved. */
+static void test_state_epochs_after_loss(void **state)
+{
+	hm_conf_t conf;
+	hm_coord_t *c, *d;
+	hm_assignment_t a;
+	char path[] = "/tmp/hm_state_XXXXXX";
+	bool changed;
+	hm_err_t err = {0};
+	int fd = mkstemp(path);
+	unsigned long saved;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	for (int corrupt = 0; corrupt < 2; corrupt++) {
+		fixture_conf(&conf);
+		c = new_coord(&conf);
+		/* A coordinator that ran a while, its counter from 0 (a state written
+		   before the clock rule) or from the clock (started from nothing), decided
+		   and saved; a second passes (one decision run a second at most). */
+		unlink(path);
+		if (corrupt)
+			assert_int_equal(hm_coord_state_load(c, path, &err), HM_ERR_NOTFOUND);
+		assert_int_equal(add_job(c, 11, 500, "n[1-3]", "auto", prof), HM_OK);
+		assert_int_equal(hm_coord_decide(c, NOW, &changed, &err), HM_OK);
+		assert_int_equal(hm_coord_assignment(c, 11, &a), HM_OK);
+		saved = a.epoch;
+		assert_int_equal(hm_coord_state_save(c, path, &err), HM_OK);
+		hm_coord_destroy(c);
+		if (corrupt)
+			usleep(1100000);
+		/* The state is lost; a fresh start decides again. */
+		if (corrupt)
+			put_file(path, "garbage");
+		else
+			unlink(path);
+		fixture_conf(&conf);
+		d = new_coord(&conf);
+		assert_int_not_equal(hm_coord_state_load(d, path, &err), HM_OK);
+		if (corrupt)
+			assert_int_equal(unlink(strstr(err.msg, "kept aside as ") + 14), 0);
+		assert_int_equal(add_job(d, 11, 500, "n[1-3]", "auto", prof), HM_OK);
+		assert_int_equal(hm_coord_decide(d, NOW + 1, &changed, &err), HM_OK);
+		assert_int_equal(hm_coord_assignment(d, 11, &a), HM_OK);
+		assert_true(a.epoch > saved);
+		hm_coord_destroy(d);
+	}
+	unlink(path);
 }
 
 static void test_reconfigure_keeps(void **state)
@@ -605,7 +775,9 @@ int main(void)
 	    cmocka_unit_test(test_decide),          cmocka_unit_test(test_upsert_change),
 	    cmocka_unit_test(test_policy_cfg),      cmocka_unit_test(test_real_policies),
 	    cmocka_unit_test(test_admin_comment),   cmocka_unit_test(test_admin_entry_forms),
-	    cmocka_unit_test(test_state_roundtrip), cmocka_unit_test(test_reconfigure_keeps),
+	    cmocka_unit_test(test_state_roundtrip), cmocka_unit_test(test_state_corrupt_kept),
+	    cmocka_unit_test(test_state_range), cmocka_unit_test(test_state_epochs_after_loss),
+	    cmocka_unit_test(test_reconfigure_keeps),
 	    cmocka_unit_test(test_racks),           cmocka_unit_test(test_spec),
 	    cmocka_unit_test(test_policy_names),    cmocka_unit_test(test_wait_job),
 	};
