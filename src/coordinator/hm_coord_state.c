@@ -111,8 +111,8 @@ static const hm_field_t job_checked[] = {
  * (and "applied" reports) on the decision epoch, so an epoch must never be handed
  * out twice. When the coordinator starts without state (no file, or a corrupt one
  * kept aside), its counter starts at the wall clock: seconds since
- * HM_EPOCH_CLOCK_ORIGIN (2020-01-01 UTC; 2^31-1, the wire's bound, is reached in
- * 2088). The counter moves by one per decision run that changed something, so
+ * HM_EPOCH_CLOCK_ORIGIN (2020-01-01 UTC), capped at half the wire's bound of
+ * 2^31-1 (reached in 2054) so that the counter keeps room to grow. The counter moves by one per decision run that changed something, so
  * while such runs average at most one a second since the counter was last set
  * from the clock (epochs come every EpochLength seconds, arrivals and departures
  * at Slurm's pace), every epoch handed out before a loss is below the clock at the
