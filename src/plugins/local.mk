@@ -77,7 +77,9 @@ src_plugins_spank_libhmspankopts_la_SOURCES = src/plugins/spank/hm_spank_opts.c 
 	src/plugins/spank/hm_spank_preload.c \
 	src/plugins/spank/hm_spank_preload.h \
 	src/plugins/spank/hm_spank_dir.c \
-	src/plugins/spank/hm_spank_dir.h
+	src/plugins/spank/hm_spank_dir.h \
+	src/plugins/spank/hm_spank_slurmuser.c \
+	src/plugins/spank/hm_spank_slurmuser.h
 src_plugins_spank_libhmspankopts_la_CPPFLAGS = $(AM_CPPFLAGS) $(HM_COMMON_CPPFLAGS) \
 	$(PLUGIN_COMMON_CPPFLAGS)
 

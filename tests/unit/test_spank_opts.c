@@ -7,7 +7,11 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "hm_spank_opts.h"
+#include "hm_spank_slurmuser.h"
 
 static void test_mode(void **state)
 {
@@ -267,13 +271,52 @@ static void test_disabled_notice(void **state)
 	assert_string_equal(buf, "harmonics: disabled (/e");
 }
 
+/* The trusted account is slurm.conf's SlurmUser, not a literal name. */
+static void test_slurm_user(void **state)
+{
+	char path[] = "/tmp/hm_slurmconf_XXXXXX", why[512];
+	uint32_t uid = 12345;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	assert_true((fd = mkstemp(path)) >= 0);
+	assert_non_null(f = fdopen(fd, "w"));
+	fputs("# SlurmUser=ignored\nClusterName=c SlurmUser=nobody # a comment\n"
+	      "slurmuser=daemon\nNodeName=n1 CPUs=4\n",
+	      f);
+	fclose(f);
+	assert_int_equal(hm_spank_slurm_user(path, &uid, why, sizeof(why)), 0);
+	assert_int_equal(uid, 1); /* the last one, any case: daemon */
+	assert_non_null(f = fopen(path, "w"));
+	fputs("ClusterName=c\n", f);
+	fclose(f);
+	assert_int_equal(hm_spank_slurm_user(path, &uid, why, sizeof(why)), 0);
+	assert_int_equal(uid, 0); /* none: root, Slurm's default */
+	assert_non_null(f = fopen(path, "w"));
+	fputs("SlurmUser=no_such_account_hm\n", f);
+	fclose(f);
+	assert_int_equal(hm_spank_slurm_user(path, &uid, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "no_such_account_hm"));
+	setenv("SLURM_CONF", path, 1);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("SlurmUser=4242\n", f);
+	fclose(f);
+	assert_int_equal(hm_spank_slurm_user(NULL, &uid, why, sizeof(why)), 0);
+	assert_int_equal(uid, 4242);
+	unsetenv("SLURM_CONF");
+	unlink(path);
+	assert_int_equal(hm_spank_slurm_user(path, &uid, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, path));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mode),    cmocka_unit_test(test_profile),
 	    cmocka_unit_test(test_args),    cmocka_unit_test(test_precedence),
 	    cmocka_unit_test(test_preload), cmocka_unit_test(test_help),
-	    cmocka_unit_test(test_disabled_notice),
+	    cmocka_unit_test(test_disabled_notice), cmocka_unit_test(test_slurm_user),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@
 #include <slurm/spank.h>
 
 #include "hm_agent.h"
+#include "hm_spank_slurmuser.h"
 #include "spank_plugin.h"
 
 #ifndef HM_AGENT_PATH
@@ -62,13 +63,20 @@ static void agent_log(int level, const char *msg)
 
 static void agent_args(hm_agent_args_t *a)
 {
+	char why[512];
+
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	a->version = HM_AGENT_ABI_VERSION;
 	a->node = NULL; /* slurmd's -N, else the host name */
 	a->conf_path = hm_sp.args.conf[0] ? hm_sp.args.conf : NULL;
 	a->log = agent_log;
-	a->slurm_user_uid = HM_AGENT_NO_UID;
+	/* SlurmUser from slurm.conf; the agent falls back to the account "slurm". */
+	if (hm_spank_slurm_user(NULL, &a->slurm_user_uid, why, sizeof(why)) != 0) {
+		slurm_debug("harmonics: %s; the node agent trusts root and the account \"slurm\"",
+			    why);
+		a->slurm_user_uid = HM_AGENT_NO_UID;
+	}
 }
 
 /* What identifies a version of the file (all zero when it is missing). */

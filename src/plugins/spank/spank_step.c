@@ -23,6 +23,7 @@
 #include "hm_conf.h"
 #include "hm_pace_env.h"
 #include "hm_spank_dir.h"
+#include "hm_spank_slurmuser.h"
 #include "spank_plugin.h"
 
 /* This node's name: the S_JOB_NODEID-th entry of the step's node list. */
@@ -71,17 +72,25 @@ static int service_conf(spank_t sp, char *host, size_t host_len, int *port, int 
 }
 
 /*
- * Replies are accepted only from root and Debian's SlurmUser account "slurm"
- * (the coordinator runs inside slurmctld as SlurmUser), so a process squatting
- * on the port while slurmctld is down cannot hand out assignments.
+ * Replies are accepted only from root and SlurmUser (the coordinator runs
+ * inside slurmctld as SlurmUser, read from slurm.conf), so a process squatting
+ * on the port while slurmctld is down cannot hand out assignments. Without a
+ * readable slurm.conf: root and Debian's SlurmUser account "slurm".
  */
 static int trusted_uids(uint32_t *uids)
 {
 	struct passwd pw, *res = NULL;
-	char buf[1024];
+	char buf[1024], why[512];
+	uint32_t su;
 	int n = 0;
 
 	uids[n++] = 0;
+	if (hm_spank_slurm_user(NULL, &su, why, sizeof(why)) == 0) {
+		if (su != 0)
+			uids[n++] = su;
+		return n;
+	}
+	slurm_debug("harmonics: %s; trusting root and the account \"slurm\"", why);
 	if (getpwnam_r("slurm", &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_uid != 0)
 		uids[n++] = res->pw_uid;
 	return n;
