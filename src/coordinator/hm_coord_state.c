@@ -18,14 +18,30 @@
 
 #define STATE_VERSION 1
 
+/*
+ * Strict loading: after the lenient read (strings cut to fit, as they were
+ * written), every number and flag of an entry is decoded again through these
+ * tables, against the ranges the agents' wire decoder uses (hm_agent_wire.c):
+ * a value out of range refuses its entry by name ("jobs[3].assignment.prio: 9
+ * is not in [0, 7]"). Members absent from an older file keep the lenient read.
+ */
+#define ST_TIME_S_MAX  1e11    /* about the year 5000: later is not a time */
+#define ST_TIME_US_MAX 4611686018427387904.0 /* 2^62, the wire's bound */
+#define ST_SPAN_S_MAX  3600.0  /* periods, shifts, guards: the runtime's one hour */
+#define ST_SPAN_US_MAX 3600000000.0
+#define ST_PATH_MAX    65535.0
+#define ST_COUNT_MAX   2147483647.0
+#define CK(st, m, k, t, lo, hi) HM_FIELD_CHECKED(st, m, k, t, lo, hi, 0, NULL)
+
+/* A decision; its ranges serve the strict second read (below). */
 static const hm_field_t decision_fields[] = {
-    HM_FIELD(hm_decision_t, shift_s, "shift_s", HM_F_DBL),
-    HM_FIELD(hm_decision_t, period_s, "period_s", HM_F_DBL),
-    HM_FIELD(hm_decision_t, guard_s, "guard_s", HM_F_DBL),
-    HM_FIELD(hm_decision_t, origin_s, "origin_s", HM_F_DBL),
-    HM_FIELD(hm_decision_t, prio, "prio", HM_F_INT),
-    HM_FIELD(hm_decision_t, path, "path", HM_F_INT),
-    HM_FIELD(hm_decision_t, epoch, "epoch", HM_F_ULONG),
+    CK(hm_decision_t, shift_s, "shift_s", HM_F_DBL, 0, ST_SPAN_S_MAX),
+    CK(hm_decision_t, period_s, "period_s", HM_F_DBL, 0, ST_SPAN_S_MAX),
+    CK(hm_decision_t, guard_s, "guard_s", HM_F_DBL, 0, ST_SPAN_S_MAX),
+    CK(hm_decision_t, origin_s, "origin_s", HM_F_DBL, 0, ST_TIME_S_MAX),
+    CK(hm_decision_t, prio, "prio", HM_F_INT, 0, HM_PRIO_MAX),
+    CK(hm_decision_t, path, "path", HM_F_INT, 0, ST_PATH_MAX),
+    CK(hm_decision_t, epoch, "epoch", HM_F_ULONG, 0, HM_AW_EPOCH_MAX),
 };
 
 /* A job of the state file: what Slurm said, what was decided, what was measured. */
@@ -45,31 +61,6 @@ static const hm_field_t job_fields[] = {
     HM_FIELD_OBJ_WHEN(hm_cjob_t, meas, "measured", hm_measure_fields, HM_F_IF, measured),
 };
 
-/*
- * Strict loading: after the lenient read (strings cut to fit, as they were
- * written), every number and flag of an entry is decoded again through these
- * tables, against the ranges the agents' wire decoder uses (hm_agent_wire.c):
- * a value out of range refuses its entry by name ("jobs[3].assignment.prio: 9
- * is not in [0, 7]"). Members absent from an older file keep the lenient read.
- */
-#define ST_TIME_S_MAX  1e11    /* about the year 5000: later is not a time */
-#define ST_TIME_US_MAX 4611686018427387904.0 /* 2^62, the wire's bound */
-#define ST_SPAN_S_MAX  3600.0  /* periods, shifts, guards: the runtime's one hour */
-#define ST_SPAN_US_MAX 3600000000.0
-#define ST_PATH_MAX    65535.0
-#define ST_COUNT_MAX   2147483647.0
-#define CK(st, m, k, t, lo, hi) HM_FIELD_CHECKED(st, m, k, t, lo, hi, 0, NULL)
-
-static const hm_field_t decision_checked[] = {
-    CK(hm_decision_t, shift_s, "shift_s", HM_F_DBL, 0, ST_SPAN_S_MAX),
-    CK(hm_decision_t, period_s, "period_s", HM_F_DBL, 0, ST_SPAN_S_MAX),
-    CK(hm_decision_t, guard_s, "guard_s", HM_F_DBL, 0, ST_SPAN_S_MAX),
-    CK(hm_decision_t, origin_s, "origin_s", HM_F_DBL, 0, ST_TIME_S_MAX),
-    CK(hm_decision_t, prio, "prio", HM_F_INT, 0, HM_PRIO_MAX),
-    CK(hm_decision_t, path, "path", HM_F_INT, 0, ST_PATH_MAX),
-    CK(hm_decision_t, epoch, "epoch", HM_F_ULONG, 0, HM_AW_EPOCH_MAX),
-};
-
 static const hm_field_t assignment_checked[] = {
     CK(hm_assignment_t, scheduled, "scheduled", HM_F_BOOL, 0, 1),
     CK(hm_assignment_t, period_us, "period_us", HM_F_I64, 0, ST_SPAN_US_MAX),
@@ -83,14 +74,6 @@ static const hm_field_t assignment_checked[] = {
     CK(hm_assignment_t, valid_until_us, "valid_until_us", HM_F_I64, 0, ST_TIME_US_MAX),
 };
 
-static const hm_field_t measure_checked[] = {
-    CK(hm_coord_measure_t, iter_s, "iter_s", HM_F_DBL, 0, 1e6),
-    CK(hm_coord_measure_t, compute_s, "compute_s", HM_F_DBL, 0, 1e6),
-    CK(hm_coord_measure_t, comm_s, "comm_s", HM_F_DBL, 0, 1e6),
-    CK(hm_coord_measure_t, iter_sd_s, "iter_sd_s", HM_F_DBL, 0, 1e6),
-    CK(hm_coord_measure_t, bytes, "bytes", HM_F_DBL, 0, 1e18),
-};
-
 static const hm_field_t job_checked[] = {
     HM_FIELD_CHECKED(hm_cjob_t, job_id, "job_id", HM_F_U32, 1, HM_AW_JOB_ID_MAX, HM_F_REQ, NULL),
     CK(hm_cjob_t, uid, "uid", HM_F_U32, 0, 4294967294.0),
@@ -101,9 +84,9 @@ static const hm_field_t job_checked[] = {
     {"assignment", HM_F_OBJ, offsetof(hm_cjob_t, a), sizeof(hm_assignment_t), 0, 0, 0, NULL,
      assignment_checked, HM_NFIELDS(assignment_checked), 0},
     {"decision", HM_F_OBJ, offsetof(hm_cjob_t, dec), sizeof(hm_decision_t), 0, 0, 0, NULL,
-     decision_checked, HM_NFIELDS(decision_checked), 0},
+     decision_fields, HM_NFIELDS(decision_fields), 0},
     {"measured", HM_F_OBJ, offsetof(hm_cjob_t, meas), sizeof(hm_coord_measure_t), 0, 0, HM_F_IF,
-     NULL, measure_checked, HM_NFIELDS(measure_checked), offsetof(hm_cjob_t, measured)},
+     NULL, hm_measure_fields, HM_MEASURE_NFIELDS, offsetof(hm_cjob_t, measured)},
 };
 
 /*
@@ -112,8 +95,8 @@ static const hm_field_t job_checked[] = {
  * out twice. When the coordinator starts without state (no file, or a corrupt one
  * kept aside), its counter starts at the wall clock: seconds since
  * HM_EPOCH_CLOCK_ORIGIN (2020-01-01 UTC), capped at half the wire's bound of
- * 2^31-1 (reached in 2054) so that the counter keeps room to grow. The counter moves by one per decision run that changed something, so
- * while such runs average at most one a second since the counter was last set
+ * 2^31-1 (reached in 2054) so that the counter keeps room to grow. The counter
+ * moves by one per decision run that changed something, so while such runs average at most one a second since the counter was last set
  * from the clock (epochs come every EpochLength seconds, arrivals and departures
  * at Slurm's pace), every epoch handed out before a loss is below the clock at the
  * loss, and the first epoch after it is strictly greater. A loaded file never
