@@ -137,6 +137,26 @@ TB_DURATION_FACTOR=$(awk -v q="$quick" 'BEGIN { print q ? 0.5 : 1 }')
 TB_EPOCH_S=4 TB_HEARTBEAT_MS=250 TB_LEAD_MS=500
 export TB_EMUJOB TB_TIME_SCALE TB_BYTES_SCALE TB_JITTER TB_TCP_CC TB_EPOCH_S TB_LEAD_MS
 
+# PyTorch jobs (models torch-NAME, tests/testbed/torch_train.py): the first
+# python3 with torch.distributed and gloo (Debian's python3-torch is in
+# /usr/bin when PATH leads to another python3); their declared profiles, once.
+TB_TOP=$top TB_TORCH_TRAIN=$tb/torch_train.py TB_PACE_LIB=$build/src/pace/.libs/libharmonics-pace.so.2 TB_PYTHON=
+torch_models=()
+for f in "${scen_files[@]}"; do
+	tb_scen_load "$f" || exit 2
+	for m in "${SC_MODEL[@]}"; do [[ $m == torch-* ]] && torch_models+=("$m"); done
+done
+if ((${#torch_models[@]})); then
+	for c in ${HM_TEST_PYTHON:-} python3 /usr/bin/python3; do
+		[[ $("$c" -c 'import torch.distributed as d; print(d.is_available() and d.is_gloo_available())' 2>/dev/null) == True ]] &&
+			{ TB_PYTHON=$(command -v "$c"); break; }
+	done
+	[[ -n $TB_PYTHON ]] || die "PyTorch jobs (${torch_models[*]}) need a python3 with torch and gloo (scripts/deps.sh: python3-torch)"
+	[[ -e $TB_PACE_LIB ]] || die "$TB_PACE_LIB not built"
+	tb_torch_profiles "${torch_models[@]}" || exit 1
+fi
+export TB_TOP TB_TORCH_TRAIN TB_PACE_LIB TB_PYTHON
+
 # Every scenario file, model and node is checked before anything starts.
 for f in "${scen_files[@]}"; do
 	tb_scen_load "$f" || exit 2
@@ -204,7 +224,8 @@ tb_noise "${results[@]}" >"$out/noise.json"
 tb_noise_lines() {
 	jq -r '"noise: spread of the measured mean iteration over repetitions: median \(map(.range) | sort | .[length / 2 | floor] * 1000 | round / 10)%," +
 	" largest \(map(.range) | max * 1000 | round / 10)% (\(max_by(.range).case)); measured compute jitter (CV) \(map(.jitter_cv) | add / length * 1000 | round / 1000);" +
-	" sleep overshoot of compute, median \(map(.overshoot_ms) | sort | .[length / 2 | floor] * 100 | round / 100) ms"' "$out/noise.json"
+	" sleep overshoot of compute, median \(map(.overshoot_ms | select(. != null)) | if length == 0 then "- (no emulated jobs)"
+		else (sort | .[length / 2 | floor] * 100 | round / 100 | tostring) + " ms" end)"' "$out/noise.json"
 	echo "noise: load average (1, 5, 15 min) $load0 at the start, $load1 at the end; $(nproc) cores; machine shared with other work"
 }
 echo

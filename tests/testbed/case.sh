@@ -40,10 +40,29 @@ tb_scen_load() {
 	((n > 0)) || { tb_log "$file: no jobs"; return 1; }
 }
 
-# The job's scaled profile from the emujob itself: "compute_s bytes".
+# The job's scaled profile from the emujob itself: "compute_s bytes". A
+# PyTorch model (torch-NAME: tests/testbed/torch_train.py --model NAME) is
+# not scaled: its gradient's bytes, and the compute its --dry-run timed, once
+# per testbed run (tb_torch_profiles), so every case declares the same.
+declare -gA TB_TORCH_PROFILE=()
 tb_profile() { # model
+	if [[ $1 == torch-* ]]; then
+		[[ -n ${TB_TORCH_PROFILE[$1]:-} ]] || return 1
+		echo "${TB_TORCH_PROFILE[$1]}"
+		return 0
+	fi
 	"$TB_EMUJOB" --model "$1" --scale "$TB_TIME_SCALE" --bytes-scale "$TB_BYTES_SCALE" --dry-run |
 		jq -r '"\(.compute_s) \(.bytes)"'
+}
+tb_torch_profiles() { # models... (not in a subshell: fills TB_TORCH_PROFILE)
+	local m prof
+	for m in "$@"; do
+		[[ $m == torch-* && -z ${TB_TORCH_PROFILE[$m]:-} ]] || continue
+		prof=$(OMP_NUM_THREADS=1 "$TB_PYTHON" "$TB_TORCH_TRAIN" --model "${m#torch-}" --dry-run |
+			jq -r '"\(.compute_s) \(.bytes)"') || { tb_log "$m: torch_train.py --dry-run failed"; return 1; }
+		TB_TORCH_PROFILE[$m]=$prof
+		tb_log "$m: declared profile: compute ${prof% *} s (timed here, alone), gradient ${prof#* } bytes"
+	done
 }
 
 # Policy for the next case: harmonics.conf's Policy, then scontrol reconfigure;
@@ -84,6 +103,10 @@ tb_no_jobs() { [[ -z $(squeue -h -o %i 2>/dev/null) ]]; }
 # The batch script of job j (array index) into DIR/NAME.sh.
 tb_write_batch() {
 	local j=$1 dir=$2 iters=$3 name=${SC_NAME[$1]}
+	if [[ ${SC_MODEL[$j]} == torch-* ]]; then
+		tb_write_torch_batch "$@"
+		return
+	fi
 	cat >"$dir/$name.sh" <<-EOF
 		#!/bin/bash
 		# testbed job $name: ${SC_MODEL[$j]} on ${SC_NODES[$j]}, waits for $dir/$name.go
@@ -95,6 +118,26 @@ tb_write_batch() {
 			--rendezvous \$addr:$TB_EMUJOB_PORT --model ${SC_MODEL[$j]} --scale $TB_TIME_SCALE \\
 			--bytes-scale $TB_BYTES_SCALE --compute-jitter $TB_JITTER --tcp-cc $TB_TCP_CC \\
 			--iterations $iters --warmup 1 --json --timeout 30s
+	EOF
+}
+
+# A PyTorch job: tests/testbed/torch_train.py under srun, DDP over gloo on the
+# data NICs, paced by harmonics.torch.pace (the package from the source tree,
+# the runtime from the build); its --json is harmonics-emujob's form. Python
+# starts slowly on a loaded machine: the job's bound is generous.
+tb_write_torch_batch() {
+	local j=$1 dir=$2 iters=$3 name=${SC_NAME[$1]} compute
+	compute=$(tb_profile "${SC_MODEL[$j]}") || return 1
+	cat >"$dir/$name.sh" <<-EOF
+		#!/bin/bash
+		# testbed job $name: PyTorch ${SC_MODEL[$j]} on ${SC_NODES[$j]}, waits for $dir/$name.go
+		for ((i = 0; i < 1200; i++)); do [[ -e $dir/$name.go ]] && break; sleep 0.05; done
+		[[ -e $dir/$name.go ]] || { echo "testbed: no go signal within 60 s" >&2; exit 1; }
+		addr=\$(ip -4 -o addr show dev eth0 | awk '{ sub("/.*", "", \$4); print \$4 }')
+		export PYTHONPATH=$TB_TOP/python HARMONICS_PACE_LIB=$TB_PACE_LIB OMP_NUM_THREADS=1
+		exec srun -o $dir/$name.out.%t -e $dir/$name.err.%t $TB_PYTHON $TB_TORCH_TRAIN \\
+			--rendezvous \$addr:$TB_EMUJOB_PORT --ifname eth0 --model ${SC_MODEL[$j]#torch-} \\
+			--iterations $iters --warmup 2 --declared-compute ${compute% *} --json --timeout 120
 	EOF
 }
 
@@ -118,8 +161,10 @@ tb_case_run() {
 				a = 2 * (r - 1) / r * b * 8 / bps
 				it = int(d * f / (c + a) + 0.5); if (it < 6) it = 6
 				print a, it - 1 }')
+		# Slack for the start: 30 s, 90 s for Python and PyTorch on a loaded machine.
 		bound=$(awk -v b="$bound" -v d="${SC_DURATION[$j]}" -v a="${SC_ARRIVAL[$j]}" \
-			-v f="$TB_DURATION_FACTOR" 'BEGIN { v = (a + 3 * d) * f + 30; print (v > b ? v : b) }')
+			-v f="$TB_DURATION_FACTOR" -v s="$([[ ${SC_MODEL[$j]} == torch-* ]] && echo 90 || echo 30)" \
+			'BEGIN { v = (a + 3 * d) * f + s; print (v > b ? v : b) }')
 		tb_write_batch "$j" "$dir" "$iters"
 		# The coordinator's profile: compute = iter x (1 - comm), as the job really computes.
 		SC_PROFILE[j]=$(awk -v c="$compute" -v a="$alone" -v b="$bytes" \

@@ -23,7 +23,7 @@ def case_figs: {
 	sc: (.jobs | map(.simulated.mean_comm_s) | mean),
 	mj: (.jobs | map(.measured.jct_s) | mean),
 	li: (.jobs | map(.simulated_launch_only.mean_iter_s) | mean) };
-def order: {"pairs": 0, "mixed": 1, "arrival": 2}[.] // 9;
+def order: {"pairs": 0, "mixed": 1, "arrival": 2, "torch-pairs": 3, "torch-arrival": 4}[.] // 9;
 def porder: {"fair": 0, "crux": 1, "cassini": 2, "harmonics": 3, "optimal": 4}[.] // 9;
 '
 
@@ -58,7 +58,8 @@ tb_noise() {
 			range: ((($v | max) - ($v | min)) / $m),
 			launch_only_iter_s: (map(case_figs.li) | median),
 			jitter_cv: (map(.sim_jitter_cv) | mean),
-			overshoot_ms: ([.[].jobs[] | (.measured.rank0_compute_s - .compute_s) * 1e3] | median) })' "$@"
+			overshoot_ms: ([.[].jobs[] | select(.model | startswith("torch-") | not) |
+				(.measured.rank0_compute_s - .compute_s) * 1e3] | median) })' "$@"
 }
 
 # Table: per scenario and policy, measured and simulated figures, the error, the
