@@ -2,13 +2,15 @@
 # The emulated multi-rack testbed: real Slurm (slurmd per node in its own network
 # namespace), shaped NICs and rack uplinks with strict-priority classes, emulated
 # training jobs (harmonics-emujob under sbatch/srun with --comm-sched, paced by
-# libharmonics-pace); every scenario under every policy, repeated; the same
+# libharmonics-pace) or real ones (PyTorch DDP over gloo, tests/testbed/torch_train.py,
+# paced by harmonics.torch.pace); every scenario under every policy, repeated; the same
 # scenarios in harmonics-sim; one table of measured vs simulated (docs/testbed.md).
 #
 # Usage: scripts/testbed.sh [--quick] [--json FILE] [--plot FILE.svg|.png] [OPTIONS]
 #   --quick             half-length jobs (the whole run about 10 minutes on 2 cores)
 #   --reps N            repetitions of each case (default 3; medians are reported)
-#   --scenarios LIST    among pairs, mixed, arrival (default all), or files
+#   --scenarios LIST    among pairs, mixed, arrival (default all), torch-pairs,
+#                       torch-arrival (real PyTorch training, python3-torch), or files
 #   --policies LIST     among fair, crux, cassini, harmonics, optimal (default the first four)
 #   --nic RATE --uplink RATE   emulated link rates (default 200mbit each)
 #   --jitter CV         compute jitter of the emulated jobs (default 0.05)
@@ -246,7 +248,13 @@ if [[ -n $report ]]; then
 		echo "$cmdline"
 		echo '```'
 		echo
-		echo "Real Slurm jobs (harmonics-emujob under sbatch/srun with --comm-sched) on"
+		if ((${#torch_models[@]})); then
+			echo "Real training (scenarios torch-*): PyTorch $("$TB_PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
+			echo "jobs (tests/testbed/torch_train.py: a small CNN, DDP over gloo, one rank per"
+			echo "node, one thread each, gradient all-reduce paced by harmonics.torch.pace) under"
+			echo "sbatch/srun with --comm-sched; their compute is real and shares the machine's cores."
+		fi
+		echo "Real Slurm jobs (harmonics-emujob or PyTorch under sbatch/srun with --comm-sched) on"
 		echo "$TB_RACKS racks x $TB_HOSTS hosts in network namespaces, NICs $TB_NIC and"
 		echo "uplinks $TB_UPLINK with strict-priority classes, TCP $TB_TCP_CC; the same"
 		echo "cases in harmonics-sim (docs/testbed.md). Medians over $reps repetitions;"
