@@ -15,9 +15,11 @@
 #             rack leaders: election, takeover, no flap (tests/slurm/leaders.sh),
 #             racks rejoining after a cut (tests/slurm/rejoin.sh), and Harmonics
 #             disabled, never Slurm stopped, by a bad harmonics.conf or a busy port
-#             (tests/slurm/failopen.sh)
+#             (tests/slurm/failopen.sh); a PyTorch job's running step following a new
+#             decision, its period in harmonicsctl (tests/slurm/torch_live.sh)
 #   testbed   priority classes on shaped links, and a short emulated testbed through
-#             Slurm against the simulator (tests/testbed/run.sh; scripts/testbed.sh)
+#             Slurm against the simulator, with emulated and real PyTorch jobs
+#             (tests/testbed/run.sh; scripts/testbed.sh)
 # Usage: scripts/check.sh [TIER ...]   (default: all tiers)
 # Ends with one line "check: N passed, N failed, N skipped".
 set -uo pipefail
@@ -131,7 +133,7 @@ for t in "${tiers[@]}"; do
 	fuzz) run_tier fuzz tier_fuzz ;;
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
 	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh \
-		tests/slurm/rejoin.sh tests/slurm/failopen.sh ;;
+		tests/slurm/rejoin.sh tests/slurm/failopen.sh tests/slurm/torch_live.sh ;;
 	testbed) run_tier testbed tier_scripts tests/testbed/run.sh ;;
 	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;
 	esac
