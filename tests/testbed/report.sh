@@ -5,7 +5,8 @@
 #   tb_summary FILES...      the --json document on stdout:
 #     {"scenarios": [{"name", "policies": [{"name", "jobs", "measured_mean_iter_s",
 #      "simulated_mean_iter_s", "measured_mean_comm_s", "simulated_mean_comm_s",
-#      "measured_mean_jct_s"}]}]}  ("jobs": per job, the same medians)
+#      "measured_mean_jct_s", "sim_error"}]}]}  ("jobs": per job, the same medians;
+#      sim_error: simulated / measured - 1 of the mean iteration)
 #   tb_noise FILES...        per case: repetitions, spread of the measured mean
 #                            iteration (CV and max-min over the median), and the
 #                            simulated one with launch-time assignments only
@@ -45,7 +46,9 @@ tb_summary() {
 				simulated_mean_iter_s: ($f | map(.si) | median),
 				measured_mean_comm_s: ($f | map(.mc) | median),
 				simulated_mean_comm_s: ($f | map(.sc) | median),
-				measured_mean_jct_s: ($f | map(.mj) | median) }))
+				measured_mean_jct_s: ($f | map(.mj) | median) } |
+				.sim_error = (if .measured_mean_iter_s > 0 and .simulated_mean_iter_s != null
+					then .simulated_mean_iter_s / .measured_mean_iter_s - 1 else null end)))
 		}) | {scenarios: .}' "$@"
 }
 
