@@ -45,10 +45,11 @@ AssignmentValidity=1s
 UplinkSpeed=100Gbps"
 PROF_A="iter=100ms,comm=40%,bytes=300MB"
 PROF_B="iter=100ms,comm=10%,bytes=100MB"
-# A's length: enough iterations to start, see epochs alone, take B's decision
-# and run several windows after it; HM_TORCH_ITERS to change it.
-# (About 80 ms per iteration at load average 30 on 2 cores: 600 are 50 s.)
-ITERS_A=${HM_TORCH_ITERS:-600}
+# A runs until the test touches its stop file (all ranks stop at the same
+# iteration: torch_train.py --stop-file), three epochs after it applied B's
+# decision, whatever the machine's speed; at most 4000 iterations (45-95 ms
+# each at load average 30 on 2 cores).
+ITERS_A=4000
 
 echo "=== bring-up (no accounting database: not needed here)"
 hm_tier_cluster_up "8 slurmd with their node agents" --no-db
@@ -69,7 +70,8 @@ export -f ctl_json job_q applied_now
 echo "=== A: PyTorch DDP (gloo) under srun --comm-sched=harmonics, alone on n1,n5"
 cmd_a=(srun -J hm-torch-a -w "n1,n5" -N2 -n2 --comm-sched=harmonics --comm-profile="$PROF_A"
 	-o "$out/a.json" -e "$out/a-%t.err" "$py" "$top/tests/testbed/torch_train.py" --model cnn-s --batch 8
-	--rendezvous "127.0.0.1:$port_a" --ifname lo --iterations "$ITERS_A" --warmup 2 --json --timeout 120)
+	--rendezvous "127.0.0.1:$port_a" --ifname lo --iterations "$ITERS_A" --stop-file "$out/a.stop"
+	--warmup 2 --json --timeout 120)
 echo "    \$ PYTHONPATH=$top/python HARMONICS_PACE_LIB=$lib ${cmd_a[*]}"
 PYTHONPATH=$top/python HARMONICS_PACE_LIB=$lib OMP_NUM_THREADS=1 "${cmd_a[@]}" &
 pid_a=$!
@@ -130,6 +132,9 @@ else
 	fail "A's running PyTorch step reports the new epoch within two epochs" "$(job_q "$ja" '"decided \(.decided_epoch) applied \(.applied_epoch)"')"
 fi
 check "A was not restarted: step $ja.0 still running" bash -c "squeue -h -s -j $ja -o %i | grep -qx '$ja.0'"
+# Three more epochs of windows for the measured period, then A stops.
+sleep $((EPOCH_S * 3))
+touch "$out/a.stop"
 
 echo "=== the jobs end by themselves"
 wait "$pid_a"

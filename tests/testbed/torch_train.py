@@ -59,6 +59,9 @@ def parse_args(argv):
     ap.add_argument("--timeout", type=float, default=60, help="seconds for the rendezvous and each collective (default 60)")
     ap.add_argument("--json", action="store_true", help="rank 0 prints the results as JSON on stdout")
     ap.add_argument("--no-pace", action="store_true", help="do not call harmonics.torch.pace")
+    ap.add_argument("--stop-file", metavar="PATH",
+                    help="end after the iteration in which PATH exists on any rank (--iterations "
+                         "is then the most); all ranks stop at the same one")
     ap.add_argument("--dry-run", action="store_true", help="print the declared profile and exit")
     ap.add_argument("--declared-compute", type=float, default=0.0, metavar="S",
                     help="compute_s to write into the results (the declared profile's)")
@@ -137,6 +140,11 @@ def train(torch, a):
                             world_size=world, timeout=timeout)
     torch.manual_seed(1234 + rank)  # each rank its own shard of the synthetic data
     net = build(torch, a.model)
+    if a.stop_file:
+        # The stop flag rides in the gradient all-reduce: a one-element parameter
+        # whose gradient is 1 on a rank that saw the file; after backward every
+        # rank holds the same average, so all stop after the same iteration.
+        net.stop_flag = torch.nn.Parameter(torch.zeros(1))
     model = DDP(net)  # parameters broadcast from rank 0
     paced = None
     if not a.no_pace:
@@ -174,7 +182,11 @@ def train(torch, a):
         opt.zero_grad(set_to_none=True)
         hold[0] = 0
         loss = loss_fn(model(x), y)
-        loss.backward()  # DDP returns once the all-reduce is done
+        if a.stop_file:
+            seen = 1.0 if os.path.exists(a.stop_file) else 0.0
+            (loss + (net.stop_flag * seen).sum()).backward()
+        else:
+            loss.backward()  # DDP returns once the all-reduce is done
         t_back = now_us()
         opt.step()
         t_end = now_us()
@@ -183,6 +195,8 @@ def train(torch, a):
             epoch = paced.rt.stats()["burst_epoch"]
         rec.append((t0, last_grad[0], hold[0], t_back, t_end, epoch))
         sys.stderr.write("iter %d iter_ms=%.2f loss=%.4f\n" % (i, (t_end - t0) / 1e3, loss.item()))
+        if a.stop_file and net.stop_flag.grad is not None and net.stop_flag.grad.item() > 0 and i >= a.warmup:
+            break
     sys.stderr.flush()
     everyone = [None] * world
     dist.all_gather_object(everyone, rec)
@@ -219,7 +233,7 @@ def print_results(a, world, everyone, paced):
     import torch
     out = {"ranks": world, "model": "torch-" + a.model, "compute_s": a.declared_compute,
            "bytes": sum(p.numel() for p in build(torch, a.model).parameters()) * 4,
-           "iterations": a.iterations, "warmup": a.warmup}
+           "iterations": len(per), "warmup": a.warmup}
     for k in ("iter_ms", "comm_ms", "wait_ms", "compute_ms", "ready_ms"):
         out[k] = dist_of([p[k] for p in per])
     out.update(start_us=mine[0][0], end_us=mine[-1][4], pace=pace, per_iteration=per)
