@@ -126,7 +126,8 @@ tests_pace_nccl_job_LDADD = tests/pace/localnccl/libnccl.la -ldl
 TESTS += tests/pace/nccl_job_local.sh
 endif
 EXTRA_DIST += src/pace/nccl/libharmonics-nccl.sym tests/pace/nccl_preload.sh \
-	tests/pace/nccl_local.sh tests/pace/nccl_job_local.sh tests/pace/nccl_job_check.sh
+	tests/pace/nccl_local.sh tests/pace/nccl_job_local.sh tests/pace/nccl_job_check.sh \
+	tests/slurm/nccl_standin.sh
 
 # ---- harmonics-emujob: the emulated training job over the runtime -------------
 bin_PROGRAMS += src/tools/harmonics-emujob
