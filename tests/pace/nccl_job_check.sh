@@ -26,27 +26,33 @@ done
 ((ok)) && pass "TP (node-local) never held, DP (cross-node) held: reach from the peer files" ||
 	fail "only the cross-node stream held" "$(grep -h '^[0-9]* comm' "$dir"/trace.* | head -8)"
 
-# 4. One slot for all ranks of a collective, under skew.
-holds=$(grep -h ' hold key=' "$dir"/trace.* | sed 's/.*key=\([0-9a-f]*\) seq=\([0-9]*\) .*slot_us=\([-0-9]*\) own_us=\([-0-9]*\).*/\1 \2 \3 \4/')
-summary=$(awk '{ k = $1 " " $2; n[k]++; s[k] = s[k] " " $3; o[k] = o[k] " " $4 }
+# 4. One slot for all ranks of a collective, under skew. The documented
+# exceptions plan from a rank's own ready time: a communicator's first burst (no
+# previous one to plan from: from_us=0), and a rank more than period - guard
+# (90 ms here) behind the shared slot (then the ranks start at most a guard
+# apart); a loaded machine can push a skewed rank that far. Counted apart.
+holds=$(grep -h ' hold key=' "$dir"/trace.* | sed 's/.*key=\([0-9a-f]*\) seq=\([0-9]*\) ready_us=\([-0-9]*\) slot_us=\([-0-9]*\) own_us=\([-0-9]*\) after_us=[-0-9]* from_us=\([-0-9]*\).*/\1 \2 \4 \5 \3 \6/')
+summary=$(awk -v behind_us=90000 '{ k = $1 " " $2; n[k]++; s[k] = s[k] " " $3; o[k] = o[k] " " $4; r[k] = r[k] " " $5; if ($6 == 0) first[k] = 1 }
 	END {
 		for (k in n) {
 			if (n[k] < 2) continue
-			split(s[k], a, " "); split(o[k], b, " ")
-			pairs++; same = 1; ownsame = 1
-			for (i = 2; i <= n[k]; i++) { if (a[i] != a[1]) same = 0; if (b[i] != b[1]) ownsame = 0 }
-			agree += same; owndiff += !ownsame
+			split(s[k], a, " "); split(o[k], b, " "); split(r[k], c, " ")
+			pairs++; same = 1; ownsame = 1; lo = a[1]; late = 0
+			for (i = 2; i <= n[k]; i++) { if (a[i] != a[1]) same = 0; if (b[i] != b[1]) ownsame = 0; if (a[i] < lo) lo = a[i] }
+			for (i = 1; i <= n[k]; i++) if (c[i] - lo > behind_us) late = 1
+			agree += same; owndiff += !ownsame; excused += !same && (late || first[k])
 		}
-		printf "%d %d %d\n", pairs, agree, owndiff
+		printf "%d %d %d %d\n", pairs, agree, owndiff, excused
 	}' <<<"$holds")
-read -r pairs agree owndiff <<<"$summary"
-echo "    held collectives seen on both DP ranks: $pairs; same slot on both: $agree; where each rank's own ready time would have chosen different slots: $owndiff"
-if ((pairs >= n / 2 * (iters - 2) && agree == pairs && owndiff > 0)); then
-	pass "every rank applied the same slot ($agree/$pairs), skew split the ranks' own choices $owndiff times"
-elif ((pairs >= n / 2 * (iters - 2) && agree == pairs)); then
+read -r pairs agree owndiff excused <<<"$summary"
+echo "    held collectives seen on both DP ranks: $pairs; same slot on both: $agree; where each rank's own ready time would have chosen different slots: $owndiff; different slots planned from a rank's own ready time by design (first burst, or a rank more than 90 ms behind): $excused"
+if ((pairs >= n / 2 * (iters - 2) && agree + excused == pairs && 2 * agree >= pairs && owndiff > 0)); then
+	pass "every rank applied the same slot ($agree/$pairs; $excused by design from a rank's own ready time), skew split the ranks' own choices $owndiff times"
+elif ((pairs >= n / 2 * (iters - 2) && agree + excused == pairs)); then
 	fail "skew did not split the ranks' own choices (the test proves nothing)" "$summary"
 else
 	fail "same slot on all ranks" "$summary"
+	awk '{ k = $1 " " $2; if (k in s && s[k] != $3) print "    differ: " l[k] " | " $0; s[k] = $3; l[k] = $0 }' <<<"$holds"
 fi
 
 # 2. A function the loaded NCCL lacks fails open: its error, one line, pacing goes on.

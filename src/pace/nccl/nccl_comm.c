@@ -189,10 +189,12 @@ static hm_nccl_comm_t *add_locked(ncclComm_t comm)
 
 	if (c)
 		return c;
-	for (int i = 0; i < MAX_COMMS; i++) {
-		if (comms[i].comm)
+	/* Never-used entries first: a destroyed communicator's host functions may
+	 * still be queued with its entry (pass 2 reuses those only when full). */
+	for (int i = 0; i < 2 * MAX_COMMS; i++) {
+		if (comms[i % MAX_COMMS].comm || (i < MAX_COMMS && comms[i].retired))
 			continue;
-		c = &comms[i];
+		c = &comms[i % MAX_COMMS];
 		memset(c, 0, sizeof(*c));
 		c->comm = comm;
 		c->nranks = -1;
@@ -298,8 +300,9 @@ void hm_nccl_comm_forget(ncclComm_t comm)
 	pthread_mutex_lock(&mu);
 	c = find_locked(comm);
 	if (c) {
-		/* Host functions already enqueued may still read it: only the key goes. */
+		/* Host functions already enqueued may still read it: kept aside. */
 		c->comm = NULL;
+		c->retired = true;
 		choose_locked();
 	}
 	pthread_mutex_unlock(&mu);
@@ -329,7 +332,7 @@ hm_nccl_comm_t *hm_nccl_comm_step(ncclComm_t comm, int64_t now_us, int64_t marks
 	c->last_call_us = now_us;
 	if (*fresh) {
 		__atomic_store_n(&c->held, false, __ATOMIC_RELEASE);
-		c->hold_seq = c->seq;
+		__atomic_store_n(&c->hold_seq, c->seq, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&mu);
 	return c;

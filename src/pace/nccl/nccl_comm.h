@@ -33,6 +33,7 @@ typedef struct hm_nccl_comm {
 	int local;       /* its ranks on this node; -1 unknown */
 	hm_reach_t reach;
 	bool resolved;  /* reach looked at (first collective) */
+	bool retired;   /* destroyed: reused only when the table is full */
 	int class_prio; /* class it was created with; -1 none or not ours */
 	int splits;     /* children made from it so far (their keys) */
 	/* The calling threads' side, under the table's lock. */
@@ -40,7 +41,7 @@ typedef struct hm_nccl_comm {
 	int64_t last_call_us;
 	int64_t seen_marks;
 	bool held; /* its current iteration has a hold: its collectives get end stamps */
-	int64_t hold_seq;
+	int64_t hold_seq; /* seq of the iteration's first collective (atomic: the trace) */
 	/* The stream's side (host functions): atomics. */
 	int64_t slot_prev_us; /* slot its previous burst applied; HM_PACE_NO_SLOT none */
 	int64_t end_prev_us;  /* end of its previous burst's last collective; 0 none */

@@ -137,12 +137,14 @@ static void CUDART_CB hold_host_fn(void *arg)
 	__atomic_store_n(&c->slot_prev_us, slot, __ATOMIC_RELEASE);
 	/* The trace also says what this rank's own ready time would have chosen. */
 	if (hm_nccl_tracing())
-		hm_nccl_trace("hold key=%016llx seq=%lld ready_us=%lld slot_us=%lld own_us=%lld",
+		hm_nccl_trace("hold key=%016llx seq=%lld ready_us=%lld slot_us=%lld own_us=%lld "
+			      "after_us=%lld from_us=%lld",
 			      (unsigned long long)c->key,
 			      (long long)__atomic_load_n(&c->hold_seq, __ATOMIC_RELAXED),
 			      (long long)ready, (long long)slot,
 			      (long long)(hm_pace_period_us(p) > 0 ? hm_pace_plan(p, ready)
-								   : HM_PACE_NO_SLOT));
+								   : HM_PACE_NO_SLOT),
+			      (long long)after, (long long)from);
 	hm_pace_comm_begin_slot(p, slot);
 }
 
