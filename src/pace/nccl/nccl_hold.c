@@ -1,17 +1,19 @@
 /*
  * Holding NCCL bursts to their slot without blocking the host thread.
  *
- * The first collective of an iteration gets a host function enqueued on its
- * stream just before it (cudaLaunchHostFunc). When the stream reaches that point
- * (the compute before it is done: the burst is ready) the host function plans the
- * slot from that ready time and sleeps until it; the collective's kernel, being
+ * The first collective of an iteration of the held communicator (nccl_comm.h:
+ * the cross-node one) gets a host function enqueued on its stream just before
+ * it (cudaLaunchHostFunc), never on a stream being captured. When the stream
+ * reaches that point (the compute before it is done: the burst is ready) the
+ * host function plans the slot from what the collective's ranks share
+ * (hm_pace_plan_shared) and sleeps until it; the collective's kernel, being
  * later in stream order, starts at the slot. The calling thread returns at once.
  * Inside a group the hold is enqueued at the outermost ncclGroupEnd, just before
  * the real one launches the group's kernels (so ncclGroupSimulateEnd, which
  * launches nothing, leaves no hold behind). After each collective (after the
  * outermost ncclGroupEnd inside a group) a second host function stamps the burst
- * end. The job's class also reaches communicators created with a config, through
- * ncclConfig_t.trafficClass.
+ * end. The class in force at each communicator's creation reaches it through
+ * ncclConfig_t.trafficClass or NCCL_IB_TC/SL (hm_nccl_create_prepare).
  */
 #include "nccl_hold.h"
 
@@ -304,6 +306,7 @@ static void snapshot_user_class(void)
 	user_sl = getenv("NCCL_IB_SL") != NULL;
 }
 
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 26, 0)
 /* Version of the loaded NCCL (ncclGetVersion), 0 when it cannot say. */
 static int real_nccl_version(void)
 {
@@ -321,15 +324,13 @@ static int real_nccl_version(void)
 	return v;
 }
 
-bool hm_nccl_config_route(void)
+/* Would a creation without a config get one (see hm_nccl_create_prepare)? */
+static bool config_route(void)
 {
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 26, 0)
 	return !user_tc && !user_sl && real_nccl_version() >= NCCL_VERSION(2, 26, 0) &&
 	       hm_nccl_real_sym("ncclCommInitRankConfig") != NULL;
-#else
-	return false;
-#endif
 }
+#endif
 
 /* Export the class in force unless the user set the variable; returns the class
  * NCCL will use through the variables (-1: the user's or none). */
@@ -409,7 +410,7 @@ void hm_nccl_create_prepare(hm_nccl_create_t *cr, ncclConfig_t *config, hm_nccl_
 	if (inject == HM_NCCL_INHERIT || prio < 0)
 		return; /* a split child keeps its parent's class (the caller knows it) */
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 26, 0)
-	if (inject == HM_NCCL_INJECT && hm_nccl_config_route()) {
+	if (inject == HM_NCCL_INJECT && config_route()) {
 		/* NCCL_CONFIG_INITIALIZER's defaults, with the class: nothing else changes. */
 		ncclConfig_t d = NCCL_CONFIG_INITIALIZER;
 		int tc = hm_nccl_config_traffic_class(prio, HM_NCCL_SYSFS_IB);

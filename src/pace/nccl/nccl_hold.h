@@ -73,9 +73,6 @@ typedef enum {
  */
 void hm_nccl_create_prepare(hm_nccl_create_t *cr, ncclConfig_t *config, hm_nccl_inject_t inject);
 
-/* Would a creation without a config get one (see hm_nccl_create_prepare)? */
-bool hm_nccl_config_route(void);
-
 /* Best-effort report at communicator teardown. */
 void hm_nccl_report(void);
 
