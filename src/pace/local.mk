@@ -15,7 +15,8 @@ src_pace_libharmonics_pace_la_SOURCES = \
 src_pace_libharmonics_pace_la_CFLAGS = $(AM_CFLAGS)
 src_pace_libharmonics_pace_la_LIBADD = src/pace/libhmpaceassign.la $(HM_PARSE_LIBS) -lm
 # 1:0:0: slot ids became times (a meaning change) and hm_pace_stats_t grew.
-src_pace_libharmonics_pace_la_LDFLAGS = -version-info 2:0:0 \
+# 3:0:1: hm_pace_plan_shared and hm_pace_set_nccl_class added (soname unchanged).
+src_pace_libharmonics_pace_la_LDFLAGS = -version-info 3:0:1 \
 	-Wl,--version-script=$(srcdir)/src/pace/libharmonics-pace.sym
 EXTRA_src_pace_libharmonics_pace_la_DEPENDENCIES = src/pace/libharmonics-pace.sym
 EXTRA_DIST += src/pace/libharmonics-pace.sym
