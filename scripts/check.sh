@@ -133,7 +133,8 @@ for t in "${tiers[@]}"; do
 	fuzz) run_tier fuzz tier_fuzz ;;
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
 	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh \
-		tests/slurm/rejoin.sh tests/slurm/failopen.sh tests/slurm/torch_live.sh ;;
+		tests/slurm/rejoin.sh tests/slurm/failopen.sh tests/slurm/torch_live.sh \
+		tests/slurm/nccl_standin.sh ;;
 	testbed) run_tier testbed tier_scripts tests/testbed/run.sh ;;
 	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;
 	esac

@@ -104,6 +104,25 @@ void hm_pace_iter_begin(hm_pace_t *p);
  */
 int64_t hm_pace_plan(hm_pace_t *p, int64_t ready_us);
 
+/*
+ * hm_pace_plan for a burst of a collective whose ranks may be skewed (the NCCL
+ * interposer): the slot follows from what every rank of the collective shares,
+ * the assignment, the slot the same communicator's previous burst used
+ * (after_slot, HM_PACE_NO_SLOT for none) and that burst's end (from_us, which
+ * the collective makes common to its ranks), never from this rank's ready time,
+ * so that all ranks apply the same slot: the first slot after after_slot that
+ * starts at or after from_us. A rank ready after that slot goes at once (the
+ * others wait for it), unless it is more than max(guard, period - guard) behind:
+ * then its own next slot, as hm_pace_plan (the next slot is within its guard).
+ * schedule without a grid: hm_pace_plan(p, ready_us). docs/pacing.md, "one slot
+ * for all ranks".
+ */
+int64_t hm_pace_plan_shared(hm_pace_t *p, int64_t ready_us, int64_t from_us, int64_t after_slot);
+
+/* The priority class the paced NCCL communicator actually carries ([0, 7]; -1 none
+ * or unknown), set by the interposer at its creation: the report's NCCL_CLASS. */
+void hm_pace_set_nccl_class(hm_pace_t *p, int prio);
+
 /* Start time (CLOCK_REALTIME us) of a slot id: the id itself; -1 for HM_PACE_NO_SLOT.
  * p is not used (NULL is fine); kept for source compatibility. */
 int64_t hm_pace_slot_us(hm_pace_t *p, int64_t slot);

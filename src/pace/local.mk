@@ -15,7 +15,8 @@ src_pace_libharmonics_pace_la_SOURCES = \
 src_pace_libharmonics_pace_la_CFLAGS = $(AM_CFLAGS)
 src_pace_libharmonics_pace_la_LIBADD = src/pace/libhmpaceassign.la $(HM_PARSE_LIBS) -lm
 # 1:0:0: slot ids became times (a meaning change) and hm_pace_stats_t grew.
-src_pace_libharmonics_pace_la_LDFLAGS = -version-info 2:0:0 \
+# 3:0:1: hm_pace_plan_shared and hm_pace_set_nccl_class added (soname unchanged).
+src_pace_libharmonics_pace_la_LDFLAGS = -version-info 3:0:1 \
 	-Wl,--version-script=$(srcdir)/src/pace/libharmonics-pace.sym
 EXTRA_src_pace_libharmonics_pace_la_DEPENDENCIES = src/pace/libharmonics-pace.sym
 EXTRA_DIST += src/pace/libharmonics-pace.sym
@@ -48,6 +49,13 @@ tests_unit_test_pace_report_read_SOURCES = tests/unit/test_pace_report_read.c \
 	tests/unit/pace_fixture.h
 tests_unit_test_pace_report_read_LDADD = src/pace/libharmonics-pace-report.la \
 	$(PACE_TEST_LDADD)
+# One slot for all ranks of a collective (the interposer's shared plan).
+check_PROGRAMS += tests/pace/test_plan_shared
+TESTS += tests/pace/test_plan_shared
+tests_pace_test_plan_shared_SOURCES = tests/pace/test_plan_shared.c
+tests_pace_test_plan_shared_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
+tests_pace_test_plan_shared_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_pace_test_plan_shared_LDADD = $(PACE_TEST_LDADD)
 # The class -> NCCL knob mapping needs no NCCL: tested whether or not the interposer is built.
 UNIT_TESTS += tests/unit/test_nccl_class
 tests_unit_test_nccl_class_SOURCES = tests/unit/test_nccl_class.c src/pace/nccl/nccl_class.c \
@@ -60,6 +68,7 @@ if HAVE_NCCL
 lib_LTLIBRARIES += src/pace/libharmonics-nccl.la
 src_pace_libharmonics_nccl_la_SOURCES = \
 	src/pace/nccl/nccl_class.c src/pace/nccl/nccl_class.h \
+	src/pace/nccl/nccl_comm.c src/pace/nccl/nccl_comm.h \
 	src/pace/nccl/nccl_hold.c src/pace/nccl/nccl_hold.h \
 	src/pace/nccl/nccl_interpose.c \
 	src/pace/nccl/nccl_real.c src/pace/nccl/nccl_real.h
@@ -72,7 +81,8 @@ EXTRA_src_pace_libharmonics_nccl_la_DEPENDENCIES = src/pace/nccl/libharmonics-nc
 
 # STAND-IN NCCL/CUDA library: tests only, never installed (tests/pace/standin.h).
 check_LTLIBRARIES += tests/pace/libstandin_nccl_cuda.la
-tests_pace_libstandin_nccl_cuda_la_SOURCES = tests/pace/standin_nccl.c tests/pace/standin.h
+tests_pace_libstandin_nccl_cuda_la_SOURCES = tests/pace/standin_nccl.c tests/pace/standin.h \
+	tests/pace/standin_comm.c tests/pace/standin_comm.h
 tests_pace_libstandin_nccl_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(NCCL_CPPFLAGS)
 tests_pace_libstandin_nccl_cuda_la_LDFLAGS = -shared -avoid-version -rpath $(abs_builddir)/tests/pace
 
@@ -92,7 +102,8 @@ TESTS += tests/pace/nccl_preload.sh
 # older than nccl.h (STANDIN_OLD_NCCL), a dependency of an "extension" that
 # test_nccl_local dlopens RTLD_LOCAL (tests/pace/nccl_local_ext.h).
 check_LTLIBRARIES += tests/pace/localnccl/libnccl.la tests/pace/nccl_local_ext.la
-tests_pace_localnccl_libnccl_la_SOURCES = tests/pace/standin_nccl.c tests/pace/standin.h
+tests_pace_localnccl_libnccl_la_SOURCES = tests/pace/standin_nccl.c tests/pace/standin.h \
+	tests/pace/standin_comm.c tests/pace/standin_comm.h
 tests_pace_localnccl_libnccl_la_CPPFLAGS = $(AM_CPPFLAGS) $(NCCL_CPPFLAGS) -DSTANDIN_OLD_NCCL
 tests_pace_localnccl_libnccl_la_LDFLAGS = -shared -version-info 2:0:0 \
 	-rpath $(abs_builddir)/tests/pace/localnccl
@@ -106,9 +117,18 @@ tests_pace_test_nccl_local_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/pace 
 tests_pace_test_nccl_local_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_pace_test_nccl_local_LDADD = $(CMOCKA_LIBS) -ldl
 TESTS += tests/pace/nccl_local.sh
+# A stand-in 2-D parallel job (TP within a node, DP across nodes) over the old
+# stand-in libnccl.so.2: run through Slurm by tests/slurm/nccl_standin.sh and
+# locally by tests/pace/nccl_job_local.sh.
+check_PROGRAMS += tests/pace/nccl_job
+tests_pace_nccl_job_SOURCES = tests/pace/nccl_job.c
+tests_pace_nccl_job_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/pace $(NCCL_CPPFLAGS)
+tests_pace_nccl_job_LDADD = tests/pace/localnccl/libnccl.la -ldl
+TESTS += tests/pace/nccl_job_local.sh
 endif
 EXTRA_DIST += src/pace/nccl/libharmonics-nccl.sym tests/pace/nccl_preload.sh \
-	tests/pace/nccl_local.sh
+	tests/pace/nccl_local.sh tests/pace/nccl_job_local.sh tests/pace/nccl_job_check.sh \
+	tests/slurm/nccl_standin.sh
 
 # ---- harmonics-emujob: the emulated training job over the runtime -------------
 bin_PROGRAMS += src/tools/harmonics-emujob

@@ -173,6 +173,7 @@ hm_pace_t *hm_pace_init(void)
 	p->delay_done_epoch = -1;
 	p->applied_epoch = -1;
 	p->burst_epoch = -1;
+	p->nccl_class = -1;
 	s = getenv(HM_PACE_ENV_ASSIGN_FILE);
 	if (s && *s)
 		p->assign_file = strdup(s);
@@ -316,6 +317,36 @@ int64_t hm_pace_plan(hm_pace_t *p, int64_t ready_us)
 	}
 	pthread_mutex_unlock(&p->mu);
 	return slot;
+}
+
+int64_t hm_pace_plan_shared(hm_pace_t *p, int64_t ready_us, int64_t from_us, int64_t after_slot)
+{
+	int64_t slot = HM_PACE_NO_SLOT, now = hm_pace_now_us();
+	long delay_epoch = -1;
+
+	if (from_us <= 0)
+		return hm_pace_plan(p, ready_us);
+	if (!p)
+		return slot;
+	pthread_mutex_lock(&p->mu);
+	housekeeping_locked(p, now);
+	if (pace_active_locked(p, now)) {
+		slot = pace_assign_plan_shared(&p->a, ready_us, from_us, after_slot,
+					       p->delay_done_epoch, &delay_epoch);
+		if (delay_epoch >= 0)
+			p->delay_done_epoch = delay_epoch;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return slot;
+}
+
+void hm_pace_set_nccl_class(hm_pace_t *p, int prio)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->nccl_class = prio >= 0 && prio <= 7 ? prio : -1;
+	pthread_mutex_unlock(&p->mu);
 }
 
 int64_t hm_pace_slot_us(hm_pace_t *p, int64_t slot)

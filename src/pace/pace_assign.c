@@ -333,8 +333,14 @@ static int64_t grid_ceil(const pace_sched_t *s, int64_t lo_us)
 	return base - floor_div(base - lo_us, s->period_us) * s->period_us;
 }
 
-int64_t pace_assign_plan(const pace_assign_t *a, int64_t ready_us, int64_t after_us,
-			 long delay_done_epoch, long *delay_epoch)
+/* Guard a slot allows a burst ready at r: the schedule's, or none (a shared plan). */
+static int64_t guard_of(const pace_sched_t *s, bool guarded)
+{
+	return guarded ? pace_sched_guard_us(s) : 0;
+}
+
+static int64_t plan(const pace_assign_t *a, int64_t ready_us, int64_t after_us, bool guarded,
+		    long delay_done_epoch, long *delay_epoch)
 {
 	const pace_sched_t *c = &a->cur, *n = &a->next;
 	int64_t r = ready_us < 0 ? 0 : (ready_us > MAX_US ? MAX_US : ready_us);
@@ -345,7 +351,7 @@ int64_t pace_assign_plan(const pace_assign_t *a, int64_t ready_us, int64_t after
 	switch (pace_sched_kind(c)) {
 	case PACE_KIND_SLOTTED:
 		/* C's first slot s with s + guard >= r; C's as long as it starts before T. */
-		s = grid_ceil(c, max64(r - pace_sched_guard_us(c), lo));
+		s = grid_ceil(c, max64(r - guard_of(c, guarded), lo));
 		if (!a->has_next || s < t)
 			return s;
 		break;
@@ -368,7 +374,7 @@ int64_t pace_assign_plan(const pace_assign_t *a, int64_t ready_us, int64_t after
 	/* The next schedule governs: N's first slot s' >= T with s' + guard >= r. */
 	switch (pace_sched_kind(n)) {
 	case PACE_KIND_SLOTTED:
-		return grid_ceil(n, max64(max64(t, r - pace_sched_guard_us(n)), lo));
+		return grid_ceil(n, max64(max64(t, r - guard_of(n, guarded)), lo));
 	case PACE_KIND_DELAY:
 		if (delay_done_epoch == n->epoch)
 			return HM_PACE_NO_SLOT;
@@ -379,6 +385,30 @@ int64_t pace_assign_plan(const pace_assign_t *a, int64_t ready_us, int64_t after
 		break;
 	}
 	return HM_PACE_NO_SLOT;
+}
+
+int64_t pace_assign_plan(const pace_assign_t *a, int64_t ready_us, int64_t after_us,
+			 long delay_done_epoch, long *delay_epoch)
+{
+	return plan(a, ready_us, after_us, true, delay_done_epoch, delay_epoch);
+}
+
+int64_t pace_assign_plan_shared(const pace_assign_t *a, int64_t ready_us, int64_t from_us,
+				int64_t after_us, long delay_done_epoch, long *delay_epoch)
+{
+	int64_t s = plan(a, from_us, after_us, false, delay_done_epoch, delay_epoch);
+	const pace_sched_t *g;
+
+	/* Not on a grid (a one-time delay, free, off): from this rank's ready time. */
+	if (s == HM_PACE_NO_SLOT || *delay_epoch >= 0)
+		return plan(a, ready_us, after_us, true, delay_done_epoch, delay_epoch);
+	g = pace_assign_at(a, s);
+	/* A rank so late that the next slot is within the guard takes that one, as
+	 * pace_assign_plan: ranks on either side of this line start at most a guard
+	 * apart (the late one at once, the other at the next slot). */
+	if (ready_us > s + max64(pace_sched_guard_us(g), g->period_us - pace_sched_guard_us(g)))
+		return plan(a, ready_us, after_us, true, delay_done_epoch, delay_epoch);
+	return s;
 }
 
 static int64_t sched_max_wait_us(const pace_sched_t *s)

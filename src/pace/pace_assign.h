@@ -95,6 +95,22 @@ int64_t pace_assign_plan(const pace_assign_t *a, int64_t ready_us, int64_t after
 			 long delay_done_epoch, long *delay_epoch);
 
 /*
+ * Plan from times every rank of a collective shares instead of this rank's ready
+ * time (the NCCL interposer, nccl_hold.c): the first slot after after_us (the
+ * slot the communicator's previous burst used) that starts at or after from_us
+ * (that burst's end, common to all ranks since the collective synchronises
+ * them), under contract C; no guard is subtracted. Two exceptions plan as
+ * pace_assign_plan(ready_us): a schedule without a grid (one-time delay, free,
+ * off), and a rank ready more than max(guard, period - guard) after the shared
+ * slot (the next slot is within its guard: ranks on either side of that line
+ * start at most a guard apart). A rank ready later than the shared slot
+ * otherwise gets it anyway (it goes at once: the others wait for it).
+ * Pure: the same inputs give the same slot on every rank.
+ */
+int64_t pace_assign_plan_shared(const pace_assign_t *a, int64_t ready_us, int64_t from_us,
+				int64_t after_us, long delay_done_epoch, long *delay_epoch);
+
+/*
  * Longest hold a slot of this assignment may ask for, from a burst's ready time:
  * two periods plus the guard of a slotted schedule, the delay of a one-time delay;
  * the largest over cur and next. A slot further away is not waited for.

@@ -40,6 +40,7 @@ struct hm_pace {
 	long delay_done_epoch;       /* the epoch whose one-time delay was applied; -1 none */
 	long applied_epoch;          /* epoch of the last governed burst; -1 before any */
 	long burst_epoch;            /* epoch that governed the last burst; -1 none */
+	int nccl_class;              /* class of the paced NCCL communicator; -1 none */
 
 	/* measurement */
 	int64_t iter_marks;     /* hm_pace_iter_begin calls */

@@ -14,6 +14,8 @@
 
 typedef enum { T_LONG, T_U64, T_BOOL } val_type_t;
 
+#define OPTIONAL_NCCL_CLASS "NCCL_CLASS"
+
 /* The keys the reader needs, where each goes, and what is accepted. */
 static const struct {
 	const char *name;
@@ -46,6 +48,8 @@ static const struct {
     U64_FIELD("BURST_N", burst_n),
     U64_FIELD("BURST_SUM_US", burst_sum_us),
     U64_FIELD("SLOT_MISSES", slot_misses),
+    /* Optional (a runtime without the NCCL interposer's class writes none): -1. */
+    LONG_FIELD(OPTIONAL_NCCL_CLASS, nccl_class, -1, 7),
 #undef LONG_FIELD
 #undef U64_FIELD
 };
@@ -110,6 +114,7 @@ hm_rc_t pace_report_parse(const char *text, size_t len, const char *fname, pace_
 		return hm_err_set(err, HM_ERR_PARSE, "%s: contains a NUL byte; accepted: text",
 				  fname);
 	memset(&r, 0, sizeof(r));
+	r.nccl_class = -1;
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
@@ -150,7 +155,7 @@ hm_rc_t pace_report_parse(const char *text, size_t len, const char *fname, pace_
 			    fname, lineno, r.version, PACE_REPORT_MIN_VERSION);
 	}
 	for (size_t i = 0; i < NFIELDS; i++)
-		if (!seen[i])
+		if (!seen[i] && strcmp(fields[i].name, OPTIONAL_NCCL_CLASS) != 0)
 			return hm_err_set(err, HM_ERR_PARSE,
 					  "%s: %s is missing; a version-%d report has it", fname,
 					  fields[i].name, PACE_REPORT_MIN_VERSION);

@@ -52,6 +52,8 @@ typedef struct {
 	uint64_t compute_n, compute_sum_us;            /* ready - iteration start */
 	uint64_t burst_n, burst_sum_us;                /* slot release -> last comm_end */
 	uint64_t slot_misses;                          /* skipped slots + late bursts */
+	int nccl_class; /* NCCL_CLASS: class the paced NCCL communicator carries; -1 none
+			 * or not given (optional) */
 } pace_report_t;
 
 /* Statistics over a window (between two reads, or merged over several tasks). */

@@ -8,7 +8,10 @@
  *
  * Checks (exit 1 on failure): the all-reduce result; with pacing on (argv[1] = "on")
  * the host was never held (the call returned at once) and >= 80% of the all-reduces
- * completed within TOL_US after a slot of HARMONICS_PERIOD/SHIFT/ORIGIN.
+ * completed within TOL_US after a slot of HARMONICS_PERIOD/SHIFT/ORIGIN. With one
+ * GPU it then captures an all-reduce into a graph and prints the graph's node
+ * count (GRAPH_NODES=, compared by the script). argv[1] = "class": only the
+ * class-change check (class_change()).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +52,64 @@ static long long env_ll(const char *k)
 	return v ? atoll(v) : 0;
 }
 
+/* Rewrite HARMONICS_PRIO in the assignment file (temp + rename, as the agent). */
+static int set_prio(const char *path, int prio)
+{
+	char buf[4096], tmp[4200];
+	size_t n;
+	FILE *f = fopen(path, "r"), *o;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (!(o = fopen(tmp, "w")))
+		return -1;
+	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
+		if (strncmp(l, "HARMONICS_PRIO=", 15) != 0)
+			fprintf(o, "%s\n", l);
+	fprintf(o, "HARMONICS_PRIO=%d\n", prio);
+	return fclose(o) == 0 ? rename(tmp, path) : -1;
+}
+
+/* "class": two single-rank communicators (ncclCommInitRank, no config), the class
+ * changed from 1 to 3 in between; the trace says what each got. */
+static int class_change(void)
+{
+	const char *assign = getenv("HARMONICS_ASSIGN_FILE");
+	ncclUniqueId id;
+	ncclComm_t a, b;
+
+	if (!assign)
+		return 1;
+	CK(cudaSetDevice(0));
+	CK(ncclGetUniqueId(&id));
+	CK(ncclCommInitRank(&a, 1, id, 0));
+	CK(set_prio(assign, 3));
+	usleep(300000); /* the runtime polls the file every 100 ms */
+	CK(ncclGetUniqueId(&id));
+	CK(ncclCommInitRank(&b, 1, id, 0));
+	/* A collective on each: the trace's comm line (reach, class) comes at the first. */
+	{
+		float *x;
+		cudaStream_t s;
+
+		CK(cudaStreamCreate(&s));
+		CK(cudaMalloc((void **)&x, 4096));
+		CK(ncclAllReduce(x, x, 1024, ncclFloat32, ncclSum, a, s));
+		CK(ncclAllReduce(x, x, 1024, ncclFloat32, ncclSum, b, s));
+		CK(cudaStreamSynchronize(s));
+		cudaFree(x);
+		cudaStreamDestroy(s);
+	}
+	CK(ncclCommDestroy(a));
+	CK(ncclCommDestroy(b));
+	printf("gpu-check: RESULT class change done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int ndev = 0, on = argc > 1 && strcmp(argv[1], "on") == 0, aligned = 0, held_host = 0;
@@ -60,6 +121,8 @@ int main(int argc, char **argv)
 		  base = env_ll("HARMONICS_ORIGIN_US") + env_ll("HARMONICS_SHIFT_US");
 	int64_t t_start = now_us();
 
+	if (argc > 1 && strcmp(argv[1], "class") == 0)
+		return class_change();
 	if (!h_ones)
 		return 1;
 	for (int i = 0; i < COUNT; i++)
@@ -119,6 +182,26 @@ int main(int argc, char **argv)
 			fprintf(stderr, "gpu-check: wrong all-reduce result on GPU %d\n", d);
 			return 1;
 		}
+	}
+	/* One GPU: an all-reduce captured into a graph, then replayed. The interposer
+	 * must add no node (check_nccl_gpu.sh compares the count with pacing off). */
+	if (ndev == 1) {
+		cudaGraph_t g;
+		cudaGraphExec_t ge;
+		size_t nodes = 0;
+
+		usleep(60000); /* a new iteration by the gap rule */
+		CK(cudaSetDevice(0));
+		CK(cudaStreamBeginCapture(streams[0], cudaStreamCaptureModeThreadLocal));
+		CK(ncclAllReduce(buf[0], buf[0], COUNT, ncclFloat32, ncclSum, comms[0], streams[0]));
+		CK(cudaStreamEndCapture(streams[0], &g));
+		CK(cudaGraphGetNodes(g, NULL, &nodes));
+		CK(cudaGraphInstantiate(&ge, g, 0));
+		CK(cudaGraphLaunch(ge, streams[0]));
+		CK(cudaStreamSynchronize(streams[0]));
+		cudaGraphExecDestroy(ge);
+		cudaGraphDestroy(g);
+		printf("gpu-check: GRAPH_NODES=%zu\n", nodes);
 	}
 	for (int d = 0; d < ndev; d++) {
 		CK(ncclCommDestroy(comms[d]));

@@ -6,6 +6,10 @@
  *
  * Streams are real queues: each has a worker thread that runs, in order, host
  * functions (cudaLaunchHostFunc) and "kernels" (one per collective, 2 ms of sleep).
+ * Communicators made from an ncclGetUniqueId id are real groups of processes over
+ * loopback sockets (standin_comm.h): a collective's kernel starts once every rank's
+ * stream has reached it. A stream being captured (cudaStreamBeginCapture) records
+ * its work instead of running it; cudaStreamIsCapturing says so.
  * Inside ncclGroupStart/End the kernels are queued at the outermost GroupEnd,
  * as real NCCL does; ncclGroupSimulateEnd closes the group and queues nothing.
  */
@@ -40,6 +44,9 @@ void standin_set_quiet(int quiet);
 int standin_launch_attempts(void);
 /* Built with STANDIN_OLD_NCCL (the libnccl.so.2 of tests/pace/localnccl/): an NCCL
  * older than the interposer's nccl.h, without ncclGroupSimulateEnd and ncclCommShrink. */
+/* Work captured on stream (cudaStreamBeginCapture .. EndCapture): kernels and host
+ * functions recorded into the "graph" instead of run. The interposer must add none. */
+void standin_captured(cudaStream_t stream, int *kernels, int *hosts);
 /* Executed ops of stream so far; returns the count, copies up to max into ops. */
 int standin_stream_ops(cudaStream_t stream, standin_op_t *ops, int max);
 

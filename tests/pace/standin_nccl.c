@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "standin.h"
+#include "standin_comm.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@ typedef struct op {
 	struct op *next;
 	cudaHostFn_t fn; /* NULL: a kernel */
 	void *arg;
+	ncclComm_t comm; /* a kernel's communicator (a socket one: a barrier first) */
 	char name[48];
 } op_t;
 
@@ -31,6 +33,8 @@ struct CUstream_st {
 	pthread_t thread;
 	op_t *head, *tail;
 	int busy, stop;
+	enum cudaStreamCaptureStatus capture; /* being captured: work is recorded, not run */
+	int captured_kernels, captured_hosts;
 	int nops;
 	standin_op_t done[MAX_OPS];
 };
@@ -45,6 +49,7 @@ static __thread int group_depth;
 static __thread int npending;
 static __thread struct {
 	cudaStream_t stream;
+	ncclComm_t comm;
 	char name[48];
 } pending[MAX_PENDING];
 
@@ -81,6 +86,7 @@ static void *worker(void *arg)
 		} else {
 			struct timespec k = {0, STANDIN_KERNEL_US * 1000L};
 
+			standin_comm_barrier(o->comm); /* the collective starts with its last rank */
 			nanosleep(&k, NULL);
 		}
 		pthread_mutex_lock(&s->mu);
@@ -99,16 +105,29 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static void enqueue(cudaStream_t s, cudaHostFn_t fn, void *arg, const char *name)
+static void enqueue(cudaStream_t s, cudaHostFn_t fn, void *arg, const char *name, ncclComm_t comm)
 {
-	op_t *o = calloc(1, sizeof(*o));
+	op_t *o;
 
-	if (!o || !s) {
-		free(o);
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->mu);
+	if (s->capture == cudaStreamCaptureStatusActive) {
+		/* Captured into a graph: recorded, never run here. */
+		if (fn)
+			s->captured_hosts++;
+		else
+			s->captured_kernels++;
+		pthread_mutex_unlock(&s->mu);
 		return;
 	}
+	pthread_mutex_unlock(&s->mu);
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return;
 	o->fn = fn;
 	o->arg = arg;
+	o->comm = comm;
 	snprintf(o->name, sizeof(o->name), "%s", name);
 	pthread_mutex_lock(&s->mu);
 	if (s->tail)
@@ -166,7 +185,7 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userD
 		return cudaErrorNotPermitted; /* what a broken CUDA context would say */
 	if (!stream || !fn)
 		return cudaErrorInvalidValue;
-	enqueue(stream, fn, userData, "host");
+	enqueue(stream, fn, userData, "host", NULL);
 	return cudaSuccess;
 }
 
@@ -217,7 +236,7 @@ static ncclResult_t record(const char *fmt, ...)
 }
 
 /* A collective's kernel: now, or at the outermost GroupEnd. */
-static void kernel(cudaStream_t stream, const char *name)
+static void kernel(cudaStream_t stream, const char *name, ncclComm_t comm)
 {
 	char k[48];
 
@@ -226,18 +245,19 @@ static void kernel(cudaStream_t stream, const char *name)
 	snprintf(k, sizeof(k), "kernel:%s", name);
 	if (group_depth > 0 && npending < MAX_PENDING) {
 		pending[npending].stream = stream;
+		pending[npending].comm = comm;
 		snprintf(pending[npending].name, sizeof(pending[npending].name), "%s", k);
 		npending++;
 		return;
 	}
-	enqueue(stream, NULL, NULL, k);
+	enqueue(stream, NULL, NULL, k, comm);
 }
 
 ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
 			   ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
 			   cudaStream_t stream)
 {
-	kernel(stream, __func__);
+	kernel(stream, __func__, comm);
 	return record("%s(%p,%p,%zu,%d,%d,%p,%p)", __func__, sendbuff, recvbuff, count,
 		      (int)datatype, (int)op, (void *)comm, (void *)stream);
 }
@@ -246,7 +266,7 @@ ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recv
 			       ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
 			       cudaStream_t stream)
 {
-	kernel(stream, __func__);
+	kernel(stream, __func__, comm);
 	return record("%s(%p,%p,%zu,%d,%d,%p,%p)", __func__, sendbuff, recvbuff, recvcount,
 		      (int)datatype, (int)op, (void *)comm, (void *)stream);
 }
@@ -254,7 +274,7 @@ ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recv
 ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
 			   ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
-	kernel(stream, __func__);
+	kernel(stream, __func__, comm);
 	return record("%s(%p,%p,%zu,%d,%p,%p)", __func__, sendbuff, recvbuff, sendcount,
 		      (int)datatype, (void *)comm, (void *)stream);
 }
@@ -262,7 +282,7 @@ ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcoun
 ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
 			   ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
 {
-	kernel(stream, __func__);
+	kernel(stream, __func__, comm);
 	return record("%s(%p,%p,%zu,%d,%d,%p,%p)", __func__, sendbuff, recvbuff, count,
 		      (int)datatype, root, (void *)comm, (void *)stream);
 }
@@ -270,7 +290,7 @@ ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
 ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
 			ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream)
 {
-	kernel(stream, __func__);
+	kernel(stream, __func__, comm);
 	return record("%s(%p,%p,%zu,%d,%d,%d,%p,%p)", __func__, sendbuff, recvbuff, count,
 		      (int)datatype, (int)op, root, (void *)comm, (void *)stream);
 }
@@ -278,7 +298,7 @@ ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, nccl
 ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
 		       cudaStream_t stream)
 {
-	kernel(stream, __func__);
+	kernel(stream, __func__, comm);
 	return record("%s(%p,%zu,%d,%d,%p,%p)", __func__, buff, count, (int)datatype, root,
 		      (void *)comm, (void *)stream);
 }
@@ -287,7 +307,7 @@ ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int ro
 ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
 			  ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
-	kernel(stream, __func__);
+	kernel(stream, __func__, comm);
 	return record("%s(%p,%p,%zu,%d,%p,%p)", __func__, sendbuff, recvbuff, count, (int)datatype,
 		      (void *)comm, (void *)stream);
 }
@@ -295,7 +315,7 @@ ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
 ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
 			int root, ncclComm_t comm, cudaStream_t stream)
 {
-	kernel(stream, __func__);
+	kernel(stream, __func__, comm);
 	return record("%s(%p,%p,%zu,%d,%d,%p,%p)", __func__, sendbuff, recvbuff, count,
 		      (int)datatype, root, (void *)comm, (void *)stream);
 }
@@ -303,7 +323,7 @@ ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, nccl
 ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count,
 			 ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
 {
-	kernel(stream, __func__);
+	kernel(stream, __func__, comm);
 	return record("%s(%p,%p,%zu,%d,%d,%p,%p)", __func__, sendbuff, recvbuff, count,
 		      (int)datatype, root, (void *)comm, (void *)stream);
 }
@@ -313,7 +333,7 @@ ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count,
 ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
 		      ncclComm_t comm, cudaStream_t stream)
 {
-	kernel(stream, __func__);
+	kernel(stream, __func__, comm);
 	return record("%s(%p,%zu,%d,%d,%p,%p)", __func__, sendbuff, count, (int)datatype, peer,
 		      (void *)comm, (void *)stream);
 }
@@ -321,7 +341,7 @@ ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatyp
 ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
 		      ncclComm_t comm, cudaStream_t stream)
 {
-	kernel(stream, __func__);
+	kernel(stream, __func__, comm);
 	return record("%s(%p,%zu,%d,%d,%p,%p)", __func__, recvbuff, count, (int)datatype, peer,
 		      (void *)comm, (void *)stream);
 }
@@ -340,7 +360,7 @@ ncclResult_t ncclGroupEnd(void)
 {
 	if (group_depth > 0 && --group_depth == 0) {
 		for (int i = 0; i < npending; i++)
-			enqueue(pending[i].stream, NULL, NULL, pending[i].name);
+			enqueue(pending[i].stream, NULL, NULL, pending[i].name, pending[i].comm);
 		npending = 0;
 	}
 	return record("%s()", __func__);
@@ -366,6 +386,8 @@ static const char *env_or_unset(const char *k)
 
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
 {
+	if (standin_comm_init(comm, nranks, &commId, rank) < 0)
+		return ncclSystemError;
 	return record("%s(%p,%d,%.8s,%d) TC=%s SL=%s", __func__, (void *)comm, nranks,
 		      commId.internal, rank, env_or_unset("NCCL_IB_TC"),
 		      env_or_unset("NCCL_IB_SL"));
@@ -398,6 +420,8 @@ static const char *config_str(const ncclConfig_t *c)
 ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
 				    ncclConfig_t *config)
 {
+	if (standin_comm_init(comm, nranks, &commId, rank) < 0)
+		return ncclSystemError;
 	return record("%s(%p,%d,%.8s,%d,%s) TC=%s SL=%s", __func__, (void *)comm, nranks,
 		      commId.internal, rank, config_str(config), env_or_unset("NCCL_IB_TC"),
 		      env_or_unset("NCCL_IB_SL"));
@@ -432,10 +456,81 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeR
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
-	return record("%s(%p)", __func__, (void *)comm);
+	ncclResult_t rc = record("%s(%p)", __func__, (void *)comm);
+
+	standin_comm_destroy(comm);
+	return rc;
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm)
 {
-	return record("%s(%p)", __func__, (void *)comm);
+	ncclResult_t rc = record("%s(%p)", __func__, (void *)comm);
+
+	standin_comm_destroy(comm);
+	return rc;
+}
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId)
+{
+	return standin_unique_id(uniqueId) == 0 ? ncclSuccess : ncclSystemError;
+}
+
+ncclResult_t ncclCommCount(const ncclComm_t comm, int *count)
+{
+	return standin_comm_count(comm, count) == 0 ? ncclSuccess : ncclInvalidArgument;
+}
+
+ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank)
+{
+	return standin_comm_rank(comm, rank) == 0 ? ncclSuccess : ncclInvalidArgument;
+}
+
+/* STANDIN_NCCL_VERSION (a version code), else 2.25.0: an NCCL without trafficClass,
+ * so the interposer exports NCCL_IB_TC/SL as the older tests expect. */
+ncclResult_t ncclGetVersion(int *version)
+{
+	const char *v = getenv("STANDIN_NCCL_VERSION");
+
+	*version = v ? atoi(v) : NCCL_VERSION(2, 25, 0);
+	return ncclSuccess;
+}
+
+/* ---- stream capture: the stream records work instead of running it ---- */
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode)
+{
+	(void)mode;
+	pthread_mutex_lock(&s->mu);
+	s->capture = cudaStreamCaptureStatusActive;
+	pthread_mutex_unlock(&s->mu);
+	return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph)
+{
+	pthread_mutex_lock(&s->mu);
+	s->capture = cudaStreamCaptureStatusNone;
+	pthread_mutex_unlock(&s->mu);
+	*graph = NULL; /* the stand-in keeps no graph: only the counts */
+	return cudaSuccess;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *status)
+{
+	if (!s) {
+		*status = cudaStreamCaptureStatusNone;
+		return cudaSuccess;
+	}
+	pthread_mutex_lock(&s->mu);
+	*status = s->capture;
+	pthread_mutex_unlock(&s->mu);
+	return cudaSuccess;
+}
+
+void standin_captured(cudaStream_t s, int *kernels, int *hosts)
+{
+	pthread_mutex_lock(&s->mu);
+	*kernels = s->captured_kernels;
+	*hosts = s->captured_hosts;
+	pthread_mutex_unlock(&s->mu);
 }
