@@ -253,6 +253,10 @@ static void test_yaml_errors(void **state)
 	     "t.yaml:3", "block size 6"},
 	    {"- topology: a\n  block:\n    block_sizes: [4, x]\n", "t.yaml:3", "block_sizes"},
 	    {"- topology: a\n  block:\n    block_sizes: [4,\n", "t.yaml:3", "no closing ']'"},
+	    /* A bad item inside a flow list (the fuzzer found a NULL read there). */
+	    {"- topology: a\n  block:\n    block_sizes: [\"4\n", "t.yaml:3",
+	     "unterminated double-quoted value"},
+	    {"- topology: a\n  block:\n    block_sizes: [&x 4]\n", "t.yaml:3", "anchors"},
 	    {"- topology: a\n  tree: x\n", "t.yaml:2",
 	     "tree is a scalar where a mapping is expected"},
 	    {"- topology: a\n  tree:\n", "t.yaml:2", "tree is empty"},

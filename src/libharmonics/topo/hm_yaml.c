@@ -361,15 +361,15 @@ static hm_rc_t inline_value(yparse_t *p, int line, const char *s, hm_yaml_t **ou
 						    : "nested list");
 			break;
 		}
-		rc = scalar(p, line, s, ",]", &item, &end);
-		if (rc == HM_OK)
-			rc = node_add(p, y, NULL, 0, item);
+		if ((rc = scalar(p, line, s, ",]", &item, &end)) != HM_OK ||
+		    (rc = node_add(p, y, NULL, 0, item)) != HM_OK)
+			break;
 		for (s = end; *s == ' '; s++)
 			;
-		if (rc == HM_OK && *s == ',')
+		if (*s == ',')
 			for (s++; *s == ' '; s++)
 				;
-		else if (rc == HM_OK && *s != ']')
+		else if (*s != ']')
 			rc = hm_err_set(p->err, HM_ERR_PARSE,
 					"%s:%d: flow list: '%.40s' where ',' or ']' was expected",
 					p->fname, line, s);
