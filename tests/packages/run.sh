@@ -8,6 +8,8 @@
 # HM_PKG_REUSE=1 installs the .debs already in BUILD_DIR/pkg/deb (a rerun
 # after `make deb`) instead of building them again.
 # Exit: 0 passed, 1 a check failed, 77 skipped (not root, no dpkg-buildpackage).
+# Measured on the shared 2-core test machine: 29 min, of which make deb 25 min
+# (4.6 min of CPU) and run.sh on the installed files 113 s.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
