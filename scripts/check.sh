@@ -17,6 +17,9 @@
 #             disabled, never Slurm stopped, by a bad harmonics.conf or a busy port
 #             (tests/slurm/failopen.sh); a PyTorch job's running step following a new
 #             decision, its period in harmonicsctl (tests/slurm/torch_live.sh)
+#   packages  make deb, the packages' layout and Slurm pinning, installed with
+#             dpkg -i, tests/slurm/run.sh against the installed files, purged
+#             (tests/packages/run.sh)
 #   testbed   priority classes on shaped links, and a short emulated testbed through
 #             Slurm against the simulator, with emulated and real PyTorch jobs
 #             (tests/testbed/run.sh; scripts/testbed.sh)
@@ -26,7 +29,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-all=(unit cli sanitize fuzz distcheck pace slurm testbed)
+all=(unit cli sanitize fuzz distcheck pace slurm packages testbed)
 tiers=("$@")
 ((${#tiers[@]})) || tiers=("${all[@]}")
 
@@ -135,6 +138,7 @@ for t in "${tiers[@]}"; do
 	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh \
 		tests/slurm/rejoin.sh tests/slurm/failopen.sh tests/slurm/torch_live.sh \
 		tests/slurm/nccl_standin.sh ;;
+	packages) run_tier packages tier_scripts tests/packages/run.sh ;;
 	testbed) run_tier testbed tier_scripts tests/testbed/run.sh ;;
 	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;
 	esac

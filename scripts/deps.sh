@@ -23,6 +23,8 @@ pkgs=(
 	jq
 	# the parser fuzzer (libFuzzer)
 	clang
+	# Debian packages (make deb; scripts/check.sh packages)
+	debhelper dh-python
 	# real training: harmonics.torch's tests (make check) and PyTorch jobs;
 	# Debian's PyTorch 1.13 for the CPU, with gloo
 	python3-torch

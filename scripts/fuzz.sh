@@ -35,6 +35,9 @@ for f in "$top"/tests/fixtures/*/*.csv; do
 	seed 1 "csvt$i" "$f"
 	seed 2 "csvw$((i++))" "$f"
 done
+for f in "$top"/tests/fixtures/topo/*.yaml; do
+	[[ -f $f ]] && seed 6 "yaml$((i++))" "$f"
+done
 [[ -f $top/etc/harmonics.conf.example ]] && seed 4 conf-example "$top/etc/harmonics.conf.example"
 printf '\003n[01-16],gpu[1-4,7]' >"$out/corpus/hostlist"
 printf '\005racks=4,hosts=8,gpus=8,oversub=2' >"$out/corpus/gen"

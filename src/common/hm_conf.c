@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "hm_parse.h"
 #include "hm_policy.h"
@@ -678,7 +679,10 @@ void hm_conf_topology_path(const hm_conf_t *conf, char *buf, size_t len)
 	else
 		hm_conf_default_path(conf_path, sizeof(conf_path));
 	dir_of(conf_path, dir, sizeof(dir));
-	snprintf(buf, len, "%s/topology.conf", dir);
+	/* As Slurm 25.05+: topology.yaml, when it exists, wins over topology.conf. */
+	snprintf(buf, len, "%s/topology.yaml", dir);
+	if (access(buf, F_OK) != 0)
+		snprintf(buf, len, "%s/topology.conf", dir);
 }
 
 const char *hm_conf_client_host(const hm_conf_t *conf)

@@ -121,8 +121,9 @@ hm_rc_t hm_conf_load_string(const char *text, const char *fname, hm_conf_t *conf
  */
 void hm_conf_default_path(char *buf, size_t len);
 
-/* Topology path: conf->topology, or topology.conf beside conf->source (or beside
-   the default harmonics.conf path when source is ""). */
+/* Topology path: conf->topology, or topology.yaml (when it exists, as Slurm
+   25.05+) else topology.conf beside conf->source (or beside the default
+   harmonics.conf path when source is ""). */
 void hm_conf_topology_path(const hm_conf_t *conf, char *buf, size_t len);
 
 /* Host a client should connect to (coordinator_host, else listen_addr, 0.0.0.0 ->

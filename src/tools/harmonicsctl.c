@@ -26,8 +26,9 @@ static void usage(FILE *f)
 		"  racks         racks: leader, jobs and link load\n"
 		"  nodes         node agents: state, steps, GPUs and NICs they reported\n"
 		"  job JOBID     one job in detail (owner, root or SlurmUser only)\n"
-		"  topology FILE a Slurm topology.conf (topology/tree) on stdout, from a host\n"
-		"                CSV (host,tor[,agg[,core]]) or a topology.conf; no coordinator\n\n"
+		"  topology FILE a Slurm topology.conf (topology/tree) or topology.yaml on\n"
+		"                stdout, from a host CSV (host,tor[,agg[,core]]), a topology.conf\n"
+		"                (tree or block) or a topology.yaml; no coordinator\n\n"
 		"Options:\n"
 		"  -j, --json          print the coordinator's JSON reply\n"
 		"  -H, --host HOST     coordinator host (default: CoordinatorHost or\n"
@@ -38,16 +39,22 @@ static void usage(FILE *f)
 		"  -t, --timeout DUR   give up after DUR (default 5s)\n"
 		"      --csv-columns MAP  topology: the CSV's column names, e.g.\n"
 		"                      host=ip,tor=ASW,agg=PSW,core=DSW\n"
+		"      --format conf|yaml  topology: write topology.conf (default) or\n"
+		"                      topology.yaml (Slurm 25.05+)\n"
+		"      --topology-name NAME  topology: the topology to read from a\n"
+		"                      topology.yaml (default: its cluster default) and the\n"
+		"                      name written to one (default: \"default\")\n"
 		"  -h, --help          this help\n\n"
 		"Exit status: 0 ok, 1 refused by the coordinator (unknown job, not yours),\n"
 		"2 usage or configuration error, 3 coordinator unreachable or not answering.\n",
 		HM_CONF_DEFAULT_PORT);
 }
 
-/* topology FILE: the file as topology.conf on stdout; 0, or 2 naming what is wrong. */
-static int write_topology(const char *path, char *columns)
+/* topology FILE: the file as topology.conf or topology.yaml on stdout; 0, or
+   2 naming what is wrong. */
+static int write_topology(const char *path, char *columns, bool yaml, const char *name)
 {
-	hm_topo_opts_t opts = {0};
+	hm_topo_opts_t opts = {.topology_name = name};
 	hm_topo_t *t = NULL;
 	hm_err_t err = {0};
 	int ret = EXIT_USAGE;
@@ -58,10 +65,12 @@ static int write_topology(const char *path, char *columns)
 	}
 	if (hm_topo_load_file(path, &opts, &t, &err) != HM_OK)
 		goto out;
-	printf("# Slurm topology.conf (TopologyPlugin=topology/tree) written by harmonicsctl\n"
+	printf("# Slurm %s written by harmonicsctl\n"
 	       "# from %s: %d nodes in %d racks\n",
+	       yaml ? "topology.yaml (25.05+)" : "topology.conf (TopologyPlugin=topology/tree)",
 	       path, t->nhosts, t->nracks);
-	if (hm_topo_write_slurm(t, stdout, &err) != HM_OK)
+	if ((yaml ? hm_topo_write_yaml(t, name, stdout, &err)
+		  : hm_topo_write_slurm(t, stdout, &err)) != HM_OK)
 		goto out;
 	if (fflush(stdout) != 0) {
 		hm_err_set(&err, HM_ERR_IO, "stdout: write failed");
@@ -83,9 +92,12 @@ int main(int argc, char **argv)
 					     {"conf", required_argument, NULL, 'c'},
 					     {"timeout", required_argument, NULL, 't'},
 					     {"csv-columns", required_argument, NULL, 'C'},
+					     {"format", required_argument, NULL, 'F'},
+					     {"topology-name", required_argument, NULL, 'N'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
-	const char *host = NULL, *conf_path = NULL;
+	const char *host = NULL, *conf_path = NULL, *topo_name = NULL;
+	bool topo_yaml = false;
 	char *columns = NULL;
 	char default_conf[HM_CONF_PATH_MAX], req[128], where[HM_CONF_HOST_MAX + 16];
 	long port = -1, job_id = 0;
@@ -121,6 +133,17 @@ int main(int argc, char **argv)
 		case 'C':
 			columns = optarg;
 			break;
+		case 'F':
+			if (strcmp(optarg, "conf") != 0 && strcmp(optarg, "yaml") != 0) {
+				hm_err_set(&err, HM_ERR_INVAL,
+					   "--format '%s': accepted: conf, yaml", optarg);
+				goto fail;
+			}
+			topo_yaml = strcmp(optarg, "yaml") == 0;
+			break;
+		case 'N':
+			topo_name = optarg;
+			break;
 		default:
 			return hm_tool_help_or_usage(opt, usage);
 		}
@@ -139,7 +162,7 @@ int main(int argc, char **argv)
 				   argv[argc - 1]);
 			goto fail;
 		}
-		ret = write_topology(argv[optind + 1], columns);
+		ret = write_topology(argv[optind + 1], columns, topo_yaml, topo_name);
 		goto out;
 	}
 	if (hm_ctl_parse_cmd(argv[optind], &cmd, &err) != HM_OK)

@@ -190,6 +190,26 @@ expect "harmonicsctl topology: no file" 2 "$ctl" topology && has "says what it n
 printf 'host,tor\nh 1,tor1\n' >"$tmp/blank.csv"
 expect "harmonicsctl topology: a name topology.conf cannot carry" 2 "$ctl" topology "$tmp/blank.csv" &&
 	has "the name is given" "host 'h 1' cannot be written" "$tmp/err"
+# harmonicsctl topology --format yaml: topology.yaml, read back to the same topology.conf.
+if expect "harmonicsctl topology --format yaml --topology-name fabric" 0 "$ctl" topology --format yaml \
+	--topology-name fabric "$tfx/hosts.csv"; then
+	cp "$tmp/out" "$tmp/topo.yaml"
+	has "a tree topology named fabric, the cluster default" '^- topology: fabric$' "$tmp/topo.yaml"
+	expect "harmonicsctl topology reads topology.yaml" 0 "$ctl" topology --topology-name fabric "$tmp/topo.yaml" &&
+		if diff <(grep -v '^#' "$tmp/topo.conf") <(grep -v '^#' "$tmp/out") >"$tmp/err"; then
+			ok "yaml round trip: the same switches and nodes as topology.conf"
+		else
+			not_ok "yaml round trip: the same switches and nodes as topology.conf"
+		fi
+fi
+expect "harmonicsctl topology: topology/block to topology.conf" 0 "$ctl" topology "$tfx/block.conf" &&
+	has "blocks under their aggregate" '^SwitchName=b1\.\.b2 Switches=b\[1-2\]$' "$tmp/out"
+expect "harmonicsctl topology: a topology.yaml's named block topology" 0 "$ctl" topology \
+	--topology-name topo2 "$tfx/topology.yaml" && has "four blocks under one" '^SwitchName=b1\.\.b4 Switches=b\[1-4\]$' "$tmp/out"
+expect "harmonicsctl topology: bad --format" 2 "$ctl" topology --format json "$tfx/hosts.csv" &&
+	has "accepted formats listed" "accepted: conf, yaml" "$tmp/err"
+expect "harmonicsctl topology: unknown key in topology.yaml" 2 "$ctl" topology "$tfx/bad_unknown_key.yaml" &&
+	has "file:line and the key" "bad_unknown_key.yaml:6: unknown key 'link_speed'" "$tmp/err"
 
 echo "cli: $pass passed, $fail failed"
 ((fail == 0))

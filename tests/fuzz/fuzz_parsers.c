@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s = as_string(data + 1, size - 1);
 	if (!s)
 		return 0;
-	switch (data[0] % 6) {
+	switch (data[0] % 7) {
 	case 0:
 		if ((f = fmemopen(s, size - 1, "r"))) {
 			if (hm_topo_load_slurm(f, "fuzz.conf", &opts, &topo, &err) == HM_OK)
@@ -78,11 +78,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		hm_topo_gen_t gen;
 		memset(&gen, 0, sizeof(gen));
 		/* Generated topologies are size-capped to keep a run fast. */
-		if (hm_topo_gen_parse(s, &gen, &err) == HM_OK && gen.racks * gen.hosts_per_rack <= 256 &&
+		if (hm_topo_gen_parse(s, &gen, &err) == HM_OK &&
+		    gen.racks * gen.hosts_per_rack <= 256 &&
 		    hm_topo_generate(&gen, &topo, &err) == HM_OK)
 			hm_topo_free(topo);
 		break;
 	}
+	case 6:
+		if ((f = fmemopen(s, size - 1, "r"))) {
+			if (hm_topo_load_yaml(f, "fuzz.yaml", &opts, &topo, &err) == HM_OK)
+				hm_topo_free(topo);
+			fclose(f);
+		}
+		break;
 	}
 	free(s);
 	return 0;

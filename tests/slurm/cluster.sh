@@ -14,6 +14,9 @@
 # Optional input: HM_CONF_EXTRA (lines appended to harmonics.conf), HM_KEEP=1,
 # HM_CTLD_NO_COORD=1 (slurmctld is up without the coordinator's port: a test of
 # a disabled Harmonics).
+# HM_INSTALLED=1: the installed packages' plugins, node agent and harmonicsctl
+# (PluginDir=$HM_SYS_PLUGINDIR, the agent harmonics.so was built to load), not
+# BUILD_DIR's (which still gives the test helpers); scripts/check.sh packages.
 # Nodes in network namespaces (tests/testbed/net.sh makes them): HM_NODES and
 # HM_RACK_HOSTS (nodes, and nodes per rack; default 8 and 4), HM_CTL_ADDR (where
 # slurmctld and the coordinator listen, reachable from every namespace; default
@@ -117,7 +120,7 @@ hm_write_conf() {
 		SlurmdLogFile=$pd/log/slurmd-%n.log
 		SlurmctldDebug=verbose
 		SlurmdDebug=info
-		PluginDir=$HM_PLUGINS:$HM_SYS_PLUGINDIR
+		PluginDir=$([[ $HM_PLUGINS == "$HM_SYS_PLUGINDIR" ]] || echo "$HM_PLUGINS:")$HM_SYS_PLUGINDIR
 		PlugStackConfig=$pd/etc/plugstack.conf
 		ProctrackType=proctrack/linuxproc
 		TaskPlugin=task/none
@@ -191,6 +194,7 @@ hm_write_conf() {
 hm_write_plugstack() {
 	local agent="agent=$HM_PLUGINS/harmonics_agent.so"
 	[[ " $* " == *" agent="* ]] && agent=
+	[[ ${HM_INSTALLED:-0} == 1 ]] && agent=
 	echo "required $HM_PLUGINS/harmonics.so $agent $*" >"$HM_DIR/etc/plugstack.conf.tmp"
 	mv "$HM_DIR/etc/plugstack.conf.tmp" "$HM_DIR/etc/plugstack.conf"
 }
@@ -274,9 +278,14 @@ hm_cluster_up() {
 	HM_PLUGINS=$HM_DIR/plugins
 	mkdir -p "$HM_DIR"/{etc,state,spool,run,log,db,out}
 	chmod 755 "$HM_DIR" "$HM_DIR/out"
-	hm_install_plugins "$build" || return 1
 	HM_PROBE=$build/tests/slurm/hm_sockprobe
 	HM_CTL=$build/src/tools/harmonicsctl
+	if [[ ${HM_INSTALLED:-0} == 1 ]]; then
+		HM_PLUGINS=$HM_SYS_PLUGINDIR HM_CTL=$(command -v harmonicsctl)
+		[[ -f $HM_PLUGINS/sched_harmonics.so ]] || { hm_log "HM_INSTALLED=1: no sched_harmonics.so in $HM_PLUGINS"; return 1; }
+	else
+		hm_install_plugins "$build" || return 1
+	fi
 	[[ -x $HM_CTL ]] || HM_CTL=
 	base=$(hm_pick_ports) || { hm_log "no free port range"; return 1; }
 	export SLURM_CONF=$HM_DIR/etc/slurm.conf HARMONICS_CONF=$HM_DIR/etc/harmonics.conf

@@ -121,8 +121,10 @@ check "srun with HARMONICS_COMM_SCHED=crux refused (rc $rc): $(head -1 "$out/pol
 	bash -c "[[ $rc -ne 0 ]] && grep -q 'HARMONICS_COMM_SCHED=crux: this cluster schedules with harmonics' '$out/pol2.out'"
 
 echo "=== the NCCL runtime in --comm-sched tasks: appended to the user's LD_PRELOAD"
-# The build's runtime (plugstack preload=PATH; the default is the installed one).
+# The build's runtime (plugstack preload=PATH; the default is the installed one),
+# the installed one with HM_INSTALLED=1.
 rt=$build/src/pace/.libs/libharmonics-nccl.so
+[[ ${HM_INSTALLED:-0} == 1 ]] && rt=$(dirname "$HM_SYS_PLUGINDIR")/libharmonics-nccl.so
 if [[ ! -f $rt ]]; then
 	say "SKIP: $rt not built (no nccl.h at configure time)"
 else

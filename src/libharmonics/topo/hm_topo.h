@@ -105,6 +105,10 @@ typedef struct {
 	int nics_per_host;
 	/* CSV column names; NULL = defaults "host", "tor", "agg", "core". */
 	const char *col_host, *col_tor, *col_agg, *col_core;
+	/* topology.yaml: the topology to load (a partition's Topology=); NULL or
+	   "" = Slurm's cluster default (the first with cluster_default: true, else
+	   the first). */
+	const char *topology_name;
 } hm_topo_opts_t;
 
 void hm_topo_free(hm_topo_t *t); /* NULL is fine */
@@ -120,11 +124,26 @@ hm_rc_t hm_topo_gen_parse(const char *spec, hm_topo_gen_t *gen, hm_err_t *err);
 hm_rc_t hm_topo_load_slurm(FILE *f, const char *fname, const hm_topo_opts_t *opts, hm_topo_t **out,
 			   hm_err_t *err);
 
+/* Slurm topology.yaml (25.05+): the topology opts->topology_name names, else
+ * the cluster default; a tree or a block topology (docs/topology.md). Every
+ * topology in the file is checked; a flat one cannot be loaded. */
+hm_rc_t hm_topo_load_yaml(FILE *f, const char *fname, const hm_topo_opts_t *opts, hm_topo_t **out,
+			  hm_err_t *err);
+
+/* The Topology= of partition `partition` in slurm.conf at path ("" when the
+ * partition names none: the cluster default), into name (len bytes).
+ * PartitionName=DEFAULT lines set the default as Slurm does. HM_ERR_NOTFOUND
+ * when no such partition is defined. */
+hm_rc_t hm_topo_partition_topology(const char *slurm_conf, const char *partition, char *name,
+				   size_t len, hm_err_t *err);
+
 /* CSV: one row per host with host/ToR/agg/core columns (names from opts). */
 hm_rc_t hm_topo_load_csv(FILE *f, const char *fname, const hm_topo_opts_t *opts, hm_topo_t **out,
 			 hm_err_t *err);
 
-/* Open a file and pick the loader from its content (topology.conf lines vs a CSV header). */
+/* Open a file and pick the loader from its content: topology.conf lines
+ * (SwitchName= or BlockName=/BlockSizes=), topology.yaml ("---", "- " or
+ * "topology:" first), or a CSV header. */
 hm_rc_t hm_topo_load_file(const char *path, const hm_topo_opts_t *opts, hm_topo_t **out,
 			  hm_err_t *err);
 
@@ -135,6 +154,13 @@ hm_rc_t hm_topo_load_file(const char *path, const hm_topo_opts_t *opts, hm_topo_
  * ',', '[', ']', '#', '\\') is HM_ERR_INVAL naming it; nothing is written then.
  */
 hm_rc_t hm_topo_write_slurm(const hm_topo_t *t, FILE *f, hm_err_t *err);
+
+/*
+ * Write t as Slurm topology.yaml: one tree topology named `name` (NULL:
+ * "default") with cluster_default: true, switches as hm_topo_write_slurm
+ * orders them (children:, nodes:). Names are checked as there.
+ */
+hm_rc_t hm_topo_write_yaml(const hm_topo_t *t, const char *name, FILE *f, hm_err_t *err);
 
 /* Parse "host=ip,tor=ASW,agg=PSW,core=DSW" into opts (strings point into buf). */
 hm_rc_t hm_topo_csv_columns_parse(char *buf, hm_topo_opts_t *opts, hm_err_t *err);

@@ -50,6 +50,35 @@ hm_rc_t hm_tb_finish(hm_tb_t *b, hm_topo_t **out, hm_err_t *err);
 /* Resolve loader options with the documented defaults. */
 void hm_topo_opts_resolve(const hm_topo_opts_t *in, hm_topo_opts_t *out);
 
+/* One switch of a topology/tree definition (topology.conf or topology.yaml):
+ * children in a hostlist of switches or of nodes; strings stay the caller's. */
+typedef struct {
+	int line;
+	const char *name;
+	const char *switches; /* or NULL */
+	const char *nodes;    /* or NULL */
+	double uplink_bps;    /* 0 = the default */
+} hm_topo_swdef_t;
+
+/* A topology/tree from its switches (checks names, links, loops). */
+hm_rc_t hm_topo_tree_build(const char *fname, const hm_topo_swdef_t *defs, int n,
+			   const hm_topo_opts_t *opts, hm_topo_t **out, hm_err_t *err);
+
+/* One block of topology/block; nodes NULL or "" for an empty block. */
+typedef struct {
+	int line;
+	const char *name;
+	const char *nodes;
+} hm_topo_blockdef_t;
+
+/* Block sizes as Slurm accepts them (line: where they were given). */
+hm_rc_t hm_topo_block_sizes_check(const char *fname, int line, const int *sizes, int nsizes,
+				  hm_err_t *err);
+/* A topology/block (hm_topo_block.c: blocks are racks, aggregates above). */
+hm_rc_t hm_topo_block_build(const char *fname, const hm_topo_blockdef_t *defs, int n,
+			    const int *sizes, int nsizes, const hm_topo_opts_t *opts,
+			    hm_topo_t **out, hm_err_t *err);
+
 /* Line reading shared by the loaders: one line (without the newline) of at
  * most HM_TOPO_MAX_LINE bytes; rejects NUL and other control bytes. Returns
  * HM_OK with *line set, HM_OK with *line NULL at end of file, or an error. */

@@ -310,7 +310,7 @@ hm_rc_t hm_topo_load_file(const char *path, const hm_topo_opts_t *opts, hm_topo_
 	size_t cap = 0;
 	int lineno = 0;
 	hm_rc_t rc = HM_OK;
-	bool slurm = false;
+	bool slurm = false, yaml = false;
 
 	*out = NULL;
 	if (!path)
@@ -336,8 +336,12 @@ hm_rc_t hm_topo_load_file(const char *path, const hm_topo_opts_t *opts, hm_topo_
 			break;
 	}
 	for (char *p = line; *p && !slurm; p++)
-		slurm = strncasecmp(p, "SwitchName=", 11) == 0;
-	if (!slurm) {
+		slurm = strncasecmp(p, "SwitchName=", 11) == 0 ||
+			strncasecmp(p, "BlockName=", 10) == 0 ||
+			strncasecmp(p, "BlockSizes=", 11) == 0;
+	yaml = !slurm && (strncmp(line, "---", 3) == 0 || strncmp(line, "- ", 2) == 0 ||
+			  strncmp(hm_trim(line), "topology:", 9) == 0);
+	if (!slurm && !yaml) {
 		char *fields[CSV_MAX_FIELDS], shown[64];
 		int nf;
 
@@ -349,15 +353,17 @@ hm_rc_t hm_topo_load_file(const char *path, const hm_topo_opts_t *opts, hm_topo_
 			has_host = has_host || strcasecmp(fields[i], o.col_host) == 0;
 		if (!has_host) {
 			rc = hm_err_set(err, HM_ERR_PARSE,
-					"%s:%d: not a Slurm topology.conf (no SwitchName=) nor a "
-					"CSV header with a '%s' column: '%s'",
+					"%s:%d: not a Slurm topology.conf (no SwitchName= or "
+					"BlockName=), topology.yaml nor a CSV header with a '%s' "
+					"column: '%s'",
 					path, lineno, o.col_host, shown);
 			goto out;
 		}
 	}
 	rewind(f);
-	rc = slurm ? hm_topo_load_slurm(f, path, opts, out, err)
-		   : hm_topo_load_csv(f, path, opts, out, err);
+	rc = slurm  ? hm_topo_load_slurm(f, path, opts, out, err)
+	     : yaml ? hm_topo_load_yaml(f, path, opts, out, err)
+		    : hm_topo_load_csv(f, path, opts, out, err);
 out:
 	free(buf);
 	if (f)
