@@ -16,6 +16,9 @@
 #             racks rejoining after a cut (tests/slurm/rejoin.sh), and Harmonics
 #             disabled, never Slurm stopped, by a bad harmonics.conf or a busy port
 #             (tests/slurm/failopen.sh)
+#   fault     faults injected into the one-machine cluster under paced jobs, each
+#             checked against the documented bound (tests/fault/run.sh --short;
+#             --full is the whole matrix and regenerates docs/reliability.md)
 #   testbed   priority classes on shaped links, and a short emulated testbed through
 #             Slurm against the simulator (tests/testbed/run.sh; scripts/testbed.sh)
 # Usage: scripts/check.sh [TIER ...]   (default: all tiers)
@@ -24,7 +27,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-all=(unit cli sanitize fuzz distcheck pace slurm testbed)
+all=(unit cli sanitize fuzz distcheck pace slurm fault testbed)
 tiers=("$@")
 ((${#tiers[@]})) || tiers=("${all[@]}")
 
@@ -132,6 +135,7 @@ for t in "${tiers[@]}"; do
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
 	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh \
 		tests/slurm/rejoin.sh tests/slurm/failopen.sh ;;
+	fault) run_tier fault tier_scripts tests/fault/run.sh ;;
 	testbed) run_tier testbed tier_scripts tests/testbed/run.sh ;;
 	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;
 	esac

@@ -1,0 +1,414 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2046,SC2015  # task file lists split on purpose (no spaces); A && B || C sets a verdict
+# The faults of the fault tier (sourced by tests/fault/run.sh, which has the
+# jobs, the bounds and the table helpers of tests/fault/lib.sh). Each fault
+# adds one row: what the docs promise, what was measured, PASS or FAIL.
+
+task_files() { # NAME RANK...: the err files of those tasks
+	local n=$1 r
+	shift
+	for r in "$@"; do echo "$F_OUT/$n-$r.err"; done
+}
+# Milliseconds from T0 to the first line matching RE in the files, or "none" (waited SECS).
+stale_after() { # SECS RE T0 FILE...
+	local t
+	t=$(wait_line "$@") || { echo none; return; }
+	echo $(((t - $3) / 1000))
+}
+le() { [[ $1 =~ ^[0-9]+$ ]] && (($1 <= $2)); }
+# The last line of FILE's stamps before T matched RE (a state at T).
+state_at() { # RE T FILE
+	awk -v t="$2" '$1 < t && /is stale|pacing resumed/ { l = $0 } END { print l }' "$3.ts" 2>/dev/null | grep -q -- "$1"
+}
+
+# A slurmd killed (-9): its node's tasks run free within the bound, the job
+# lives, governed again within REJOIN_S of the restart; for a leader the
+# next node of the rack leads at once (the connection closes).
+fault_slurmd_kill() { # member|leader NODE JOB RANK
+	local kind=$1 node=$2 job=$3 rank=$4 k=${2#n} t0 t1 fo rj lead="" ok=1 rack
+	rack=rack$(((k - 1) / HM_RACK_HOSTS + 1))
+	echo "=== $kind slurmd killed: kill -9 slurmd of $node (job $job's task $rank)"
+	t0=$(now_us)
+	kill_slurmd "$node"
+	fo=$(stale_after 5 "$STALE" "$t0" "$(task_files "$job" "$rank")")
+	if [[ $kind == leader ]]; then
+		hm_wait_for 5 bash -c "[[ \$(rack_leader $rack) != $node && \$(rack_leader $rack) != - ]]"
+		lead="$(rack_leader "$rack") leads $rack $(ms $(($(now_us) - t0))) ms after the kill (polled); "
+		[[ $(rack_leader "$rack") != "$node" ]] || ok=0
+	fi
+	jobs_alive "$job" || ok=0
+	sleep 1
+	t1=$(now_us)
+	hm_slurmd_start "$k"
+	rj=$(wait_line "$REJOIN_S" "$RESUMED" "$t1" "$(task_files "$job" "$rank")") && rj=$(((rj - t1) / 1000)) || rj=none
+	le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) || ok=0
+	local prom="task on $node free within ${FO_MS} ms; job lives; governed again within ${REJOIN_S} s of the restart"
+	[[ $kind == leader ]] && prom+="; the rack's next node leads at once"
+	row "kill -9 slurmd of a $kind ($node)" "$prom" \
+		"${lead}free after ${fo} ms; job $job running: $(jobs_alive "$job" && echo yes || echo no); governed ${rj} ms after the restart" "$ok"
+}
+
+# A slurmd stopped (SIGSTOP, its connections stay open): the same fail-open;
+# a silent leader is replaced within AgentValidity + HeartbeatInterval.
+fault_slurmd_stop() { # member|leader NODE JOB RANK
+	local kind=$1 node=$2 job=$3 rank=$4 k=${2#n} t0 t1 fo rj lead="" ok=1 rack p tl
+	rack=rack$(((k - 1) / HM_RACK_HOSTS + 1))
+	p=$(slurmd_pid "$node")
+	echo "=== $kind slurmd stopped: kill -STOP slurmd of $node (job $job's task $rank)"
+	t0=$(now_us)
+	kill -STOP "$p"
+	if [[ $kind == leader ]]; then
+		if hm_wait_for 5 bash -c "[[ \$(rack_leader $rack) != $node && \$(rack_leader $rack) != - ]]"; then
+			tl=$((($(now_us) - t0) / 1000))
+		else
+			tl=none
+		fi
+		lead="$(rack_leader "$rack") leads $rack ${tl} ms after SIGSTOP (bound $((AV_MS + HB_MS)) ms from its last frame); "
+		le "$tl" $((AV_MS + HB_MS + 100)) || ok=0
+	fi
+	fo=$(stale_after 5 "$STALE" "$t0" "$(task_files "$job" "$rank")")
+	sleep 2
+	jobs_alive "$job" || ok=0
+	t1=$(now_us)
+	kill -CONT "$p"
+	rj=$(wait_line "$REJOIN_S" "$RESUMED" "$t1" "$(task_files "$job" "$rank")") && rj=$(((rj - t1) / 1000)) || rj=none
+	le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) || ok=0
+	local prom="task on $node free within ${FO_MS} ms; job lives; governed again within ${REJOIN_S} s of SIGCONT"
+	[[ $kind == leader ]] && prom+="; the rack's next node leads within AgentValidity + HeartbeatInterval"
+	row "SIGSTOP slurmd of a $kind ($node)" "$prom" \
+		"${lead}free after ${fo} ms; job $job running: $(jobs_alive "$job" && echo yes || echo no); governed ${rj} ms after SIGCONT" "$ok"
+}
+
+# The coordinator gone (slurmctld frozen or killed): cross-rack jobs (A, D)
+# run free within the bound, the racks' local jobs (B, C) stay scheduled by
+# their leaders, every job lives, all governed again within REJOIN_S.
+ctld_outage() { # TITLE HOW(stop|kill)
+	local t0 t1 fo rj ok=1 local_ok=1 f p
+	p=${HM_PIDS[slurmctld]}
+	t0=$(now_us)
+	if [[ $2 == stop ]]; then kill -STOP "$p"; else kill -KILL "$p"; wait "$p" 2>/dev/null; unset "HM_PIDS[slurmctld]"; fi
+	fo=$(stale_after 5 "$STALE" "$t0" "$(task_files A 0 1)")
+	sleep 3
+	for f in $(task_files B 0 1) $(task_files C 0 1); do
+		state_at "$STALE" "$(now_us)" "$f" && local_ok=0
+	done
+	jobs_alive A B C D || ok=0
+	t1=$(now_us)
+	if [[ $2 == stop ]]; then kill -CONT "$p"; else hm_ctld_start || ok=0; fi
+	rj=$(wait_line "$REJOIN_S" "$RESUMED" "$t1" "$(task_files A 0)") && rj=$(((rj - t1) / 1000)) || rj=none
+	local all
+	hm_wait_for "$REJOIN_S" all_up && all="all 8 agents up $(ms $(($(now_us) - t1))) ms" || { all="agents not all up"; ok=0; }
+	jobs_alive A B C D || ok=0
+	le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) && ((local_ok)) || ok=0
+	row "$1" "cross-rack jobs free within ${FO_MS} ms; rack-local jobs kept scheduled by their leaders; no job lost; governed again within ${REJOIN_S} s" \
+		"A free after ${fo} ms; B, C scheduled at the end of the cut: $( ((local_ok)) && echo yes || echo no); jobs running: $(jobs_alive A B C D && echo yes || echo no); A governed ${rj} ms, ${all} after the return" "$ok"
+}
+fault_ctld_stop() {
+	echo "=== slurmctld stopped (SIGSTOP) for about 4 s"
+	ctld_outage "SIGSTOP slurmctld (4 s)" stop
+}
+fault_ctld_kill() {
+	echo "=== slurmctld killed (-9), started again after about 4 s"
+	ctld_outage "kill -9 slurmctld, restart" kill
+}
+
+# Training processes: one task of D stopped or killed. The node agent and the
+# other jobs do not notice; a stopped task resumes; a killed one ends its step
+# (Slurm's doing) and the agent removes the job's directories.
+others_quiet() { # T0 T1: no stale line in A, B, C meanwhile
+	(($(count_between "$STALE" "$1" "$2" $(task_files A 0 1) $(task_files B 0 1) $(task_files C 0 1)) == 0))
+}
+fault_task_stop() {
+	local p t0 ok=1
+	p=$(task_pid D n8 1)
+	echo "=== training process stopped: kill -STOP D's task on n8 (pid ${p:-?}) for 3 s"
+	[[ -n $p ]] || { row "SIGSTOP of a training process" "-" "no pid in D's report file" 0; return; }
+	t0=$(now_us)
+	kill -STOP "$p"
+	sleep 3
+	kill -CONT "$p"
+	sleep 1
+	[[ $(node_state n8) == up ]] || ok=0
+	jobs_alive A B C D || ok=0
+	others_quiet "$t0" "$(now_us)" || ok=0
+	row "SIGSTOP of a training process (3 s)" "the node agent and other jobs unaffected; the job lives" \
+		"n8 $(node_state n8); other jobs' tasks stale lines: $(count_between "$STALE" "$t0" "$(now_us)" $(task_files A 0 1) $(task_files B 0 1) $(task_files C 0 1)); D running: $(jobs_alive D && echo yes || echo no)" "$ok"
+}
+fault_task_kill() {
+	local p t0 t_end rm_ms ok=1 jd=${F_JOB_ID[D]}
+	p=$(task_pid D n8 1)
+	echo "=== training process killed: kill -9 D's task on n8 (pid ${p:-?})"
+	[[ -n $p ]] || { row "kill -9 of a training process" "-" "no pid in D's report file" 0; return; }
+	t0=$(now_us)
+	kill -KILL "$p"
+	hm_wait_for 30 bash -c "! kill -0 ${F_JOB_PID[D]}"
+	t_end=$(now_us)
+	if hm_wait_for 15 bash -c "[[ ! -e $F_RUN/n8/job.$jd && ! -e $F_RUN/n4/job.$jd ]]"; then
+		rm_ms=$(ms $(($(now_us) - t_end)))
+	else
+		rm_ms=none
+		ok=0
+	fi
+	[[ $(node_state n8) == up ]] || ok=0
+	jobs_alive A B C || ok=0
+	others_quiet "$t0" "$(now_us)" || ok=0
+	row "kill -9 of a training process" "its step ends (Slurm); the node agent and other jobs unaffected; the job's directories removed" \
+		"D's srun ended $(ms $((t_end - t0))) ms after the kill; directories removed ${rm_ms} ms later; n8 $(node_state n8); other jobs stale lines: $(count_between "$STALE" "$t0" "$(now_us)" $(task_files A 0 1) $(task_files B 0 1) $(task_files C 0 1))" "$ok"
+}
+
+# A clock step on n4 (the clock shim in its slurmd and D's task there): the
+# node stays connected, D lives, the other nodes do not notice. No slot
+# alignment is promised while clocks disagree (NTP or PTP is required).
+fault_clock_step() { # OFFSET_US forward|backward
+	local t0 ok=1 conn d_state
+	echo "=== clock step $2 on n4: CLOCK_REALTIME $1 us (shim) for 5 s"
+	t0=$(now_us)
+	echo "$1" >"$F_SHIFT_FILE"
+	conn=up
+	for _ in $(seq 10); do
+		[[ $(node_state n4) == up ]] || conn=$(node_state n4)
+		sleep 0.5
+	done
+	d_state=$(awk -v t="$t0" '$1 > t && /is stale|pacing resumed/ { l = $3" "$4" "$5" "$6" "$7 } END { print l }' "$F_OUT/D-0.err.ts")
+	echo 0 >"$F_SHIFT_FILE"
+	sleep 1
+	[[ $conn == up ]] || ok=0
+	jobs_alive A B C D || ok=0
+	others_quiet "$t0" "$(now_us)" || ok=0
+	row "clock step $2 ($1 us) on n4 (clock shim)" "the node stays connected, no job lost, other nodes unaffected (slots need NTP/PTP: not promised under skew)" \
+		"n4 during the step: $conn; D's task on n4: ${d_state:-no stale/resumed line}; jobs running: $(jobs_alive A B C D && echo yes || echo no)" "$ok"
+}
+
+# munged stopped: nothing can be sealed or unsealed, so agents hear nothing:
+# every step runs free within the bound; munged back: governed again.
+fault_munged() {
+	local t0 t1 fo rj ok=1
+	echo "=== munged stopped for 4 s"
+	t0=$(now_us)
+	munged_stop
+	fo=$(stale_after 6 "$STALE" "$t0" "$(task_files B 0)")
+	sleep 2
+	jobs_alive A B C D || ok=0
+	t1=$(now_us)
+	munged_start || ok=0
+	rj=$(wait_line "$REJOIN_S" "$RESUMED" "$t1" "$(task_files B 0)") && rj=$(((rj - t1) / 1000)) || rj=none
+	le "$fo" "$((FO_MS + AV_MS))" && le "$rj" $((REJOIN_S * 1000)) || ok=0
+	row "munged stopped (4 s)" "steps run unscheduled meanwhile (free within AgentValidity of the last frame, + the coordinator's silence detection: ${FO_MS} + ${AV_MS} ms); no job lost; governed again within ${REJOIN_S} s" \
+		"B free after ${fo} ms; jobs running: $(jobs_alive A B C D && echo yes || echo no); governed ${rj} ms after munged's start" "$ok"
+}
+
+# RunDir full: the agent cannot renew assign files, the runtime cannot write
+# its reports; steps run free within the bound, nothing hangs; space back:
+# governed again.
+fill() { dd if=/dev/zero of="$1/.hm-fault-filler" bs=64k status=none 2>/dev/null; true; }
+fault_rundir_full() {
+	local t0 t1 fo rj ok=1 up
+	echo "=== RunDir full (tmpfs)"
+	t0=$(now_us)
+	fill "$F_RUN"
+	fo=$(stale_after 5 "$STALE" "$t0" "$(task_files B 0)")
+	sleep 2
+	up=$(ctl_json nodes | jq '[.nodes[] | select(.state == "up")] | length')
+	((up == HM_NODES)) || ok=0
+	jobs_alive A B C D || ok=0
+	t1=$(now_us)
+	rm -f "$F_RUN/.hm-fault-filler"
+	rj=$(wait_line "$REJOIN_S" "$RESUMED" "$t1" "$(task_files B 0)") && rj=$(((rj - t1) / 1000)) || rj=none
+	le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) || ok=0
+	row "RunDir full (tmpfs)" "steps free within ${FO_MS} ms of the last renewal, nothing hangs, agents stay connected; governed again once space is back" \
+		"B free after ${fo} ms of the fill; agents up: $up/$HM_NODES; jobs running: $(jobs_alive A B C D && echo yes || echo no); governed ${rj} ms after the space was freed" "$ok"
+}
+
+# StateSaveLocation full: the coordinator keeps deciding (a new job gets a
+# decision), harmonicsctl answers, running jobs stay governed; space back:
+# the state file is written again.
+fault_state_full() {
+	local t0 ok=1 je dec msg m0 m1
+	echo "=== StateSaveLocation full (tmpfs)"
+	m0=$(stat -c %Y "$state_file" 2>/dev/null)
+	t0=$(now_us)
+	fill "$HM_DIR/state"
+	je=$(sbatch --parsable -J E -w n4 -N1 -n1 --comm-sched=harmonics --comm-profile="$F_PROFILE" -o /dev/null --wrap "sleep 30" 2>&1)
+	hm_wait_for 15 bash -c "scontrol show job $je 2>/dev/null | grep -q 'AdminComment=.*harmonics:'" && dec=yes || { dec=no; ok=0; }
+	timeout 10 "$HM_CTL" --timeout 2s status >/dev/null 2>&1 || ok=0
+	jobs_alive A B C D || ok=0
+	others_quiet "$t0" "$(now_us)" || ok=0
+	msg=$(grep -a -m1 -E 'sched/harmonics.*(state|harmonics.state).*(No space|ENOSPC|write)' "$HM_DIR/log/slurmctld.log" | sed 's/^\[[^]]*\] //' | cut -c1-160)
+	rm -f "$HM_DIR/state/.hm-fault-filler"
+	scancel "$je" 2>/dev/null
+	hm_wait_for 10 bash -c "[[ \$(stat -c %Y $state_file 2>/dev/null) -gt ${m0:-0} ]]" && m1=yes || m1=no
+	row "StateSaveLocation full (tmpfs)" "the coordinator keeps deciding and answering; running jobs stay governed; the failure logged; the state written again once space is back" \
+		"new job $je decided: $dec; harmonicsctl answers; running jobs stale lines: $(count_between "$STALE" "$t0" "$(now_us)" $(task_files A 0 1) $(task_files B 0 1) $(task_files C 0 1)); log: ${msg:-none}; state rewritten after: $m1" "$ok"
+}
+
+# A corrupt state file at slurmctld's start: kept aside, one ERROR line, the
+# coordinator starts empty; running jobs are decided again, epochs go up.
+fault_state_corrupt() {
+	local e0 e1 t1 ok=1 kept line rj size
+	echo "=== corrupt state file: slurmctld stopped, bytes in the middle of harmonics.state overwritten, started"
+	e0=$(ctl_json jobs | jq -r --argjson j "${F_JOB_ID[B]}" '.jobs[] | select(.job_id == $j) | .decided_epoch')
+	hm_ctld_stop
+	size=$(stat -c %s "$state_file" 2>/dev/null || echo 0)
+	if ((size < 64)); then
+		row "corrupt state file" "-" "no state file to corrupt ($state_file, $size bytes)" 0
+		hm_ctld_start
+		return
+	fi
+	printf '\x00\xff#corrupt#\x01{"[' | dd of="$state_file" bs=1 seek=$((size / 2)) conv=notrunc status=none
+	t1=$(now_us)
+	hm_ctld_start || ok=0
+	kept=$(ls "$HM_DIR/state" | grep -c '^harmonics.state.corrupt')
+	line=$(grep -a -m1 'ERROR.*harmonics.state.corrupt\|harmonics.state.corrupt' "$HM_DIR/log/slurmctld.log" | sed 's/^\[[^]]*\] //' | cut -c1-160)
+	hm_wait_for "$REJOIN_S" applied_now B && rj=$(ms $(($(now_us) - t1))) || { rj=none; ok=0; }
+	e1=$(ctl_json jobs | jq -r --argjson j "${F_JOB_ID[B]}" '.jobs[] | select(.job_id == $j) | .decided_epoch')
+	((kept >= 1)) && [[ -n $line ]] || ok=0
+	[[ $e0 =~ ^[0-9]+$ && $e1 =~ ^[0-9]+$ ]] && ((e1 > e0)) || ok=0
+	jobs_alive A B C D || ok=0
+	row "corrupt state file (bytes overwritten mid-file)" "kept aside as .corrupt.<time>, one ERROR line, the coordinator starts empty; no job lost; epochs above the old ones" \
+		"kept aside: $kept file(s); log: ${line:-none}; B decided and applied again ${rj} ms after the start, epoch $e0 -> $e1; jobs running: $(jobs_alive A B C D && echo yes || echo no)" "$ok"
+}
+
+# N job directories of the user nobody on n3 (a job array, each step filling
+# its own job directory with a deep tree, subdirectories and 64 KiB report
+# files): n3's agent keeps beating (B's file on n3 renewed, never lapsing),
+# B keeps its schedule, the directories are removed when their jobs end.
+fault_hostile() { # N
+	local n=$1 jarr t0 t_end sampler ok=1 gaps left stale
+	echo "=== $n hostile job directories on n3 (user nobody, a job array)"
+	cat >"$F_OUT/hostile.sh" <<-EOF
+		#!/bin/bash
+		exec srun --comm-sched=harmonics --comm-profile=$F_PROFILE bash -c '
+		d=$F_RUN/\$SLURMD_NODENAME/job.\$SLURM_JOB_ID
+		[[ -d \$d ]] || exit 3
+		p=\$d/t; for i in \$(seq 40); do p=\$p/d; done; mkdir -p \$p
+		for i in \$(seq 16); do mkdir -p \$d/w\$i/x/y/z; done
+		head -c 65536 /dev/zero | tr "\\\\0" x >\$d/report.0.0
+		for i in \$(seq 7); do cp \$d/report.0.0 \$d/report.0.\$i; done
+		sleep 1'
+	EOF
+	chmod 755 "$F_OUT/hostile.sh"
+	# B's assign file on n3, sampled every 50 ms: its renewals are n3's beats.
+	(
+		f=$(assign_of B n3)
+		while :; do
+			printf '%s %s\n' "$(now_us)" "$(valid_until "$f")"
+			sleep 0.05
+		done >"$F_OUT/hostile.samples"
+	) &
+	sampler=$!
+	t0=$(now_us)
+	jarr=$(runuser -u nobody -- sbatch --parsable -J hostile -w n3 -N1 -n1 --array=1-"$n" -o /dev/null \
+		--chdir=/tmp "$F_OUT/hostile.sh" 2>&1)
+	hm_wait_for $((n * 2 + 60)) bash -c "[[ -z \$(squeue -h -n hostile -o %i) ]]" || ok=0
+	t_end=$(now_us)
+	sleep 5
+	kill "$sampler" 2>/dev/null
+	wait "$sampler" 2>/dev/null
+	# Gaps between renewals (ms): the largest, and the 99th percentile.
+	gaps=$(awk '$2 != "" && $2 != last { if (t) print ($1 - t) / 1000; t = $1; last = $2 }' "$F_OUT/hostile.samples" |
+		sort -n | awk '{ a[NR] = $1 } END { if (NR) printf "%d %d %d", a[int((NR + 1) / 2)], a[int(NR * 0.99) > 0 ? int(NR * 0.99) : 1], a[NR]; else print "- - -" }')
+	left=$(find "$F_RUN/n3" -maxdepth 1 -name 'job.*' ! -name "job.${F_JOB_ID[B]}" | wc -l)
+	stale=$(count_between "$STALE" "$t0" "$(now_us)" $(task_files A 0 1) $(task_files B 0 1) $(task_files C 0 1))
+	read -r g50 g99 gmax <<<"$gaps"
+	le "${gmax:-x}" $((AV_MS - 1)) || ok=0
+	((stale == 0 && left == 0)) || ok=0
+	[[ $(node_state n3) == up ]] || ok=0
+	jobs_alive A B C || ok=0
+	row "$n hostile job directories on n3 (user nobody: deep trees, 64 KiB reports)" "beats on time (B's file on n3 renewed before AgentValidity lapses), other users' jobs keep their schedules, ended jobs' directories removed at any depth" \
+		"array $jarr ran $(ms $((t_end - t0))) ms; renewal gaps on n3 p50 ${g50} ms, p99 ${g99} ms, max ${gmax} ms (beats ${HB_MS} ms); stale lines in A, B, C: $stale; hostile directories left 5 s after the last job: $left; n3 $(node_state n3)" "$ok"
+}
+
+# --- partitions (--full): a second cluster, its nodes in network namespaces
+# Drop every packet between node K and ADDR (both directions): on the node
+# namespace's mgmt0 egress (to ADDR) and on its bridge port in the management
+# namespace (from ADDR), an htb whose class 1:20 is a pfifo of limit 0.
+drop_between() { # K ADDR
+	local ns
+	for ns in "$(tb_node_ns "$1") mgmt0 dst" "${TB_NS}m n$1 src"; do
+		set -- "$1" "$2" $ns
+		tc -n "$3" qdisc add dev "$4" root handle 1: htb default 10 2>/dev/null
+		tc -n "$3" class add dev "$4" parent 1: classid 1:10 htb rate 10gbit 2>/dev/null
+		tc -n "$3" class add dev "$4" parent 1: classid 1:20 htb rate 10gbit 2>/dev/null
+		tc -n "$3" qdisc add dev "$4" parent 1:20 handle 20: pfifo limit 0 2>/dev/null
+		tc -n "$3" filter add dev "$4" parent 1: protocol ip prio 1 u32 match ip "$5" "$2/32" flowid 1:20 || return 1
+	done
+}
+heal() { # K
+	tc -n "$(tb_node_ns "$1")" qdisc del dev mgmt0 root 2>/dev/null
+	tc -n "${TB_NS}m" qdisc del dev "n$1" root 2>/dev/null
+}
+dropped() { # K: packets dropped so far on both sides
+	{ tc -n "$(tb_node_ns "$1")" -s qdisc show dev mgmt0; tc -n "${TB_NS}m" -s qdisc show dev "n$1"; } |
+		awk '/^qdisc pfifo 20:/ { p = 1; next } p && /dropped/ { s = $0; sub(/.*dropped /, "", s); sub(/,.*/, "", s); n += s; p = 0 } END { print n + 0 }'
+}
+
+partitions() {
+	# shellcheck source=tests/testbed/net.sh
+	. "$top/tests/testbed/net.sh"
+	stop_watchers
+	HM_KEEP=1 hm_cluster_down
+	umount "$HM_DIR/run/harmonics" "$HM_DIR/state" 2>/dev/null
+	rm -rf "${F_OUT%/out}"
+	F_JOB_PID=() F_JOB_ID=()
+	TB_RACKS=2 TB_HOSTS=4 TB_NIC=10gbit TB_UPLINK=10gbit
+	tb_net_up "$EJ" || { fail "network namespaces up"; return; }
+	F_NET=1
+	export HM_NODES=$TB_NNODES HM_RACK_HOSTS=$TB_HOSTS HM_CTL_ADDR=$TB_CTL_ADDR \
+		HM_NODE_ADDR_PREFIX=$TB_MGMT_PREFIX HM_NODE_NETNS_PREFIX=${TB_NS}n
+	unset HM_BEFORE_DAEMONS HM_SLURMD_ENV_NODES
+	F_SHIM_NODES=
+	hm_tier_cluster_up "8 slurmd in network namespaces" --no-db
+	F_OUT=$HM_DIR/out F_RUN=$HM_DIR/run/harmonics
+	port0=$((HM_PORT + 9))
+	rdv_addr() { local f=${1%%,*}; tb_node_addr "${f#n}"; }
+	start_jobs
+	check "rack leaders n1 and n5" hm_wait_for 10 bash -c '[[ $(rack_leader rack1) == n1 && $(rack_leader rack2) == n5 ]]'
+
+	local t0 t1 k fo lost rj ok=1 local_ok=1 f d
+	echo "=== rack2 (n5-n8) cut off from the coordinator: packets to and from $TB_CTL_ADDR dropped"
+	t0=$(now_us)
+	for k in 5 6 7 8; do drop_between "$k" "$TB_CTL_ADDR" || ok=0; done
+	fo=$(stale_after 5 "$STALE" "$t0" "$(task_files A 1)")
+	if hm_wait_for 5 bash -c '[[ $(node_state n6) == lost ]]'; then lost=$(ms $(($(now_us) - t0))); else lost=none; ok=0; fi
+	sleep 4
+	for f in $(task_files C 0 1); do state_at "$STALE" "$(now_us)" "$f" && local_ok=0; done
+	d=0
+	for k in 5 6 7 8; do d=$((d + $(dropped "$k"))); done
+	jobs_alive A B C D || ok=0
+	t1=$(now_us)
+	for k in 5 6 7 8; do heal "$k"; done
+	rj=$(wait_line "$REJOIN_S" "$RESUMED" "$t1" "$(task_files A 1)") && rj=$(((rj - t1) / 1000)) || rj=none
+	hm_wait_for "$REJOIN_S" all_up || ok=0
+	le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) && ((local_ok && d > 0)) || ok=0
+	row "rack2 partitioned from the coordinator (packets dropped, 6 s)" "the rack's nodes lost within AgentValidity + HeartbeatInterval; cross-rack tasks there free within ${FO_MS} ms; its local jobs kept scheduled by its leader; no job lost; back within ${REJOIN_S} s" \
+		"$d packets dropped; n6 lost after ${lost} ms (polled); A's task on n5 free after ${fo} ms; C scheduled at the end of the cut: $( ((local_ok)) && echo yes || echo no); jobs running: $(jobs_alive A B C D && echo yes || echo no); A governed ${rj} ms after the heal" "$ok"
+
+	ok=1
+	echo "=== n7 cut off from its leader n5: packets to and from $(tb_node_mgmt 5) dropped"
+	t0=$(now_us)
+	drop_between 7 "$(tb_node_mgmt 5)" || ok=0
+	sleep 5
+	local st c_stale
+	st=$(node_state n7)
+	c_stale=$(count_between "$STALE" "$t0" "$(now_us)" $(task_files C 0 1))
+	d=$(dropped 7)
+	heal 7
+	jobs_alive A B C D || ok=0
+	[[ $st == up ]] && ((c_stale == 0)) || ok=0
+	row "a member (n7) partitioned from its leader (n5) (packets dropped, 5 s)" "nothing changes while the coordinator is reachable: its jobs stay governed by the coordinator" \
+		"$d packets dropped; n7 $st; stale lines of C (n6, n7): $c_stale; jobs running: $(jobs_alive A B C D && echo yes || echo no)" "$ok"
+	scancel -n A,B,C,D 2>/dev/null
+	stop_watchers
+}
+
+# Replace the table between the markers of FILE.
+write_table() { # FILE TABLE
+	local file=$1 tmp
+	tmp=$(mktemp)
+	awk -v t="$2" -v when="$(date -u +%Y-%m-%d), $(nproc) cores, $(uname -r)" '
+		/<!-- fault table begin/ { print; print "Measured by `tests/fault/run.sh --full` (" when "):"; print ""; print t; skip = 1; next }
+		/<!-- fault table end/ { skip = 0 }
+		!skip' "$file" >"$tmp" && cat "$tmp" >"$file"
+	rm -f "$tmp"
+	echo "fault: table written to $file"
+}
