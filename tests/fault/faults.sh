@@ -79,36 +79,40 @@ fault_slurmd_stop() { # member|leader NODE JOB RANK
 		"${lead}free after ${fo} ms; job $job running: $(jobs_alive "$job" && echo yes || echo no); governed ${rj} ms after SIGCONT" "$ok"
 }
 
-# The coordinator gone (slurmctld frozen or killed): cross-rack jobs (A, D)
-# run free within the bound, the racks' local jobs (B, C) stay scheduled by
-# their leaders, every job lives, all governed again within REJOIN_S.
+# The coordinator gone (slurmctld frozen or killed): the cross-rack job A runs
+# free within the bound (its files lapse, or the leaders' pushes make it free),
+# the racks' local jobs (B, C) stay scheduled by their leaders, every step
+# lives; back: every agent up and every job governed by the coordinator again
+# within REJOIN_S. Nothing here asks slurmctld while it is away.
 ctld_outage() { # TITLE HOW(stop|kill)
-	local t0 t1 fo rj ok=1 local_ok=1 f p
+	local t0 t1 fo rj ok=1 local_ok=1 f p pa stale_local
 	p=${HM_PIDS[slurmctld]}
+	pa="$(period_of "$(assign_of A n1)")"
 	t0=$(now_us)
 	if [[ $2 == stop ]]; then kill -STOP "$p"; else kill -KILL "$p"; wait "$p" 2>/dev/null; unset "HM_PIDS[slurmctld]"; fi
-	fo=$(stale_after 5 "$STALE" "$t0" "$(task_files A 0 1)")
-	sleep 3
-	for f in $(task_files B 0 1) $(task_files C 0 1); do
-		state_at "$STALE" "$(now_us)" "$f" && local_ok=0
+	fo=$(wait_free 5 "$t0" "$(assign_of A n1)" "$(assign_of A n5)")
+	sleep 2
+	for f in "$(assign_of B n2)" "$(assign_of B n3)" "$(assign_of C n6)" "$(assign_of C n7)"; do
+		(($(valid_until "$f") > $(now_us))) || local_ok=0 # renewed by their leader
 	done
-	jobs_alive A B C D || ok=0
+	stale_local=$(count_between "$STALE" "$t0" "$(now_us)" $(task_files B 0 1) $(task_files C 0 1))
+	sruns_alive A B C D || ok=0
 	t1=$(now_us)
 	if [[ $2 == stop ]]; then kill -CONT "$p"; else hm_ctld_start || ok=0; fi
-	rj=$(wait_line "$REJOIN_S" "$RESUMED" "$t1" "$(task_files A 0)") && rj=$(((rj - t1) / 1000)) || rj=none
-	local all
-	hm_wait_for "$REJOIN_S" all_up && all="all 8 agents up $(ms $(($(now_us) - t1))) ms" || { all="agents not all up"; ok=0; }
+	local up_ms=none
+	hm_wait_for "$REJOIN_S" bash -c 'all_up' && up_ms=$(ms $(($(now_us) - t1)))
+	if hm_wait_for "$REJOIN_S" all_applied A B C D; then rj=$(ms $(($(now_us) - t1))); else rj=none; fi
 	jobs_alive A B C D || ok=0
 	le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) && ((local_ok)) || ok=0
-	row "$1" "cross-rack jobs free within ${FO_MS} ms; rack-local jobs kept scheduled by their leaders; no job lost; governed again within ${REJOIN_S} s" \
-		"A free after ${fo} ms; B, C scheduled at the end of the cut: $( ((local_ok)) && echo yes || echo no); jobs running: $(jobs_alive A B C D && echo yes || echo no); A governed ${rj} ms, ${all} after the return" "$ok"
+	row "$1" "cross-rack jobs free within ${FO_MS} ms; rack-local jobs kept scheduled by their leaders; no job lost; every agent up and every job governed again within ${REJOIN_S} s" \
+		"A (period_us ${pa:-?} before) free after ${fo} ms; B, C files renewed (by their leaders) 2 s later: $( ((local_ok)) && echo yes || echo no) (their tasks' stale lines: $stale_local); jobs running: $(jobs_alive A B C D && echo yes || echo no); all agents up ${up_ms} ms, every job's decided epoch applied ${rj} ms after the return" "$ok"
 }
 fault_ctld_stop() {
-	echo "=== slurmctld stopped (SIGSTOP) for about 4 s"
-	ctld_outage "SIGSTOP slurmctld (4 s)" stop
+	echo "=== slurmctld stopped (SIGSTOP) for about 3 s"
+	ctld_outage "SIGSTOP slurmctld (3 s)" stop
 }
 fault_ctld_kill() {
-	echo "=== slurmctld killed (-9), started again after about 4 s"
+	echo "=== slurmctld killed (-9), started again after about 3 s"
 	ctld_outage "kill -9 slurmctld, restart" kill
 }
 
@@ -135,7 +139,7 @@ fault_task_stop() {
 		"n8 $(node_state n8); other jobs' tasks stale lines: $(count_between "$STALE" "$t0" "$(now_us)" $(task_files A 0 1) $(task_files B 0 1) $(task_files C 0 1)); D running: $(jobs_alive D && echo yes || echo no)" "$ok"
 }
 fault_task_kill() {
-	local p t0 t_end rm_ms ok=1 jd=${F_JOB_ID[D]}
+	local p t0 t_end ok=1
 	p=$(task_pid D n8 1)
 	echo "=== training process killed: kill -9 D's task on n8 (pid ${p:-?})"
 	[[ -n $p ]] || { row "kill -9 of a training process" "-" "no pid in D's report file" 0; return; }
@@ -143,40 +147,46 @@ fault_task_kill() {
 	kill -KILL "$p"
 	hm_wait_for 30 bash -c "! kill -0 ${F_JOB_PID[D]}"
 	t_end=$(now_us)
-	if hm_wait_for 15 bash -c "[[ ! -e $F_RUN/n8/job.$jd && ! -e $F_RUN/n4/job.$jd ]]"; then
-		rm_ms=$(ms $(($(now_us) - t_end)))
-	else
-		rm_ms=none
-		ok=0
-	fi
+	F_D_END=$t_end
+	sleep 1
 	[[ $(node_state n8) == up ]] || ok=0
 	jobs_alive A B C || ok=0
 	others_quiet "$t0" "$(now_us)" || ok=0
-	row "kill -9 of a training process" "its step ends (Slurm); the node agent and other jobs unaffected; the job's directories removed" \
-		"D's srun ended $(ms $((t_end - t0))) ms after the kill; directories removed ${rm_ms} ms later; n8 $(node_state n8); other jobs stale lines: $(count_between "$STALE" "$t0" "$(now_us)" $(task_files A 0 1) $(task_files B 0 1) $(task_files C 0 1))" "$ok"
+	row "kill -9 of a training process" "its step ends (Slurm); the node agent and other jobs unaffected (its directories: see the hostile directories' row)" \
+		"D's srun ended $(ms $((t_end - t0))) ms after the kill; n8 $(node_state n8); other jobs' stale lines: $(count_between "$STALE" "$t0" "$(now_us)" $(task_files A 0 1) $(task_files B 0 1) $(task_files C 0 1))" "$ok"
 }
 
-# A clock step on n4 (the clock shim in its slurmd and D's task there): the
-# node stays connected, D lives, the other nodes do not notice. No slot
-# alignment is promised while clocks disagree (NTP or PTP is required).
+# A clock step on n4 (the clock shim in its slurmd and D's task there): n4's
+# agent measures its offset at every beat; beyond ClockSkewMax (default 1 ms)
+# the node's steps run free (their files: no period), harmonicsctl nodes shows
+# it skewed, slurmd's log says it once; stepped back: paced again. The node
+# stays connected, no job is lost, the other nodes do not notice.
+node_skewed() { ctl_json nodes | jq -e --arg n "$1" '.nodes[] | select(.node == $n) | .clock_skewed == true' >/dev/null; }
+node_clock() { ctl_json nodes | jq -r --arg n "$1" '.nodes[] | select(.node == $n) | .clock_offset_us // "-"'; }
+export -f node_skewed
 fault_clock_step() { # OFFSET_US forward|backward
-	local t0 ok=1 conn d_state
-	echo "=== clock step $2 on n4: CLOCK_REALTIME $1 us (shim) for 5 s"
+	local t0 t1 ok=1 conn sk back off logs free_ms
+	echo "=== clock step $2 on n4: CLOCK_REALTIME $1 us (shim) for 4 s"
+	logs=$(grep -c "off the coordinator's" "$HM_DIR/log/slurmd-n4.log")
 	t0=$(now_us)
 	echo "$1" >"$F_SHIFT_FILE"
+	if hm_wait_for 5 node_skewed n4; then sk=$(ms $(($(now_us) - t0))); else sk=none; ok=0; fi
+	off=$(node_clock n4)
+	free_ms=$(wait_free 3 "$t0" "$(assign_of D n4)")
 	conn=up
-	for _ in $(seq 10); do
+	for _ in $(seq 6); do
 		[[ $(node_state n4) == up ]] || conn=$(node_state n4)
 		sleep 0.5
 	done
-	d_state=$(awk -v t="$t0" '$1 > t && /is stale|pacing resumed/ { l = $3" "$4" "$5" "$6" "$7 } END { print l }' "$F_OUT/D-0.err.ts")
+	t1=$(now_us)
 	echo 0 >"$F_SHIFT_FILE"
-	sleep 1
-	[[ $conn == up ]] || ok=0
+	if hm_wait_for 5 bash -c '! node_skewed n4'; then back=$(ms $(($(now_us) - t1))); else back=none; ok=0; fi
+	logs=$(($(grep -c "off the coordinator's" "$HM_DIR/log/slurmd-n4.log") - logs))
+	[[ $conn == up && $free_ms != none && $logs == 1 ]] || ok=0
 	jobs_alive A B C D || ok=0
 	others_quiet "$t0" "$(now_us)" || ok=0
-	row "clock step $2 ($1 us) on n4 (clock shim)" "the node stays connected, no job lost, other nodes unaffected (slots need NTP/PTP: not promised under skew)" \
-		"n4 during the step: $conn; D's task on n4: ${d_state:-no stale/resumed line}; jobs running: $(jobs_alive A B C D && echo yes || echo no)" "$ok"
+	row "clock step $2 ($1 us) on n4 (clock shim)" "the node's steps run free once its offset exceeds ClockSkewMax (1 ms), shown in harmonicsctl nodes, logged once; paced again when back; the node stays connected, no job lost, other nodes unaffected" \
+		"skewed in harmonicsctl after ${sk} ms (offset ${off} us), D's file on n4 free after ${free_ms} ms, slurmd log lines: $logs; within the bound again ${back} ms after the step back; n4 during the step: $conn; jobs running: $(jobs_alive A B C D && echo yes || echo no)" "$ok"
 }
 
 # munged stopped: nothing can be sealed or unsealed, so agents hear nothing:
@@ -188,10 +198,11 @@ fault_munged() {
 	munged_stop
 	fo=$(stale_after 6 "$STALE" "$t0" "$(task_files B 0)")
 	sleep 2
-	jobs_alive A B C D || ok=0
+	sruns_alive A B C D || ok=0
 	t1=$(now_us)
-	munged_start || ok=0
+	munged_start || { ok=0; fo+=" (munged did not start again)"; }
 	rj=$(wait_line "$REJOIN_S" "$RESUMED" "$t1" "$(task_files B 0)") && rj=$(((rj - t1) / 1000)) || rj=none
+	jobs_alive A B C D || ok=0
 	le "$fo" "$((FO_MS + AV_MS))" && le "$rj" $((REJOIN_S * 1000)) || ok=0
 	row "munged stopped (4 s)" "steps run unscheduled meanwhile (free within AgentValidity of the last frame, + the coordinator's silence detection: ${FO_MS} + ${AV_MS} ms); no job lost; governed again within ${REJOIN_S} s" \
 		"B free after ${fo} ms; jobs running: $(jobs_alive A B C D && echo yes || echo no); governed ${rj} ms after munged's start" "$ok"
@@ -273,7 +284,7 @@ fault_state_corrupt() {
 # files): n3's agent keeps beating (B's file on n3 renewed, never lapsing),
 # B keeps its schedule, the directories are removed when their jobs end.
 fault_hostile() { # N
-	local n=$1 jarr t0 t_end sampler ok=1 gaps left stale
+	local n=$1 jarr t0 t_end sampler ok=1 gaps base left stale
 	echo "=== $n hostile job directories on n3 (user nobody, a job array)"
 	cat >"$F_OUT/hostile.sh" <<-EOF
 		#!/bin/bash
@@ -283,8 +294,7 @@ fault_hostile() { # N
 		p=\$d/t; for i in \$(seq 40); do p=\$p/d; done; mkdir -p \$p
 		for i in \$(seq 16); do mkdir -p \$d/w\$i/x/y/z; done
 		head -c 65536 /dev/zero | tr "\\\\0" x >\$d/report.0.0
-		for i in \$(seq 7); do cp \$d/report.0.0 \$d/report.0.\$i; done
-		sleep 1'
+		for i in \$(seq 7); do cp \$d/report.0.0 \$d/report.0.\$i; done'
 	EOF
 	chmod 755 "$F_OUT/hostile.sh"
 	# B's assign file on n3, sampled every 50 ms: its renewals are n3's beats.
@@ -296,26 +306,45 @@ fault_hostile() { # N
 		done >"$F_OUT/hostile.samples"
 	) &
 	sampler=$!
+	sleep 3 # the baseline
 	t0=$(now_us)
 	jarr=$(runuser -u nobody -- sbatch --parsable -J hostile -w n3 -N1 -n1 --array=1-"$n" -o /dev/null \
 		--chdir=/tmp "$F_OUT/hostile.sh" 2>&1)
 	hm_wait_for $((n * 2 + 60)) bash -c "[[ -z \$(squeue -h -n hostile -o %i) ]]" || ok=0
 	t_end=$(now_us)
-	sleep 5
+	sleep 3
 	kill "$sampler" 2>/dev/null
 	wait "$sampler" 2>/dev/null
-	# Gaps between renewals (ms): the largest, and the 99th percentile.
-	gaps=$(awk '$2 != "" && $2 != last { if (t) print ($1 - t) / 1000; t = $1; last = $2 }' "$F_OUT/hostile.samples" |
-		sort -n | awk '{ a[NR] = $1 } END { if (NR) printf "%d %d %d", a[int((NR + 1) / 2)], a[int(NR * 0.99) > 0 ? int(NR * 0.99) : 1], a[NR]; else print "- - -" }')
-	left=$(find "$F_RUN/n3" -maxdepth 1 -name 'job.*' ! -name "job.${F_JOB_ID[B]}" | wc -l)
+	# The age of B's file on n3 at each sample: now - (VALID_UNTIL - AgentValidity),
+	# the time since the agent last renewed it (each beat's reply renews it), so
+	# a slow sampler cannot make it look late. Before the array (baseline) and during.
+	ages() { # FROM_US TO_US: "p50 p99 max" in ms
+		awk -v a="$1" -v b="$2" -v av="$((AV_MS * 1000))" '$1 >= a && $1 < b && $2 != "" { print ($1 - ($2 - av)) / 1000 }' \
+			"$F_OUT/hostile.samples" | sort -n | awk '{ v[NR] = $1 } END { if (!NR) { print "- - -"; exit }
+			i = int(NR * 0.99); if (i < 1) i = 1; printf "%d %d %d", v[int((NR + 1) / 2)], v[i], v[NR] }'
+	}
+	gaps=$(ages "$t0" "$t_end")
+	base=$(ages 0 "$t0")
 	stale=$(count_between "$STALE" "$t0" "$(now_us)" $(task_files A 0 1) $(task_files B 0 1) $(task_files C 0 1))
+	# Ended jobs' directories (the array's, D's): removed after the agent's 30 s grace.
+	local rm_s
+	dirs_left() {
+		find "$F_RUN/n3" "$F_RUN/n4" "$F_RUN/n8" -maxdepth 1 -name 'job.*' \
+			! -name "job.${F_JOB_ID[A]}" ! -name "job.${F_JOB_ID[B]}" ! -name "job.${F_JOB_ID[C]}" 2>/dev/null | wc -l
+	}
+	if hm_wait_for 60 bash -c "(( \$(find $F_RUN/n3 $F_RUN/n4 $F_RUN/n8 -maxdepth 1 -name 'job.*' ! -name job.${F_JOB_ID[A]} ! -name job.${F_JOB_ID[B]} ! -name job.${F_JOB_ID[C]} 2>/dev/null | wc -l) == 0 ))"; then
+		rm_s=$(hm_since "$(awk -v t="$t_end" 'BEGIN { printf "%.6f", t / 1e6 }')")
+	else
+		rm_s=none
+	fi
+	left=$(dirs_left)
 	read -r g50 g99 gmax <<<"$gaps"
 	le "${gmax:-x}" $((AV_MS - 1)) || ok=0
 	((stale == 0 && left == 0)) || ok=0
 	[[ $(node_state n3) == up ]] || ok=0
 	jobs_alive A B C || ok=0
-	row "$n hostile job directories on n3 (user nobody: deep trees, 64 KiB reports)" "beats on time (B's file on n3 renewed before AgentValidity lapses), other users' jobs keep their schedules, ended jobs' directories removed at any depth" \
-		"array $jarr ran $(ms $((t_end - t0))) ms; renewal gaps on n3 p50 ${g50} ms, p99 ${g99} ms, max ${gmax} ms (beats ${HB_MS} ms); stale lines in A, B, C: $stale; hostile directories left 5 s after the last job: $left; n3 $(node_state n3)" "$ok"
+	row "$n hostile job directories on n3 (user nobody: deep trees, 64 KiB reports)" "beats on time (B's file on n3 always renewed within AgentValidity), other users' jobs keep their schedules, ended jobs' directories removed at any depth (after the agent's 30 s grace)" \
+		"array $jarr ran $(ms $((t_end - t0))) ms; age of B's file on n3 (since its agent renewed it) p50/p99/max ${g50}/${g99}/${gmax} ms, before the array ${base// //} ms (beats ${HB_MS} ms); stale lines in A, B, C: $stale; ended jobs' directories (the array's and D's) all removed ${rm_s} s after the array's end (left: $left); n3 $(node_state n3)" "$ok"
 }
 
 # --- partitions (--full): a second cluster, its nodes in network namespaces

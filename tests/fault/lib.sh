@@ -89,6 +89,12 @@ job_start() {
 	watch_err "$F_OUT/$name-0.err"
 	watch_err "$F_OUT/$name-1.err"
 }
+# Only the sruns (no Slurm call): while slurmctld is frozen squeue waits its
+# MessageTimeout, and without munged it fails.
+sruns_alive() { # NAME...
+	local n
+	for n in "$@"; do kill -0 "${F_JOB_PID[$n]}" 2>/dev/null || return 1; done
+}
 job_id_of() { squeue -h -n "$1" -o %i | head -1; }
 job_running() { [[ -n $1 && $(squeue -h -j "$1" -t R -o %i 2>/dev/null) == "$1" ]]; }
 # Every job named runs (by Slurm) and its srun is alive.
@@ -102,6 +108,25 @@ jobs_alive() { # NAME...
 task_pid() { sed -n 's/^PID=//p' "$F_RUN/$2/job.${F_JOB_ID[$1]}/report.0.$3" 2>/dev/null; } # NAME NODE RANK
 assign_of() { echo "$F_RUN/$2/job.${F_JOB_ID[$1]}/assign"; }                              # NAME NODE
 valid_until() { sed -n 's/^HARMONICS_VALID_UNTIL_US=//p' "$1" 2>/dev/null; }
+period_of() { sed -n 's/^HARMONICS_PERIOD_US=//p' "$1" 2>/dev/null; }
+# The file lets its steps run free now: lapsed, off, or no period.
+file_free() { # FILE
+	local v p
+	v=$(valid_until "$1") p=$(period_of "$1")
+	[[ -z $v ]] || (($(now_us) > v)) || [[ -z $p || $p == 0 ]]
+}
+# Milliseconds from T0 until every file lets its steps run free (polled), or "none".
+wait_free() { # SECS T0 FILE...
+	local secs=$1 t0=$2 i f all
+	shift 2
+	for ((i = 0; i < secs * 20; i++)); do
+		all=1
+		for f in "$@"; do file_free "$f" || { all=0; break; }; done
+		((all)) && { echo $((($(now_us) - t0) / 1000)); return 0; }
+		sleep 0.05
+	done
+	echo none
+}
 
 # Daemons.
 slurmd_pid() { echo "${HM_PIDS[slurmd-$1]:-}"; }
@@ -114,11 +139,18 @@ kill_slurmd() { # NODE: SIGKILL, reaped
 }
 ctl_json() { "$HM_CTL" --json --timeout 2s "$@" 2>/dev/null; }
 node_state() { ctl_json nodes | jq -r --arg n "$1" '.nodes[] | select(.node == $n) | .state'; }
-rack_leader() { ctl_json racks | jq -r --arg r "$1" '.racks[] | select(.rack == $r) | .leader // "-"'; }
+rack_leader() { ctl_json racks | jq -r --arg r "$1" '.racks[] | select(.name == $r) | .leader // "-"'; }
 all_up() { [[ $(ctl_json nodes | jq '[.nodes[] | select(.state == "up")] | length') == "$HM_NODES" ]]; }
 # Job NAME's steps report the decided epoch (the coordinator's view).
 applied_now() {
 	ctl_json jobs | jq -e --argjson j "${F_JOB_ID[$1]}" \
 		'.jobs[] | select(.job_id == $j) | .applied_epoch != null and .applied_epoch == .decided_epoch' >/dev/null
+}
+# Every job named: its steps report the decided epoch, in one view.
+all_applied() { # NAME...
+	local n ids=()
+	for n in "$@"; do ids+=("${F_JOB_ID[$n]}"); done
+	ctl_json jobs | jq -e --argjson ids "[$(IFS=,; echo "${ids[*]}")]" \
+		'[.jobs[] | select(.job_id as $j | $ids | index($j)) | .applied_epoch != null and .applied_epoch == .decided_epoch] | length == ($ids | length) and all' >/dev/null
 }
 export -f ctl_json node_state rack_leader all_up applied_now
