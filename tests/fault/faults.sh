@@ -25,58 +25,57 @@ state_at() { # RE T FILE
 # lives, governed again within REJOIN_S of the restart; for a leader the
 # next node of the rack leads at once (the connection closes).
 fault_slurmd_kill() { # member|leader NODE JOB RANK
-	local kind=$1 node=$2 job=$3 rank=$4 k=${2#n} t0 t1 fo rj lead="" ok=1 rack
+	local kind=$1 node=$2 job=$3 rank=$4 k=${2#n} t0 t1 fo fa tl rj lead="" ok=1 rack
 	rack=rack$(((k - 1) / HM_RACK_HOSTS + 1))
 	echo "=== $kind slurmd killed: kill -9 slurmd of $node (job $job's task $rank)"
 	t0=$(now_us)
 	kill_slurmd "$node"
 	fo=$(stale_after 5 "$STALE" "$t0" "$(task_files "$job" "$rank")")
+	fa=$(valid_ms_after "$(assign_of "$job" "$node")" "$t0")
 	if [[ $kind == leader ]]; then
-		hm_wait_for 5 bash -c "[[ \$(rack_leader $rack) != $node && \$(rack_leader $rack) != - ]]"
-		lead="$(rack_leader "$rack") leads $rack $(ms $(($(now_us) - t0))) ms after the kill (polled); "
-		[[ $(rack_leader "$rack") != "$node" ]] || ok=0
+		tl=$(log_after "$HM_DIR/log/slurmctld.log" "rack $rack: leader " "$t0") && tl=$(ms $((tl - t0))) || tl=none
+		lead="the next leader elected ${tl} ms after the kill (slurmctld's log); "
+		le "$tl" 1000 || ok=0
 	fi
 	jobs_alive "$job" || ok=0
 	sleep 1
 	t1=$(now_us)
 	hm_slurmd_start "$k"
 	rj=$(wait_line "$REJOIN_S" "$RESUMED" "$t1" "$(task_files "$job" "$rank")") && rj=$(((rj - t1) / 1000)) || rj=none
-	le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) || ok=0
-	local prom="task on $node free within ${FO_MS} ms; job lives; governed again within ${REJOIN_S} s of the restart"
-	[[ $kind == leader ]] && prom+="; the rack's next node leads at once"
+	le "$fa" "$AV_MS" && le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) || ok=0
+	local prom="its file valid at most AgentValidity (${AV_MS} ms) longer, the task free at its next burst (${FO_MS} ms); job lives; governed again within ${REJOIN_S} s of the restart"
+	[[ $kind == leader ]] && prom+="; the rack's next node leads at once (1 s)"
 	row "kill -9 slurmd of a $kind ($node)" "$prom" \
-		"${lead}free after ${fo} ms; job $job running: $(jobs_alive "$job" && echo yes || echo no); governed ${rj} ms after the restart" "$ok"
+		"${lead}file valid until +${fa} ms, task free after ${fo} ms; job $job running: $(jobs_alive "$job" && echo yes || echo no); governed ${rj} ms after the restart" "$ok"
 }
 
 # A slurmd stopped (SIGSTOP, its connections stay open): the same fail-open;
 # a silent leader is replaced within AgentValidity + HeartbeatInterval.
 fault_slurmd_stop() { # member|leader NODE JOB RANK
-	local kind=$1 node=$2 job=$3 rank=$4 k=${2#n} t0 t1 fo rj lead="" ok=1 rack p tl
+	local kind=$1 node=$2 job=$3 rank=$4 k=${2#n} t0 t1 fo fa rj lead="" ok=1 rack p tl
 	rack=rack$(((k - 1) / HM_RACK_HOSTS + 1))
 	p=$(slurmd_pid "$node")
 	echo "=== $kind slurmd stopped: kill -STOP slurmd of $node (job $job's task $rank)"
 	t0=$(now_us)
 	kill -STOP "$p"
-	if [[ $kind == leader ]]; then
-		if hm_wait_for 5 bash -c "[[ \$(rack_leader $rack) != $node && \$(rack_leader $rack) != - ]]"; then
-			tl=$((($(now_us) - t0) / 1000))
-		else
-			tl=none
-		fi
-		lead="$(rack_leader "$rack") leads $rack ${tl} ms after SIGSTOP (bound $((AV_MS + HB_MS)) ms from its last frame); "
-		le "$tl" $((AV_MS + HB_MS + 100)) || ok=0
-	fi
 	fo=$(stale_after 5 "$STALE" "$t0" "$(task_files "$job" "$rank")")
+	fa=$(valid_ms_after "$(assign_of "$job" "$node")" "$t0")
+	if [[ $kind == leader ]]; then
+		wait_until 5 log_after "$HM_DIR/log/slurmctld.log" "rack $rack: leader " "$t0"
+		tl=$(log_after "$HM_DIR/log/slurmctld.log" "rack $rack: leader " "$t0") && tl=$(ms $((tl - t0))) || tl=none
+		lead="the next leader elected ${tl} ms after SIGSTOP (slurmctld's log; bound $((AV_MS + HB_MS)) ms from its last frame); "
+		le "$tl" $((AV_MS + HB_MS)) || ok=0
+	fi
 	sleep 2
 	jobs_alive "$job" || ok=0
 	t1=$(now_us)
 	kill -CONT "$p"
 	rj=$(wait_line "$REJOIN_S" "$RESUMED" "$t1" "$(task_files "$job" "$rank")") && rj=$(((rj - t1) / 1000)) || rj=none
-	le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) || ok=0
-	local prom="task on $node free within ${FO_MS} ms; job lives; governed again within ${REJOIN_S} s of SIGCONT"
+	le "$fa" "$AV_MS" && le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) || ok=0
+	local prom="its file valid at most AgentValidity (${AV_MS} ms) longer, the task free at its next burst (${FO_MS} ms); job lives; governed again within ${REJOIN_S} s of SIGCONT"
 	[[ $kind == leader ]] && prom+="; the rack's next node leads within AgentValidity + HeartbeatInterval"
 	row "SIGSTOP slurmd of a $kind ($node)" "$prom" \
-		"${lead}free after ${fo} ms; job $job running: $(jobs_alive "$job" && echo yes || echo no); governed ${rj} ms after SIGCONT" "$ok"
+		"${lead}file valid until +${fa} ms, task free after ${fo} ms; job $job running: $(jobs_alive "$job" && echo yes || echo no); governed ${rj} ms after SIGCONT" "$ok"
 }
 
 # The coordinator gone (slurmctld frozen or killed): the cross-rack job A runs
@@ -92,20 +91,22 @@ ctld_outage() { # TITLE HOW(stop|kill)
 	if [[ $2 == stop ]]; then kill -STOP "$p"; else kill -KILL "$p"; wait "$p" 2>/dev/null; unset "HM_PIDS[slurmctld]"; fi
 	fo=$(wait_free 5 "$t0" "$(assign_of A n1)" "$(assign_of A n5)")
 	sleep 2
-	for f in "$(assign_of B n2)" "$(assign_of B n3)" "$(assign_of C n6)" "$(assign_of C n7)"; do
+	# B and E share n2 in rack1: its leader has rounds to re-solve (C, alone in
+	# rack2, has none: its leader has nothing to go on and it runs free).
+	for f in "$(assign_of B n2)" "$(assign_of B n3)" "$(assign_of E n2)" "$(assign_of E n4)"; do
 		(($(valid_until "$f") > $(now_us))) || local_ok=0 # renewed by their leader
 	done
-	stale_local=$(count_between "$STALE" "$t0" "$(now_us)" $(task_files B 0 1) $(task_files C 0 1))
-	sruns_alive A B C D || ok=0
+	stale_local=$(count_between "$STALE" "$t0" "$(now_us)" $(task_files B 0 1) $(task_files E 0 1))
+	sruns_alive A B C D E || ok=0
 	t1=$(now_us)
 	if [[ $2 == stop ]]; then kill -CONT "$p"; else hm_ctld_start || ok=0; fi
 	local up_ms=none
-	hm_wait_for "$REJOIN_S" bash -c 'all_up' && up_ms=$(ms $(($(now_us) - t1)))
-	if hm_wait_for "$REJOIN_S" all_applied A B C D; then rj=$(ms $(($(now_us) - t1))); else rj=none; fi
-	jobs_alive A B C D || ok=0
+	wait_until "$REJOIN_S" all_up && up_ms=$(ms $(($(now_us) - t1)))
+	if wait_until "$REJOIN_S" all_applied A B C D E; then rj=$(ms $(($(now_us) - t1))); else rj=none; fi
+	jobs_alive A B C D E || ok=0
 	le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) && ((local_ok)) || ok=0
-	row "$1" "cross-rack jobs free within ${FO_MS} ms; rack-local jobs kept scheduled by their leaders; no job lost; every agent up and every job governed again within ${REJOIN_S} s" \
-		"A (period_us ${pa:-?} before) free after ${fo} ms; B, C files renewed (by their leaders) 2 s later: $( ((local_ok)) && echo yes || echo no) (their tasks' stale lines: $stale_local); jobs running: $(jobs_alive A B C D && echo yes || echo no); all agents up ${up_ms} ms, every job's decided epoch applied ${rj} ms after the return" "$ok"
+	row "$1" "cross-rack jobs free within ${FO_MS} ms; rack-local jobs of a rack with rounds (B, E in rack1) kept scheduled by its leader; no job lost; every agent up and every job governed again within ${REJOIN_S} s" \
+		"A (period_us ${pa:-?} before) free after ${fo} ms; B's and E's files renewed (by rack1's leader) 2 s later: $( ((local_ok)) && echo yes || echo no) (their tasks' stale lines: $stale_local); jobs running: $(jobs_alive A B C D E && echo yes || echo no); all agents up ${up_ms} ms, every job's decided epoch applied ${rj} ms after the return" "$ok"
 }
 fault_ctld_stop() {
 	echo "=== slurmctld stopped (SIGSTOP) for about 3 s"
@@ -170,8 +171,11 @@ fault_clock_step() { # OFFSET_US forward|backward
 	logs=$(grep -c "off the coordinator's" "$HM_DIR/log/slurmd-n4.log")
 	t0=$(now_us)
 	echo "$1" >"$F_SHIFT_FILE"
-	if hm_wait_for 5 node_skewed n4; then sk=$(ms $(($(now_us) - t0))); else sk=none; ok=0; fi
+	if wait_until 5 node_skewed n4; then sk=$(ms $(($(now_us) - t0))); else sk=none; ok=0; fi
 	off=$(node_clock n4)
+	# When n4's agent saw it: its log line (slurmd's clock there is the shifted one).
+	local det
+	det=$(log_after "$HM_DIR/log/slurmd-n4.log" "off the coordinator's" $((t0 + $1))) && det=$(ms $((det - $1 - t0))) || det=none
 	free_ms=$(wait_free 3 "$t0" "$(assign_of D n4)")
 	conn=up
 	for _ in $(seq 6); do
@@ -180,13 +184,13 @@ fault_clock_step() { # OFFSET_US forward|backward
 	done
 	t1=$(now_us)
 	echo 0 >"$F_SHIFT_FILE"
-	if hm_wait_for 5 bash -c '! node_skewed n4'; then back=$(ms $(($(now_us) - t1))); else back=none; ok=0; fi
+	if wait_until 5 bash -c '! node_skewed n4'; then back=$(ms $(($(now_us) - t1))); else back=none; ok=0; fi
 	logs=$(($(grep -c "off the coordinator's" "$HM_DIR/log/slurmd-n4.log") - logs))
-	[[ $conn == up && $free_ms != none && $logs == 1 ]] || ok=0
+	[[ $conn == up && $free_ms != none && $logs == 1 && $det != none ]] || ok=0
 	jobs_alive A B C D || ok=0
 	others_quiet "$t0" "$(now_us)" || ok=0
 	row "clock step $2 ($1 us) on n4 (clock shim)" "the node's steps run free once its offset exceeds ClockSkewMax (1 ms), shown in harmonicsctl nodes, logged once; paced again when back; the node stays connected, no job lost, other nodes unaffected" \
-		"skewed in harmonicsctl after ${sk} ms (offset ${off} us), D's file on n4 free after ${free_ms} ms, slurmd log lines: $logs; within the bound again ${back} ms after the step back; n4 during the step: $conn; jobs running: $(jobs_alive A B C D && echo yes || echo no)" "$ok"
+		"n4's agent logged it ${det} ms after the step, harmonicsctl showed it skewed after ${sk} ms (offset ${off} us), D's file on n4 free after ${free_ms} ms, slurmd log lines: $logs; within the bound again ${back} ms after the step back; n4 during the step: $conn; jobs running: $(jobs_alive A B C D && echo yes || echo no)" "$ok"
 }
 
 # munged stopped: nothing can be sealed or unsealed, so agents hear nothing:
@@ -197,15 +201,17 @@ fault_munged() {
 	t0=$(now_us)
 	munged_stop
 	fo=$(stale_after 6 "$STALE" "$t0" "$(task_files B 0)")
+	local fa
+	fa=$(valid_ms_after "$(assign_of B n2)" "$t0")
 	sleep 2
 	sruns_alive A B C D || ok=0
 	t1=$(now_us)
 	munged_start || { ok=0; fo+=" (munged did not start again)"; }
 	rj=$(wait_line "$REJOIN_S" "$RESUMED" "$t1" "$(task_files B 0)") && rj=$(((rj - t1) / 1000)) || rj=none
 	jobs_alive A B C D || ok=0
-	le "$fo" "$((FO_MS + AV_MS))" && le "$rj" $((REJOIN_S * 1000)) || ok=0
-	row "munged stopped (4 s)" "steps run unscheduled meanwhile (free within AgentValidity of the last frame, + the coordinator's silence detection: ${FO_MS} + ${AV_MS} ms); no job lost; governed again within ${REJOIN_S} s" \
-		"B free after ${fo} ms; jobs running: $(jobs_alive A B C D && echo yes || echo no); governed ${rj} ms after munged's start" "$ok"
+	le "$fa" "$AV_MS" && le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) || ok=0
+	row "munged stopped (4 s)" "steps run unscheduled meanwhile: files valid at most AgentValidity (${AV_MS} ms) longer, tasks free at their next burst (${FO_MS} ms); no job lost; governed again within ${REJOIN_S} s" \
+		"B's file on n2 valid until +${fa} ms, its task free after ${fo} ms; jobs running: $(jobs_alive A B C D && echo yes || echo no); governed ${rj} ms after munged's start" "$ok"
 }
 
 # RunDir full: the agent cannot renew assign files, the runtime cannot write
@@ -218,6 +224,8 @@ fault_rundir_full() {
 	t0=$(now_us)
 	fill "$F_RUN"
 	fo=$(stale_after 5 "$STALE" "$t0" "$(task_files B 0)")
+	local fa
+	fa=$(valid_ms_after "$(assign_of B n2)" "$t0")
 	sleep 2
 	up=$(ctl_json nodes | jq '[.nodes[] | select(.state == "up")] | length')
 	((up == HM_NODES)) || ok=0
@@ -225,9 +233,9 @@ fault_rundir_full() {
 	t1=$(now_us)
 	rm -f "$F_RUN/.hm-fault-filler"
 	rj=$(wait_line "$REJOIN_S" "$RESUMED" "$t1" "$(task_files B 0)") && rj=$(((rj - t1) / 1000)) || rj=none
-	le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) || ok=0
-	row "RunDir full (tmpfs)" "steps free within ${FO_MS} ms of the last renewal, nothing hangs, agents stay connected; governed again once space is back" \
-		"B free after ${fo} ms of the fill; agents up: $up/$HM_NODES; jobs running: $(jobs_alive A B C D && echo yes || echo no); governed ${rj} ms after the space was freed" "$ok"
+	le "$fa" "$AV_MS" && le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) || ok=0
+	row "RunDir full (tmpfs)" "files not renewed: valid at most AgentValidity (${AV_MS} ms) longer, tasks free at their next burst (${FO_MS} ms); nothing hangs, agents stay connected; governed again once space is back" \
+		"B's file on n2 valid until +${fa} ms, its task free after ${fo} ms of the fill; agents up: $up/$HM_NODES; jobs running: $(jobs_alive A B C D && echo yes || echo no); governed ${rj} ms after the space was freed" "$ok"
 }
 
 # StateSaveLocation full: the coordinator keeps deciding (a new job gets a
@@ -270,7 +278,7 @@ fault_state_corrupt() {
 	hm_ctld_start || ok=0
 	kept=$(ls "$HM_DIR/state" | grep -c '^harmonics.state.corrupt')
 	line=$(grep -a -m1 'ERROR.*harmonics.state.corrupt\|harmonics.state.corrupt' "$HM_DIR/log/slurmctld.log" | sed 's/^\[[^]]*\] //' | cut -c1-160)
-	hm_wait_for "$REJOIN_S" applied_now B && rj=$(ms $(($(now_us) - t1))) || { rj=none; ok=0; }
+	wait_until "$REJOIN_S" applied_now B && rj=$(ms $(($(now_us) - t1))) || { rj=none; ok=0; }
 	e1=$(ctl_json jobs | jq -r --argjson j "${F_JOB_ID[B]}" '.jobs[] | select(.job_id == $j) | .decided_epoch')
 	((kept >= 1)) && [[ -n $line ]] || ok=0
 	[[ $e0 =~ ^[0-9]+$ && $e1 =~ ^[0-9]+$ ]] && ((e1 > e0)) || ok=0
@@ -278,6 +286,16 @@ fault_state_corrupt() {
 	row "corrupt state file (bytes overwritten mid-file)" "kept aside as .corrupt.<time>, one ERROR line, the coordinator starts empty; no job lost; epochs above the old ones" \
 		"kept aside: $kept file(s); log: ${line:-none}; B decided and applied again ${rj} ms after the start, epoch $e0 -> $e1; jobs running: $(jobs_alive A B C D && echo yes || echo no)" "$ok"
 }
+
+# Job directories on n3, n4, n8 other than the running jobs' (F_LIVE_DIRS).
+dirs_left() {
+	local d n=0
+	for d in "$F_RUN"/n3/job.* "$F_RUN"/n4/job.* "$F_RUN"/n8/job.*; do
+		[[ -e $d && " $F_LIVE_DIRS " != *" ${d##*/} "* ]] && n=$((n + 1))
+	done
+	echo "$n"
+}
+dirs_none_left() { (($(dirs_left) == 0)); }
 
 # N job directories of the user nobody on n3 (a job array, each step filling
 # its own job directory with a deep tree, subdirectories and 64 KiB report
@@ -301,7 +319,8 @@ fault_hostile() { # N
 	(
 		f=$(assign_of B n3)
 		while :; do
-			printf '%s %s\n' "$(now_us)" "$(valid_until "$f")"
+			v=$(valid_until "$f") # read first: the time taken after it bounds the age from above
+			printf '%s %s\n' "$(now_us)" "$v"
 			sleep 0.05
 		done >"$F_OUT/hostile.samples"
 	) &
@@ -310,7 +329,7 @@ fault_hostile() { # N
 	t0=$(now_us)
 	jarr=$(runuser -u nobody -- sbatch --parsable -J hostile -w n3 -N1 -n1 --array=1-"$n" -o /dev/null \
 		--chdir=/tmp "$F_OUT/hostile.sh" 2>&1)
-	hm_wait_for $((n * 2 + 60)) bash -c "[[ -z \$(squeue -h -n hostile -o %i) ]]" || ok=0
+	wait_until $((n * 2 + 60)) bash -c "[[ -z \$(squeue -h -n hostile -o %i) ]]" || ok=0
 	t_end=$(now_us)
 	sleep 3
 	kill "$sampler" 2>/dev/null
@@ -328,16 +347,14 @@ fault_hostile() { # N
 	stale=$(count_between "$STALE" "$t0" "$(now_us)" $(task_files A 0 1) $(task_files B 0 1) $(task_files C 0 1))
 	# Ended jobs' directories (the array's, D's): removed after the agent's 30 s grace.
 	local rm_s
-	dirs_left() {
-		find "$F_RUN/n3" "$F_RUN/n4" "$F_RUN/n8" -maxdepth 1 -name 'job.*' \
-			! -name "job.${F_JOB_ID[A]}" ! -name "job.${F_JOB_ID[B]}" ! -name "job.${F_JOB_ID[C]}" 2>/dev/null | wc -l
-	}
-	if hm_wait_for 60 bash -c "(( \$(find $F_RUN/n3 $F_RUN/n4 $F_RUN/n8 -maxdepth 1 -name 'job.*' ! -name job.${F_JOB_ID[A]} ! -name job.${F_JOB_ID[B]} ! -name job.${F_JOB_ID[C]} 2>/dev/null | wc -l) == 0 ))"; then
+	F_LIVE_DIRS="job.${F_JOB_ID[A]} job.${F_JOB_ID[B]} job.${F_JOB_ID[C]} job.${F_JOB_ID[E]}"
+	if wait_until 60 dirs_none_left; then
 		rm_s=$(hm_since "$(awk -v t="$t_end" 'BEGIN { printf "%.6f", t / 1e6 }')")
 	else
 		rm_s=none
 	fi
 	left=$(dirs_left)
+	unset F_LIVE_DIRS
 	read -r g50 g99 gmax <<<"$gaps"
 	le "${gmax:-x}" $((AV_MS - 1)) || ok=0
 	((stale == 0 && left == 0)) || ok=0
@@ -398,7 +415,7 @@ partitions() {
 	t0=$(now_us)
 	for k in 5 6 7 8; do drop_between "$k" "$TB_CTL_ADDR" || ok=0; done
 	fo=$(stale_after 5 "$STALE" "$t0" "$(task_files A 1)")
-	if hm_wait_for 5 bash -c '[[ $(node_state n6) == lost ]]'; then lost=$(ms $(($(now_us) - t0))); else lost=none; ok=0; fi
+	if wait_until 5 bash -c '[[ $(node_state n6) == lost ]]'; then lost=$(ms $(($(now_us) - t0))); else lost=none; ok=0; fi
 	sleep 4
 	for f in $(task_files C 0 1); do state_at "$STALE" "$(now_us)" "$f" && local_ok=0; done
 	d=0
@@ -407,7 +424,7 @@ partitions() {
 	t1=$(now_us)
 	for k in 5 6 7 8; do heal "$k"; done
 	rj=$(wait_line "$REJOIN_S" "$RESUMED" "$t1" "$(task_files A 1)") && rj=$(((rj - t1) / 1000)) || rj=none
-	hm_wait_for "$REJOIN_S" all_up || ok=0
+	wait_until "$REJOIN_S" all_up || ok=0
 	le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) && ((local_ok && d > 0)) || ok=0
 	row "rack2 partitioned from the coordinator (packets dropped, 6 s)" "the rack's nodes lost within AgentValidity + HeartbeatInterval; cross-rack tasks there free within ${FO_MS} ms; its local jobs kept scheduled by its leader; no job lost; back within ${REJOIN_S} s" \
 		"$d packets dropped; n6 lost after ${lost} ms (polled); A's task on n5 free after ${fo} ms; C scheduled at the end of the cut: $( ((local_ok)) && echo yes || echo no); jobs running: $(jobs_alive A B C D && echo yes || echo no); A governed ${rj} ms after the heal" "$ok"
@@ -426,7 +443,7 @@ partitions() {
 	[[ $st == up ]] && ((c_stale == 0)) || ok=0
 	row "a member (n7) partitioned from its leader (n5) (packets dropped, 5 s)" "nothing changes while the coordinator is reachable: its jobs stay governed by the coordinator" \
 		"$d packets dropped; n7 $st; stale lines of C (n6, n7): $c_stale; jobs running: $(jobs_alive A B C D && echo yes || echo no)" "$ok"
-	scancel -n A,B,C,D 2>/dev/null
+	scancel -n A,B,C,D,E 2>/dev/null
 	stop_watchers
 }
 

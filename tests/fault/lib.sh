@@ -63,6 +63,33 @@ wait_line() { # SECS RE T FILE...
 STALE='is stale'
 RESUMED='pacing resumed'
 
+# Wall-clock waits (hm_wait_for counts polls: slow commands stretch it).
+wait_until() { # SECS COMMAND...: poll every 0.1 s until it succeeds or SECS passed
+	local end=$(($(now_us) + $1 * 1000000))
+	shift
+	while (($(now_us) < end)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# The time (us) of the first line of a daemon's log after T0 matching RE.
+log_after() { # FILE RE T0
+	local ts
+	while IFS= read -r ts; do
+		ts=$(date -u -d "$ts" +%s%6N 2>/dev/null) || continue
+		((ts > $3)) && { echo "$ts"; return 0; }
+	done < <(grep -a -- "$2" "$1" | sed -n 's/^\[\([0-9T:.-]*\)\].*/\1/p')
+	return 1
+}
+# Milliseconds from T0 to the VALID_UNTIL of FILE: the agent's side of the bound
+# (its last renewal before the fault + AgentValidity).
+valid_ms_after() { # FILE T0
+	local v
+	v=$(valid_until "$1")
+	[[ -n $v ]] && echo $(((v - $2) / 1000)) || echo none
+}
+
 # The results table: one row per fault (| fault | promised | measured | result |).
 F_TABLE=
 row() { # FAULT PROMISE MEASURED OK(0/1)

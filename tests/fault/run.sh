@@ -6,9 +6,10 @@
 # docs/protocol.md "Timing, failures and bounds"): fail-open within the bound,
 # no job lost, rejoin within the bound.
 #
-# Jobs: A (n1,n5: across the racks, on both leaders), B (n2,n3: rack1), C
-# (n6,n7: rack2), D (n4,n8: the victim of the training-process faults; its task
-# on n4 runs under the clock shim, as does slurmd of n4).
+# Jobs: A (n1,n5: across the racks, on both leaders), B (n2,n3) and E (n2,n4:
+# rack1, sharing n2, so that rack1 has rounds for its leader), C (n6,n7: rack2), D
+# (n4,n8: the victim of the training-process faults; its task on n4 runs under
+# the clock shim, as does slurmd of n4).
 #
 #   --short (default; scripts/check.sh fault): a member's slurmd killed (-9),
 #           slurmctld stopped (SIGSTOP), a forward clock step on one node (the
@@ -63,7 +64,10 @@ HB_MS=250 AV_MS=1000 ITER_MS=100
 # The fail-open bound as the admin guide states it (AgentValidity, plus the
 # runtime's 100 ms poll), plus one iteration (the runtime notices at a burst)
 # and this test's 0.1 s watcher poll.
-FO_MS=$((AV_MS + 100 + ITER_MS + 100))
+# Plus 500 ms for this shared 2-core machine's scheduling (its load was 20-30
+# during the measured runs); the agent's side (the file's VALID_UNTIL) is checked
+# against AgentValidity alone.
+FO_MS=$((AV_MS + 100 + ITER_MS + 100 + 500))
 # Rejoin: tests/slurm/rejoin.sh's bound (the leaders retry twice per epoch).
 REJOIN_S=10
 export HM_CONF_EXTRA="HeartbeatInterval=${HB_MS}ms
@@ -134,18 +138,20 @@ port0=$((HM_PORT + 9))
 . "$fdir/faults.sh"
 
 start_jobs() { # [RDV_ADDR_OF ...]: rendezvous address per job (default loopback)
-	local j spec=("A n1,n5" "B n2,n3" "C n6,n7" "D n4,n8") i=0 name
+	local j spec=("A n1,n5" "B n2,n3" "C n6,n7" "D n4,n8" "E n2,n4") i=0 name
 	for j in "${spec[@]}"; do
 		name=${j% *}
-		job_start "$name" "${j#* }" $((port0 + i)) "$(rdv_addr "${j#* }")"
+		# Rank 0 listens on a port of the range hm_pick_ports found free: the four
+		# above the daemons', and the accounting database's (unused: --no-db).
+		job_start "$name" "${j#* }" $((i < 4 ? port0 + i : HM_PORT - 2)) "$(rdv_addr "${j#* }")"
 		i=$((i + 1))
 	done
-	for name in A B C D; do
+	for name in A B C D E; do
 		hm_wait_for 30 bash -c "[[ -n \$(squeue -h -n $name -t R -o %i) ]]"
 		F_JOB_ID[$name]=$(job_id_of "$name")
 	done
-	check "jobs A-D run: ${F_JOB_ID[*]}" jobs_alive A B C D
-	for name in A B C D; do
+	check "jobs A-E run: ${F_JOB_ID[*]}" jobs_alive A B C D E
+	for name in A B C D E; do
 		check "job $name (${F_JOB_ID[$name]:-?}): its steps report the decided epoch" \
 			hm_wait_for 20 applied_now "$name"
 	done
@@ -173,8 +179,8 @@ fault_task_kill
 fault_hostile "$HOSTILE_N"
 
 echo "=== the end: no job lost"
-check "A, B, C still run after every fault (D's task was killed on purpose)" jobs_alive A B C
-scancel -n A,B,C,D 2>/dev/null
+check "A, B, C, E still run after every fault (D's task was killed on purpose)" jobs_alive A B C E
+scancel -n A,B,C,D,E 2>/dev/null
 stop_watchers
 
 if [[ $form == full ]]; then

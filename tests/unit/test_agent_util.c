@@ -578,12 +578,17 @@ static void test_clock_sample(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_slurmd_args),   cmocka_unit_test(test_slurmd_args_cut),
-	    cmocka_unit_test(test_node_names),    cmocka_unit_test(test_backoff),
-	    cmocka_unit_test(test_wire_examples), cmocka_unit_test(test_wire_roundtrip),
-	    cmocka_unit_test(test_wire_refusals), cmocka_unit_test(test_wire_rack),
+	    cmocka_unit_test(test_slurmd_args),
+	    cmocka_unit_test(test_slurmd_args_cut),
+	    cmocka_unit_test(test_node_names),
+	    cmocka_unit_test(test_backoff),
+	    cmocka_unit_test(test_wire_examples),
+	    cmocka_unit_test(test_wire_roundtrip),
+	    cmocka_unit_test(test_wire_refusals),
+	    cmocka_unit_test(test_wire_rack),
 	    cmocka_unit_test(test_wire_bad_meas_costs_its_entry),
-	    cmocka_unit_test(test_role_note),     cmocka_unit_test(test_wire_clock),
+	    cmocka_unit_test(test_role_note),
+	    cmocka_unit_test(test_wire_clock),
 	    cmocka_unit_test(test_clock_sample),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
