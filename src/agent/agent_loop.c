@@ -50,8 +50,8 @@ struct agent {
 	int heartbeat_ms, valid_ms, lead_ms; /* the coordinator's, from the welcome */
 	int64_t next_beat_ms, next_cleanup_ms;
 	bool listed_here; /* an agent_assign arrived on this connection */
-	agent_clock_t clock;  /* this node's clock against the coordinator's */
-	int64_t beat_seq;     /* the last beat sent on this connection, and when */
+	agent_clock_t clock; /* this node's clock against the coordinator's */
+	int64_t beat_seq;    /* the last beat sent on this connection, and when */
 	int64_t beat_sent_us, beat_sent_mono_us;
 };
 
@@ -204,17 +204,19 @@ static void clock_sample(agent_t *a, const hm_aw_msg_t *m)
 	change = agent_clock_sample(&a->clock, a->beat_sent_us, a->beat_sent_mono_us, m->coord_us,
 				    recv_us, recv_mono_us, bound_us);
 	if (change > 0)
-		hm_logf(&a->cfg.log, HM_LOG_ERROR,
-			"this node's clock is %+lld us off the coordinator's (round trip %lld us), "
-			"beyond ClockSkewMax=%lld us: its steps run free until it is within (NTP or "
-			"PTP must keep the nodes' clocks together)",
-			(long long)-a->clock.offset_us, (long long)a->clock.rtt_us,
-			(long long)bound_us);
+		hm_logf(
+		    &a->cfg.log, HM_LOG_ERROR,
+		    "this node's clock is %+lld us off the coordinator's (round trip %lld us), "
+		    "beyond ClockSkewMax=%lld us: its steps run free until it is within (NTP or "
+		    "PTP must keep the nodes' clocks together)",
+		    (long long)-a->clock.offset_us, (long long)a->clock.rtt_us,
+		    (long long)bound_us);
 	else if (change < 0)
-		hm_logf(&a->cfg.log, HM_LOG_INFO,
-			"this node's clock is within ClockSkewMax=%lld us of the coordinator's again "
-			"(%+lld us): its steps are paced again",
-			(long long)bound_us, (long long)-a->clock.offset_us);
+		hm_logf(
+		    &a->cfg.log, HM_LOG_INFO,
+		    "this node's clock is within ClockSkewMax=%lld us of the coordinator's again "
+		    "(%+lld us): its steps are paced again",
+		    (long long)bound_us, (long long)-a->clock.offset_us);
 	a->jobs.clock_free = a->clock.skewed;
 }
 

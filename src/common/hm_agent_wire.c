@@ -609,12 +609,14 @@ static hm_rc_t decode_body(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 					   "agent_beat", err)) != HM_OK)
 			return rc;
 		if (m->has_clock && !json_object_object_get_ex(o, "clock_rtt_us", NULL))
-			return hm_err_set(err, HM_ERR_PROTO,
-					  "agent_beat.clock_rtt_us: missing (clock_offset_us needs it)");
+			return hm_err_set(
+			    err, HM_ERR_PROTO,
+			    "agent_beat.clock_rtt_us: missing (clock_offset_us needs it)");
 		return HM_OK;
 	case HM_AW_ASSIGN:
 		if ((rc = decode_nodes_assign(o, m, err)) != HM_OK ||
-		    (rc = hm_fields_decode(o, coord_clock_fields, 1, m, "agent_assign", err)) != HM_OK)
+		    (rc = hm_fields_decode(o, coord_clock_fields, 1, m, "agent_assign", err)) !=
+			HM_OK)
 			return rc;
 		return decode_rack(o, m, err);
 	case HM_AW_RACK_ASSIGN:

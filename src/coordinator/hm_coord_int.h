@@ -71,7 +71,8 @@ typedef struct {
 	double refused_log_s; /* last log of a refused measurement from this node (rate limit) */
 	bool has_clock;       /* its agent reported a clock offset (beat) */
 	bool clock_skewed;    /* beyond ClockSkewMax: its agent runs its steps free */
-	int64_t clock_offset_us, clock_rtt_us; /* coordinator's clock minus the node's; sample RTT */
+	int64_t clock_offset_us; /* the coordinator's clock minus the node's */
+	int64_t clock_rtt_us;    /* that sample's round trip */
 } hm_cnode_t;
 
 enum { HM_RACK_BY_NONE, HM_RACK_BY_LEADER, HM_RACK_BY_COORD };

@@ -272,8 +272,9 @@ void hm_coord_node_clock(hm_coord_t *c, const char *node, int64_t offset_us, int
 		       "beyond ClockSkewMax=%lld us: its steps run free until it is within",
 		       node, (long long)-offset_us, (long long)rtt_us, (long long)bound_us);
 	else if (!n->clock_skewed && was)
-		hm_log(HM_LOG_INFO, "node %s: its clock is within ClockSkewMax=%lld us again (%+lld us)",
-		       node, (long long)bound_us, (long long)-offset_us);
+		hm_log(HM_LOG_INFO,
+		       "node %s: its clock is within ClockSkewMax=%lld us again (%+lld us)", node,
+		       (long long)bound_us, (long long)-offset_us);
 out:
 	pthread_mutex_unlock(&c->mu);
 }
