@@ -173,11 +173,4 @@ applied_now() {
 	ctl_json jobs | jq -e --argjson j "${F_JOB_ID[$1]}" \
 		'.jobs[] | select(.job_id == $j) | .applied_epoch != null and .applied_epoch == .decided_epoch' >/dev/null
 }
-# Every job named: its steps report the decided epoch, in one view.
-all_applied() { # NAME...
-	local n ids=()
-	for n in "$@"; do ids+=("${F_JOB_ID[$n]}"); done
-	ctl_json jobs | jq -e --argjson ids "[$(IFS=,; echo "${ids[*]}")]" \
-		'[.jobs[] | select(.job_id as $j | $ids | index($j)) | .applied_epoch != null and .applied_epoch == .decided_epoch] | length == ($ids | length) and all' >/dev/null
-}
 export -f ctl_json node_state rack_leader all_up applied_now
