@@ -15,7 +15,7 @@ stale_after() { # SECS RE T0 FILE...
 	t=$(wait_line "$@") || { echo none; return; }
 	echo $(((t - $3) / 1000))
 }
-le() { [[ $1 =~ ^[0-9]+$ ]] && (($1 <= $2)); }
+le() { [[ $1 =~ ^-?[0-9]+$ ]] && (($1 <= $2)); }
 # The last line of FILE's stamps before T matched RE (a state at T).
 state_at() { # RE T FILE
 	awk -v t="$2" '$1 < t && /is stale|pacing resumed/ { l = $0 } END { print l }' "$3.ts" 2>/dev/null | grep -q -- "$1"
@@ -108,16 +108,21 @@ ctld_outage() { # TITLE HOW(stop|kill)
 	wait_until "$REJOIN_S" all_up && up_ms=$(ms $(($(now_us) - t1)))
 	# Each job in turn reports its decided epoch (epochs come every 2 s: all five
 	# equal at one instant is not the promise).
-	rj=none
-	local j end=$((t1 + REJOIN_S * 1000000))
+	local j end=$((t1 + REJOIN_S * 1000000)) per=""
+	rj=0
 	for j in A B C D E; do
-		wait_until $(((end - $(now_us)) / 1000000 + 1)) applied_now "$j" || break
-		[[ $j == E ]] && rj=$(ms $(($(now_us) - t1)))
+		if wait_until $(((end - $(now_us)) / 1000000 + 1)) applied_now "$j"; then
+			per+=" $j:$(ms $(($(now_us) - t1)))"
+		else
+			per+=" $j:none"
+			rj=none
+		fi
 	done
+	[[ $rj == none ]] || rj=$(ms $(($(now_us) - t1)))
 	jobs_alive A B C D E || ok=0
 	le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) && ((local_ok)) || ok=0
 	row "$1" "cross-rack jobs free within ${FO_MS} ms; rack-local jobs of a rack with rounds (B, E in rack1) kept scheduled by its leader; no job lost; every agent up and every job governed again within ${REJOIN_S} s" \
-		"A (period_us ${pa:-?} before) free after ${fo} ms; B's and E's files renewed (by rack1's leader) 2 s later: $( ((local_ok)) && echo yes || echo no) (their tasks' stale lines: $stale_local); jobs running: $(jobs_alive A B C D E && echo yes || echo no); all agents up ${up_ms} ms, every job's decided epoch applied ${rj} ms after the return" "$ok"
+		"A (period_us ${pa:-?} before) free after ${fo} ms; B's and E's files renewed (by rack1's leader) 2 s later: $( ((local_ok)) && echo yes || echo no) (their tasks' stale lines: $stale_local); jobs running: $(jobs_alive A B C D E && echo yes || echo no); all agents up ${up_ms} ms, every job's decided epoch applied ${rj} ms after the return (in turn, ms:${per})" "$ok"
 }
 fault_ctld_stop() {
 	echo "=== slurmctld stopped (SIGSTOP) for about 3 s"
