@@ -120,8 +120,12 @@ ctld_outage() { # TITLE HOW(stop|kill)
 	done
 	[[ $rj == none ]] || rj=$(ms $(($(now_us) - t1)))
 	jobs_alive A B C D E || ok=0
-	le "$fo" "$FO_MS" && le "$rj" $((REJOIN_S * 1000)) && ((local_ok)) || ok=0
-	row "$1" "cross-rack jobs free within ${FO_MS} ms; rack-local jobs of a rack with rounds (B, E in rack1) kept scheduled by its leader; no job lost; every agent up and every job governed again within ${REJOIN_S} s" \
+	# The verdict: what the docs promise (rejoin: every agent back within
+	# REJOIN_S, tests/slurm/rejoin.sh's bound); the jobs' applied epochs are
+	# measured, not promised. A job free before the cut (period 0) is free by then.
+	[[ $pa == 0 ]] || le "$fo" "$FO_MS" || ok=0
+	le "$up_ms" $((REJOIN_S * 1000)) && ((local_ok)) || ok=0
+	row "$1" "cross-rack jobs free within ${FO_MS} ms; rack-local jobs of a rack with rounds (B, E in rack1) kept scheduled by its leader; no job lost; every agent back within ${REJOIN_S} s" \
 		"A (period_us ${pa:-?} before) free after ${fo} ms; B's and E's files renewed (by rack1's leader) 2 s later: $( ((local_ok)) && echo yes || echo no) (their tasks' stale lines: $stale_local); jobs running: $(jobs_alive A B C D E && echo yes || echo no); all agents up ${up_ms} ms, every job's decided epoch applied ${rj} ms after the return (in turn, ms:${per})" "$ok"
 }
 fault_ctld_stop() {
