@@ -417,9 +417,10 @@ partitions() {
 	# shellcheck source=tests/testbed/net.sh
 	. "$top/tests/testbed/net.sh"
 	stop_watchers
-	HM_KEEP=1 hm_cluster_down
-	umount "$HM_DIR/run/harmonics" "$HM_DIR/state" 2>/dev/null
-	rm -rf "${F_OUT%/out}"
+	local d1=$HM_DIR
+	HM_KEEP=1 hm_cluster_down # clears HM_DIR
+	umount "$d1/run/harmonics" "$d1/state" 2>/dev/null
+	((${HM_KEEP:-0})) || rm -rf "$d1"
 	F_JOB_PID=() F_JOB_ID=()
 	TB_RACKS=2 TB_HOSTS=4 TB_NIC=10gbit TB_UPLINK=10gbit
 	tb_net_up "$EJ" || { fail "network namespaces up"; return; }
