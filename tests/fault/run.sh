@@ -20,7 +20,7 @@
 #           clock step, RunDir and
 #           StateSaveLocation full (small tmpfs), 256 hostile job directories;
 #           then, on a second cluster whose nodes are network namespaces
-#           (tests/testbed/net.sh), packet-dropping partitions: rack2 from the
+#           (tests/testbed/net.sh), packet-dropping partitions: rack1 from the
 #           coordinator, a member from its leader. Writes the results table
 #           into docs/reliability.md (between its "fault table" markers).
 #
@@ -78,7 +78,7 @@ F_PROFILE="iter=100ms,comm=40%,bytes=300MB"
 EJ=$build/src/tools/harmonics-emujob
 [[ -x $EJ ]] || EJ=$build/src/pace/emujob/harmonics-emujob
 HOSTILE_N=12
-[[ $form == full ]] && HOSTILE_N=256
+[[ $form == full ]] && HOSTILE_N=${HM_FAULT_HOSTILE_N:-256}
 
 # --- this tier's own munged, the clock shim, cleanup
 F_TMP=$(mktemp -d /tmp/hm-fault.XXXXXX)
