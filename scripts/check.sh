@@ -20,6 +20,9 @@
 #   packages  make deb, the packages' layout and Slurm pinning, installed with
 #             dpkg -i, tests/slurm/run.sh against the installed files, purged
 #             (tests/packages/run.sh)
+#   fault     faults injected into the one-machine cluster under paced jobs, each
+#             checked against the documented bound (tests/fault/run.sh --short;
+#             --full is the whole matrix and regenerates docs/reliability.md)
 #   testbed   priority classes on shaped links, and a short emulated testbed through
 #             Slurm against the simulator, with emulated and real PyTorch jobs
 #             (tests/testbed/run.sh; scripts/testbed.sh)
@@ -29,7 +32,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-all=(unit cli sanitize fuzz distcheck pace slurm packages testbed)
+all=(unit cli sanitize fuzz distcheck pace slurm packages fault testbed)
 tiers=("$@")
 ((${#tiers[@]})) || tiers=("${all[@]}")
 
@@ -139,6 +142,7 @@ for t in "${tiers[@]}"; do
 		tests/slurm/rejoin.sh tests/slurm/failopen.sh tests/slurm/torch_live.sh \
 		tests/slurm/nccl_standin.sh ;;
 	packages) run_tier packages tier_scripts tests/packages/run.sh ;;
+	fault) run_tier fault tier_scripts tests/fault/run.sh ;;
 	testbed) run_tier testbed tier_scripts tests/testbed/run.sh ;;
 	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;
 	esac

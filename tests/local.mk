@@ -23,3 +23,5 @@ TESTS += $(UNIT_TESTS)
 EXTRA_DIST += tests/cli/run.sh tests/fixtures/cli tests/fuzz/fuzz_parsers.c .ci/run
 # The emulated testbed (scripts/testbed.sh; tier "testbed"): scripts and scenarios.
 EXTRA_DIST += tests/testbed
+# The fault tier (scripts/check.sh fault): scripts and the clock shim's source.
+EXTRA_DIST += tests/fault

@@ -75,6 +75,28 @@ typedef struct {
 int agent_backoff_next(agent_backoff_t *b, double r);
 void agent_backoff_reset(agent_backoff_t *b);
 
+/* ---- clock offset from the coordinator (docs/protocol.md "Clock offset") -------- */
+
+#define AGENT_CLOCK_RTT_MAX_US 50000 /* a sample with a longer round trip is ignored */
+
+typedef struct {
+	bool has;          /* a sample was accepted */
+	int64_t offset_us; /* the coordinator's clock minus this node's, last accepted sample */
+	int64_t rtt_us;    /* that sample's round trip (CLOCK_MONOTONIC) */
+	bool skewed;       /* |offset| - rtt/2 > the bound: this node's steps run free */
+} agent_clock_t;
+
+/*
+ * One sample: a beat sent at sent_us (CLOCK_REALTIME) and sent_mono_us, its reply
+ * stamped coord_us by the coordinator and received at recv_us and recv_mono_us.
+ * offset = coord_us - (sent_us + recv_us) / 2, accepted when the round trip is at
+ * most AGENT_CLOCK_RTT_MAX_US (its error is at most half the round trip). The node
+ * is skewed while |offset| - rtt/2 exceeds bound_us (0: never). Returns 1 when it
+ * became skewed, -1 when it came back within the bound, 0 otherwise.
+ */
+int agent_clock_sample(agent_clock_t *c, int64_t sent_us, int64_t sent_mono_us, int64_t coord_us,
+		       int64_t recv_us, int64_t recv_mono_us, int64_t bound_us);
+
 /* ---- the agent ---------------------------------------------------------------- */
 
 typedef struct {

@@ -201,10 +201,17 @@ bool agent_jobs_write(agent_jobs_t *js, int node_fd, agent_job_t *j, int64_t now
 	bool planted = false;
 	int fd;
 
+	hm_aw_job_assign_t d;
+
 	if (!j->listed)
 		return false;
-	if (agent_assign_text(j->job_id, &j->decision, now_us, js->valid_until_us, text,
-			      sizeof(text), &err) != HM_OK) {
+	d = j->decision;
+	if (js->clock_free) { /* slots on a skewed clock: keep class and epoch, hold nothing */
+		d.cur.period_us = d.cur.shift_us = 0;
+		d.next.period_us = d.next.shift_us = 0;
+	}
+	if (agent_assign_text(j->job_id, &d, now_us, js->valid_until_us, text, sizeof(text),
+			      &err) != HM_OK) {
 		hm_log_once(lg, &j->write_once, HM_LOG_ERROR, "%s", err.msg);
 		return false;
 	}

@@ -73,6 +73,7 @@ typedef struct {
 	char *buf;
 	size_t scan_read_bytes; /* report bytes the latest scan read */
 	int scan_from;          /* the job a scan starts with, moving, so a cut is fair */
+	bool clock_free; /* this node's clock is off the coordinator's: files say free running */
 } agent_jobs_t;
 
 /* Release every job and the buffers (the table itself is the caller's; zero it to start). */

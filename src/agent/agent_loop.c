@@ -50,6 +50,9 @@ struct agent {
 	int heartbeat_ms, valid_ms, lead_ms; /* the coordinator's, from the welcome */
 	int64_t next_beat_ms, next_cleanup_ms;
 	bool listed_here; /* an agent_assign arrived on this connection */
+	agent_clock_t clock; /* this node's clock against the coordinator's */
+	int64_t beat_seq;    /* the last beat sent on this connection, and when */
+	int64_t beat_sent_us, beat_sent_mono_us;
 };
 
 static void agent_release(agent_t *a)
@@ -145,8 +148,14 @@ static void send_beat(agent_t *a, int64_t now_ms)
 
 	memset(&m, 0, sizeof(m));
 	m.op = HM_AW_BEAT;
+	m.has_clock = a->clock.has;
+	m.clock_offset_us = a->clock.offset_us;
+	m.clock_rtt_us = a->clock.rtt_us;
 	if (node_state(a, &m)) {
+		a->beat_sent_us = hm_clock_us(CLOCK_REALTIME);
+		a->beat_sent_mono_us = hm_clock_us(CLOCK_MONOTONIC);
 		send_msg(a, &m, now_ms);
+		a->beat_seq = m.seq;
 		if (a->conn.state == CONN_READY)
 			agent_jobs_windows_sent(&a->jobs);
 	}
@@ -170,6 +179,7 @@ static bool on_welcome(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
 	a->lead_ms = m->lead_ms;
 	a->conn.state = CONN_READY;
 	a->listed_here = false;
+	a->beat_seq = 0; /* sequence numbers start again on each connection */
 	a->cut_applied = false;
 	agent_backoff_reset(&a->conn.backoff);
 	hm_log_once_clear(&a->conn.once);
@@ -181,6 +191,35 @@ static bool on_welcome(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
 	return true;
 }
 
+/* The reply to the last beat: a clock sample; a change of skew is logged once. */
+static void clock_sample(agent_t *a, const hm_aw_msg_t *m)
+{
+	int64_t bound_us = (int64_t)(a->cfg.conf.clock_skew_max_s * 1e6), recv_us, recv_mono_us;
+	int change;
+
+	if (m->re == 0 || m->re != a->beat_seq)
+		return;
+	recv_us = hm_clock_us(CLOCK_REALTIME);
+	recv_mono_us = hm_clock_us(CLOCK_MONOTONIC);
+	change = agent_clock_sample(&a->clock, a->beat_sent_us, a->beat_sent_mono_us, m->coord_us,
+				    recv_us, recv_mono_us, bound_us);
+	if (change > 0)
+		hm_logf(
+		    &a->cfg.log, HM_LOG_ERROR,
+		    "this node's clock is %+lld us off the coordinator's (round trip %lld us), "
+		    "beyond ClockSkewMax=%lld us: its steps run free until it is within (NTP or "
+		    "PTP must keep the nodes' clocks together)",
+		    (long long)-a->clock.offset_us, (long long)a->clock.rtt_us,
+		    (long long)bound_us);
+	else if (change < 0)
+		hm_logf(
+		    &a->cfg.log, HM_LOG_INFO,
+		    "this node's clock is within ClockSkewMax=%lld us of the coordinator's again "
+		    "(%+lld us): its steps are paced again",
+		    (long long)bound_us, (long long)-a->clock.offset_us);
+	a->jobs.clock_free = a->clock.skewed;
+}
+
 static bool on_assign(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
 {
 	const hm_aw_node_assign_t *mine = NULL;
@@ -190,6 +229,7 @@ static bool on_assign(agent_t *a, const hm_aw_msg_t *m, int64_t now_ms)
 				"agent_assign before agent_welcome");
 		return false;
 	}
+	clock_sample(a, m);
 	for (int i = 0; i < m->nassign && !mine; i++)
 		if (strcmp(m->assign[i].node, a->cfg.node) == 0)
 			mine = &m->assign[i];

@@ -27,6 +27,26 @@ void agent_backoff_reset(agent_backoff_t *b)
 	b->step_ms = AGENT_BACKOFF_MIN_MS;
 }
 
+/* ---- clock offset ---------------------------------------------------------------- */
+
+int agent_clock_sample(agent_clock_t *c, int64_t sent_us, int64_t sent_mono_us, int64_t coord_us,
+		       int64_t recv_us, int64_t recv_mono_us, int64_t bound_us)
+{
+	int64_t rtt_us = recv_mono_us - sent_mono_us, off, margin;
+	bool was = c->skewed;
+
+	if (coord_us <= 0 || rtt_us < 0 || rtt_us > AGENT_CLOCK_RTT_MAX_US)
+		return 0;
+	/* Halves first: realtime values near 2^62 must not overflow. */
+	off = coord_us - (sent_us / 2 + recv_us / 2 + (sent_us % 2 + recv_us % 2) / 2);
+	c->has = true;
+	c->offset_us = off;
+	c->rtt_us = rtt_us;
+	margin = (off < 0 ? -off : off) - rtt_us / 2;
+	c->skewed = bound_us > 0 && margin > bound_us;
+	return c->skewed == was ? 0 : c->skewed ? 1 : -1;
+}
+
 /* ---- configuration ------------------------------------------------------------- */
 
 hm_rc_t agent_cfg_init(agent_cfg_t *cfg, const char *node, const char *conf_path,

@@ -135,6 +135,17 @@ static const hm_field_t push_fields[] = {
     HM_FIELD_CHECKED(hm_aw_msg_t, reconnect, "reconnect", HM_F_BOOL, 0, 1, 0, NULL),
 };
 
+/* agent_assign: the coordinator's clock; agent_beat: the agent's estimate of the offset. */
+static const hm_field_t coord_clock_fields[] = {
+    HM_FIELD_CHECKED(hm_aw_msg_t, coord_us, "coord_us", HM_F_I64, 0, TIME_US_MAX, 0, NULL),
+};
+static const hm_field_t beat_clock_fields[] = {
+    {"clock_offset_us", HM_F_I64, offsetof(hm_aw_msg_t, clock_offset_us), sizeof(int64_t), -US_MAX,
+     US_MAX, HM_F_IF, NULL, NULL, 0, offsetof(hm_aw_msg_t, has_clock)},
+    {"clock_rtt_us", HM_F_I64, offsetof(hm_aw_msg_t, clock_rtt_us), sizeof(int64_t), 0, US_MAX,
+     HM_F_IF, NULL, NULL, 0, offsetof(hm_aw_msg_t, has_clock)},
+};
+
 static const hm_field_t node_fields[] = {
     {"node", HM_F_STR, 0, HM_AW_NODE_MAX, 1, 0, HM_F_REQ, NAME_CHARS, NULL, 0, 0},
 };
@@ -428,6 +439,7 @@ static void encode_body(const hm_aw_msg_t *m, json_object *o)
 			json_object_array_add(a, n);
 		}
 		ADD(o, "nodes", a);
+		hm_fields_encode(o, beat_clock_fields, HM_NFIELDS(beat_clock_fields), m);
 		break;
 	case HM_AW_RACK_ASSIGN:
 		hm_fields_encode(o, push_fields, HM_NFIELDS(push_fields), m);
@@ -448,6 +460,8 @@ static void encode_body(const hm_aw_msg_t *m, json_object *o)
 		ADD(o, "nodes", a);
 		if (m->has_rack)
 			hm_fields_encode(o, rack_fields, HM_NFIELDS(rack_fields), m);
+		if (m->op == HM_AW_ASSIGN && m->coord_us > 0)
+			hm_fields_encode(o, coord_clock_fields, 1, m);
 		break;
 	case HM_AW_RACK_ROUND:
 		hm_rw_round_encode(o, &m->round);
@@ -589,9 +603,20 @@ static hm_rc_t decode_body(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 		return hm_fields_decode(o, refusal_fields, HM_NFIELDS(refusal_fields), m, "error",
 					err);
 	case HM_AW_BEAT:
-		return decode_nodes_state(o, m, err);
+		if ((rc = decode_nodes_state(o, m, err)) != HM_OK)
+			return rc;
+		if ((rc = hm_fields_decode(o, beat_clock_fields, HM_NFIELDS(beat_clock_fields), m,
+					   "agent_beat", err)) != HM_OK)
+			return rc;
+		if (m->has_clock && !json_object_object_get_ex(o, "clock_rtt_us", NULL))
+			return hm_err_set(
+			    err, HM_ERR_PROTO,
+			    "agent_beat.clock_rtt_us: missing (clock_offset_us needs it)");
+		return HM_OK;
 	case HM_AW_ASSIGN:
-		if ((rc = decode_nodes_assign(o, m, err)) != HM_OK)
+		if ((rc = decode_nodes_assign(o, m, err)) != HM_OK ||
+		    (rc = hm_fields_decode(o, coord_clock_fields, 1, m, "agent_assign", err)) !=
+			HM_OK)
 			return rc;
 		return decode_rack(o, m, err);
 	case HM_AW_RACK_ASSIGN:

@@ -151,6 +151,13 @@ typedef struct {
 	hm_aw_rack_t rack;
 	int64_t effective_us; /* rack_assign: when a changed schedule takes effect */
 	bool reconnect;       /* rack_assign: the coordinator is back, connect now (no decisions) */
+	/* Clocks (docs/protocol.md "Clock offset"). assign: the coordinator's CLOCK_REALTIME
+	   as it encoded the message, 0 = absent (an older coordinator). beat (has_clock):
+	   the agent's last accepted estimate of the coordinator's clock minus its own,
+	   and that sample's round trip. */
+	int64_t coord_us;
+	bool has_clock;
+	int64_t clock_offset_us, clock_rtt_us;
 	/* rack_round and rack_result (hm_rack_wire.h) */
 	hm_rack_req_t round;
 	hm_rack_rep_t result;

@@ -53,6 +53,7 @@ typedef enum {
 	K_RACK_SOLVE,
 	K_RACK_TIMEOUT,
 	K_RACK_PORT,
+	K_CLOCK_SKEW_MAX,
 	K__COUNT
 } conf_key_id_t;
 
@@ -113,6 +114,7 @@ void hm_conf_defaults(hm_conf_t *conf)
 	conf->admin_comment_max_bytes = 512;
 	conf->rack_solve_leaders = true;
 	conf->rack_timeout_ms = 1000;
+	conf->clock_skew_max_s = 0.001;
 }
 
 /* Copy a string value into a fixed field, refusing what does not fit. */
@@ -352,6 +354,9 @@ static const conf_key_t keys[K__COUNT] = {
 	"how long a decision round waits for the rack leaders' answers"),
     KEY(K_RACK_PORT, "RackPort", "N", CK_INT, 0, 65535, rack_port, NULL,
 	"TCP port of each node agent's rack channel (0: any)"),
+    KEY(K_CLOCK_SKEW_MAX, "ClockSkewMax", "DURATION", CK_SECONDS, 0, 60, clock_skew_max_s, NULL,
+	"a node whose clock is further than this from the coordinator's runs its steps free (0: "
+	"not checked)"),
 };
 
 size_t hm_conf_key_count(void)
@@ -704,7 +709,7 @@ void hm_conf_format(const hm_conf_t *c, char *buf, size_t len)
 		 "RequestTimeout=%dms\nConnectionTimeout=%dms\nMaxMessageSize=%d\nRunDir=%s\n"
 		 "HeartbeatInterval=%dms\nAgentValidity=%dms\nUpdateLead=%dms\nFailOpen=%s\n"
 		 "LogLevel=%s\nStateFile=%s\nAdminCommentMaxBytes=%zu\nRackSolve=%s\n"
-		 "RackTimeout=%dms\nRackPort=%d\n",
+		 "RackTimeout=%dms\nRackPort=%d\nClockSkewMax=%gs\n",
 		 c->policy, c->default_mode, c->default_profile, c->epoch_s, c->prio_levels,
 		 c->reserved_levels, c->decision_budget_s, c->guard_s, c->valid_s, c->topology,
 		 c->gpus_per_node, c->nic_bps / 1e9, c->uplink_bps / 1e9, c->listen_addr,
@@ -713,5 +718,5 @@ void hm_conf_format(const hm_conf_t *c, char *buf, size_t len)
 		 c->update_lead_ms, c->fail_open ? "yes" : "no", hm_log_level_name(c->log_level),
 		 c->state_file, c->admin_comment_max_bytes,
 		 c->rack_solve_leaders ? "leaders" : "coordinator", c->rack_timeout_ms,
-		 c->rack_port);
+		 c->rack_port, c->clock_skew_max_s);
 }

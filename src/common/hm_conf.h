@@ -97,6 +97,8 @@ typedef struct {
 				    replies, 10 ms..60 s, default 1 s */
 	int rack_port;           /* RackPort=: TCP port of each node agent's rack channel
 				    (members reach their leader there), 0 (default) = any free */
+	double clock_skew_max_s; /* ClockSkewMax=: a node whose clock is off the coordinator's
+				    by more runs its steps free; default 1 ms, 0 = not checked */
 
 	/* Where it was loaded from ("" for defaults). */
 	char source[HM_CONF_PATH_MAX];

@@ -1,6 +1,7 @@
 /* A node agent's view in JSON: {"node","state","last_seen_s","steps","ranks","jobs",
    "gpus","nics":[{"name","pci","numa","speed_bps"}],"gpu_nic":[..],"note"}; the
-   hardware members are the hello's (hm_aw_topo_*), null when not reported. */
+   hardware members are the hello's (hm_aw_topo_*), null when not reported; then
+   "clock_offset_us" (absent when not reported) and "clock_skewed". */
 #include "hm_node_json.h"
 
 #include <string.h>
@@ -17,6 +18,12 @@ static const hm_field_t node_view_fields[] = {
 };
 static const hm_field_t node_note_field =
     HM_FIELD(hm_coord_node_view_t, topo_note, "note", HM_F_STR);
+/* The node's clock minus the coordinator's (absent: not reported) and whether it is skewed. */
+static const hm_field_t node_clock_fields[] = {
+    HM_FIELD_WHEN(hm_coord_node_view_t, clock_offset_us, "clock_offset_us", HM_F_I64, HM_F_IF,
+		  has_clock),
+    HM_FIELD(hm_coord_node_view_t, clock_skewed, "clock_skewed", HM_F_BOOL),
+};
 
 json_object *hm_json_node_view(const hm_coord_node_view_t *v)
 {
@@ -31,6 +38,7 @@ json_object *hm_json_node_view(const hm_coord_node_view_t *v)
 		json_object_object_add(o, "gpu_nic", NULL);
 	}
 	hm_fields_encode(o, &node_note_field, 1, v);
+	hm_fields_encode(o, node_clock_fields, HM_NFIELDS(node_clock_fields), v);
 	return o;
 }
 
@@ -41,6 +49,7 @@ void hm_json_node_view_parse(json_object *o, hm_coord_node_view_t *v)
 	memset(v, 0, sizeof(*v));
 	hm_fields_read(o, node_view_fields, HM_NFIELDS(node_view_fields), v);
 	hm_fields_read(o, &node_note_field, 1, v);
+	hm_fields_read(o, node_clock_fields, HM_NFIELDS(node_clock_fields), v);
 	/* The coordinator wrote it: a view that does not decode shows no hardware. */
 	v->has_topo = hm_aw_topo_decode(o, &v->topo, "node", &err) == HM_OK;
 	if (!v->has_topo)

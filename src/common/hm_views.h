@@ -91,6 +91,9 @@ typedef struct {
 	bool has_topo;      /* the agent reported its hardware */
 	hm_hwnode_t topo;
 	char topo_note[128]; /* why the reported GPU -> NIC map is not used, "" when it is */
+	bool has_clock;      /* its agent reported a clock offset */
+	bool clock_skewed;   /* beyond ClockSkewMax: its steps run free */
+	int64_t clock_offset_us; /* the node's clock minus the coordinator's */
 } hm_coord_node_view_t;
 
 #endif

@@ -69,6 +69,10 @@ typedef struct {
 	char rack_addr[HM_AW_ADDR_MAX]; /* its rack channel, "host:port"; "" = none */
 	unsigned long gen; /* c->gen when something of its jobs' assignments last changed */
 	double refused_log_s; /* last log of a refused measurement from this node (rate limit) */
+	bool has_clock;       /* its agent reported a clock offset (beat) */
+	bool clock_skewed;    /* beyond ClockSkewMax: its agent runs its steps free */
+	int64_t clock_offset_us; /* the coordinator's clock minus the node's */
+	int64_t clock_rtt_us;    /* that sample's round trip */
 } hm_cnode_t;
 
 enum { HM_RACK_BY_NONE, HM_RACK_BY_LEADER, HM_RACK_BY_COORD };

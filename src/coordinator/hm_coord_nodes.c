@@ -249,6 +249,36 @@ out:
 	return rc;
 }
 
+void hm_coord_node_clock(hm_coord_t *c, const char *node, int64_t offset_us, int64_t rtt_us)
+{
+	int64_t bound_us = (int64_t)(c->conf.clock_skew_max_s * 1e6), margin;
+	hm_cnode_t *n;
+	bool was;
+	int h;
+
+	pthread_mutex_lock(&c->mu);
+	if (!(n = node_of(c, node, &h)))
+		goto out;
+	was = n->clock_skewed;
+	n->has_clock = true;
+	n->clock_offset_us = offset_us;
+	n->clock_rtt_us = rtt_us;
+	/* The agent's rule (agent_clock_sample): beyond the bound by more than half the RTT. */
+	margin = (offset_us < 0 ? -offset_us : offset_us) - rtt_us / 2;
+	n->clock_skewed = bound_us > 0 && margin > bound_us;
+	if (n->clock_skewed && !was)
+		hm_log(HM_LOG_ERROR,
+		       "node %s: its clock is %+lld us off the coordinator's (round trip %lld us), "
+		       "beyond ClockSkewMax=%lld us: its steps run free until it is within",
+		       node, (long long)-offset_us, (long long)rtt_us, (long long)bound_us);
+	else if (!n->clock_skewed && was)
+		hm_log(HM_LOG_INFO,
+		       "node %s: its clock is within ClockSkewMax=%lld us again (%+lld us)", node,
+		       (long long)bound_us, (long long)-offset_us);
+out:
+	pthread_mutex_unlock(&c->mu);
+}
+
 void hm_coord_node_lost(hm_coord_t *c, const char *node, double now_s)
 {
 	hm_cnode_t *n;
@@ -447,6 +477,9 @@ hm_rc_t hm_coord_nodes(hm_coord_t *c, hm_coord_node_view_t **out, int *n)
 		v->last_seen_s = cn->last_s;
 		v->steps = cn->steps;
 		v->ranks = cn->ranks;
+		v->has_clock = cn->has_clock;
+		v->clock_skewed = cn->clock_skewed;
+		v->clock_offset_us = cn->has_clock ? -cn->clock_offset_us : 0;
 		v->has_topo = cn->has_topo;
 		if (cn->has_topo) {
 			v->topo = cn->topo;

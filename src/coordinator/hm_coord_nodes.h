@@ -31,6 +31,13 @@ hm_rc_t hm_coord_node_hello(hm_coord_t *c, const char *node, const hm_hwnode_t *
 hm_rc_t hm_coord_node_beat(hm_coord_t *c, const hm_aw_node_state_t *st, double now_s,
 			   hm_err_t *err);
 
+/*
+ * The clock offset the node's agent reported in a beat (the coordinator's clock
+ * minus the node's, and the round trip of that sample). A change of skew against
+ * ClockSkewMax is logged once; the agent itself runs the node's steps free.
+ */
+void hm_coord_node_clock(hm_coord_t *c, const char *node, int64_t offset_us, int64_t rtt_us);
+
 /* The agent's connection closed or went silent. */
 void hm_coord_node_lost(hm_coord_t *c, const char *node, double now_s);
 

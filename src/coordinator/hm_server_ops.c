@@ -318,6 +318,7 @@ static void emit_assign(hm_server_t *s, hm_srv_task_t *t, int64_t re)
 	m.has_rack = hm_coord_node_rack(hm_srv_coord(s), t->ses.node, &m.rack);
 	m.seq = ++t->ses.out_seq;
 	t->ses.pushed_gen = gen;
+	m.coord_us = hm_clock_us(CLOCK_REALTIME); /* the agents' clock offset (beat replies) */
 	emit_msg(t, &m, t->ses.agent_uid);
 	hm_aw_msg_free(&m);
 }
@@ -383,6 +384,9 @@ static void agent_beat(hm_server_t *s, hm_srv_task_t *t, const hm_aw_msg_t *m)
 			return;
 		}
 	}
+	if (m->has_clock)
+		hm_coord_node_clock(hm_srv_coord(s), t->ses.node, m->clock_offset_us,
+				    m->clock_rtt_us);
 	t->ses.in_seq = m->seq;
 	emit_assign(s, t, m->seq);
 }

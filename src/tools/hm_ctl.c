@@ -154,11 +154,11 @@ static void print_nodes(json_object *r, FILE *out)
 	json_object *arr;
 	int n = array_member(r, "nodes", &arr);
 
-	fprintf(out, "%-12s %-5s %5s %5s %5s %4s %-24s %s\n", "NODE", "STATE", "JOBS", "STEPS",
-		"RANKS", "GPUS", "NICS", "LAST_SEEN");
+	fprintf(out, "%-12s %-5s %5s %5s %5s %4s %-24s %-20s %s\n", "NODE", "STATE", "JOBS",
+		"STEPS", "RANKS", "GPUS", "NICS", "LAST_SEEN", "CLOCK");
 	for (int i = 0; i < n; i++) {
 		hm_coord_node_view_t v;
-		char nics[64] = "-", gpus[8] = "-", seen[32];
+		char nics[64] = "-", gpus[8] = "-", seen[32], clock[40] = "-";
 		size_t used = 0;
 
 		hm_json_node_view_parse(json_object_array_get_idx(arr, (size_t)i), &v);
@@ -175,8 +175,11 @@ static void print_nodes(json_object *r, FILE *out)
 				    (size_t)w; /* a long list is cut for the table; --json has it */
 			}
 		}
-		fprintf(out, "%-12.12s %-5s %5d %5d %5d %4s %-24.24s %s\n", v.node, v.state, v.jobs,
-			v.steps, v.ranks, gpus, nics, seen);
+		if (v.has_clock) /* the node's clock minus the coordinator's */
+			snprintf(clock, sizeof(clock), "%+lldus%s", (long long)v.clock_offset_us,
+				 v.clock_skewed ? " skewed" : "");
+		fprintf(out, "%-12.12s %-5s %5d %5d %5d %4s %-24.24s %-20s %s\n", v.node, v.state,
+			v.jobs, v.steps, v.ranks, gpus, nics, seen, clock);
 		if (v.topo_note[0])
 			fprintf(out, "             note: %s\n", v.topo_note);
 	}

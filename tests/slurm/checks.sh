@@ -9,7 +9,7 @@
 # It sources cluster.sh and sets here and top; hm_tier_begin sets the EXIT trap
 # that tears the cluster down.
 
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/slurm/cluster.sh
 . "$here/cluster.sh"

@@ -13,7 +13,9 @@
 # HM_PLUGINS, HM_PROBE (socket probe), HM_CTL (harmonicsctl, may be empty).
 # Optional input: HM_CONF_EXTRA (lines appended to harmonics.conf), HM_KEEP=1,
 # HM_CTLD_NO_COORD=1 (slurmctld is up without the coordinator's port: a test of
-# a disabled Harmonics).
+# a disabled Harmonics), HM_BEFORE_DAEMONS (a command run once the directory and
+# configuration exist, before any daemon starts), HM_SLURMD_ENV_NODES and
+# HM_SLURMD_ENV (environment for some nodes' slurmd: hm_slurmd_start).
 # HM_INSTALLED=1: the installed packages' plugins, node agent and harmonicsctl
 # (PluginDir=$HM_SYS_PLUGINDIR, the agent harmonics.so was built to load), not
 # BUILD_DIR's (which still gives the test helpers); scripts/check.sh packages.
@@ -261,6 +263,18 @@ hm_ctld_start() {
 
 hm_ctld_stop() { hm_stop_pid slurmctld; }
 
+# slurmd of node nK, in its namespace when there are some; the nodes named in
+# HM_SLURMD_ENV_NODES (e.g. "n4") get the assignments HM_SLURMD_ENV (e.g.
+# "LD_PRELOAD=... VAR=...") in their environment (the fault tier's clock shim).
+hm_slurmd_start() { # K
+	local i=$1 pre=() envs=()
+	# nsenter, not `ip netns exec`: that remounts /sys and slurmd fails on cgroups.
+	[[ -n ${HM_NODE_NETNS_PREFIX:-} ]] && pre=(nsenter --net="/run/netns/$HM_NODE_NETNS_PREFIX$i")
+	# shellcheck disable=SC2206
+	[[ " ${HM_SLURMD_ENV_NODES:-} " == *" n$i "* ]] && envs=(env ${HM_SLURMD_ENV:-})
+	hm_spawn "slurmd-n$i" "${pre[@]}" "${envs[@]}" slurmd -D -N "n$i" -f "$SLURM_CONF"
+}
+
 hm_nodes_idle() {
 	local n
 	n=$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)
@@ -291,6 +305,8 @@ hm_cluster_up() {
 	export SLURM_CONF=$HM_DIR/etc/slurm.conf HARMONICS_CONF=$HM_DIR/etc/harmonics.conf
 	export HM_DIR HM_PORT HM_PLUGINS HM_PROBE HM_CTL
 	hm_write_conf "$base"
+	# HM_BEFORE_DAEMONS: a command run now (the fault tier mounts small tmpfs here).
+	[[ -z ${HM_BEFORE_DAEMONS:-} ]] || eval "$HM_BEFORE_DAEMONS" || return 1
 	t_db=$(date +%s.%N)
 	if [[ $nodb == --no-db ]]; then
 		sed -i 's|^AccountingStorageType=.*|AccountingStorageType=accounting_storage/none|' "$SLURM_CONF"
@@ -301,13 +317,7 @@ hm_cluster_up() {
 	hm_ctld_start || return 1
 	t_nodes=$(date +%s.%N)
 	for ((i = 1; i <= HM_NODES; i++)); do
-		if [[ -n ${HM_NODE_NETNS_PREFIX:-} ]]; then
-			# nsenter, not `ip netns exec`: that remounts /sys and slurmd fails on cgroups.
-			hm_spawn "slurmd-n$i" nsenter --net="/run/netns/$HM_NODE_NETNS_PREFIX$i" \
-				slurmd -D -N "n$i" -f "$SLURM_CONF"
-		else
-			hm_spawn "slurmd-n$i" slurmd -D -N "n$i" -f "$SLURM_CONF"
-		fi
+		hm_slurmd_start "$i"
 	done
 	hm_wait_for 60 hm_nodes_idle || { hm_log "nodes not idle:"; sinfo >&2; return 1; }
 	HM_UP_S=$(hm_since "$t0")

@@ -471,15 +471,125 @@ static void test_role_note(void **state)
 	assert_int_equal(role_lines, 3);
 }
 
+/* Clocks: the beat's offset and the reply's coord_us travel, are range-checked and optional. */
+static void test_wire_clock(void **state)
+{
+	hm_aw_msg_t in, out;
+	hm_err_t err = {0};
+	char *json = NULL;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.op = HM_AW_BEAT;
+	in.seq = 3;
+	in.has_clock = true;
+	in.clock_offset_us = -2000123;
+	in.clock_rtt_us = 850;
+	assert_int_equal(hm_aw_encode(&in, &json, &err), HM_OK);
+	assert_non_null(strstr(json, "\"clock_offset_us\":-2000123"));
+	assert_int_equal(hm_aw_decode(json, strlen(json), &out, &err), HM_OK);
+	assert_true(out.has_clock);
+	assert_int_equal(out.clock_offset_us, -2000123);
+	assert_int_equal(out.clock_rtt_us, 850);
+	hm_aw_msg_free(&out);
+	free(json);
+
+	/* An agent without clocks sends neither member; a coordinator without them no coord_us. */
+	in.has_clock = false;
+	assert_int_equal(hm_aw_encode(&in, &json, &err), HM_OK);
+	assert_null(strstr(json, "clock_"));
+	assert_int_equal(hm_aw_decode(json, strlen(json), &out, &err), HM_OK);
+	assert_false(out.has_clock);
+	hm_aw_msg_free(&out);
+	free(json);
+
+	memset(&in, 0, sizeof(in));
+	in.op = HM_AW_ASSIGN;
+	in.seq = 4;
+	in.re = 3;
+	in.coord_us = 1796449231878666;
+	assert_int_equal(hm_aw_encode(&in, &json, &err), HM_OK);
+	assert_int_equal(hm_aw_decode(json, strlen(json), &out, &err), HM_OK);
+	assert_int_equal(out.coord_us, 1796449231878666);
+	hm_aw_msg_free(&out);
+	free(json);
+
+	static const struct {
+		const char *json, *why;
+	} bad[] = {
+	    {"{\"v\":1,\"op\":\"agent_beat\",\"seq\":1,\"nodes\":[],\"clock_offset_us\":"
+	     "-3600000001,\"clock_rtt_us\":5}",
+	     "clock_offset_us: -3600000001 is not in"},
+	    {"{\"v\":1,\"op\":\"agent_beat\",\"seq\":1,\"nodes\":[],\"clock_offset_us\":5}",
+	     "clock_rtt_us: missing"},
+	    {"{\"v\":1,\"op\":\"agent_beat\",\"seq\":1,\"nodes\":[],\"clock_offset_us\":5,"
+	     "\"clock_rtt_us\":-1}",
+	     "clock_rtt_us: -1 is not in"},
+	    {"{\"v\":1,\"op\":\"agent_assign\",\"seq\":2,\"re\":1,\"nodes\":[],\"coord_us\":-5}",
+	     "coord_us: -5 is not in"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(hm_aw_decode(bad[i].json, strlen(bad[i].json), &out, &err),
+				 HM_ERR_PROTO);
+		if (!strstr(err.msg, bad[i].why))
+			fail_msg("case %zu: '%s' lacks '%s'", i, err.msg, bad[i].why);
+		hm_aw_msg_free(&out);
+	}
+}
+
+/* The offset estimate: midpoint of the round trip, long round trips ignored, skew by margin. */
+static void test_clock_sample(void **state)
+{
+	agent_clock_t c;
+	const int64_t t = 1796449231000000, m = 5000000, bound = 1000;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	/* In step: coordinator stamped the midpoint of a 400 us round trip. */
+	assert_int_equal(agent_clock_sample(&c, t, m, t + 200, t + 400, m + 400, bound), 0);
+	assert_true(c.has);
+	assert_int_equal(c.offset_us, 0);
+	assert_int_equal(c.rtt_us, 400);
+	assert_false(c.skewed);
+	/* This node 2 s ahead (a forward step): skewed, once. */
+	assert_int_equal(
+	    agent_clock_sample(&c, t + 2000000, m, t + 200, t + 2000400, m + 400, bound), 1);
+	assert_int_equal(c.offset_us, -2000000);
+	assert_true(c.skewed);
+	assert_int_equal(
+	    agent_clock_sample(&c, t + 2000000, m, t + 200, t + 2000400, m + 400, bound), 0);
+	/* A round trip over the maximum is ignored: the state stays. */
+	assert_int_equal(agent_clock_sample(&c, t, m, t + 30000, t + 60000,
+					    m + AGENT_CLOCK_RTT_MAX_US + 1, bound),
+			 0);
+	assert_int_equal(c.offset_us, -2000000);
+	/* 1.2 ms off with a 600 us round trip: within bound + half the round trip, not skewed. */
+	assert_int_equal(agent_clock_sample(&c, t, m, t + 1500, t + 600, m + 600, bound), -1);
+	assert_int_equal(c.offset_us, 1200);
+	assert_false(c.skewed);
+	/* Behind by 1.5 ms with 200 us round trip: skewed; a bound of 0 never is. */
+	assert_int_equal(agent_clock_sample(&c, t, m, t + 1600, t + 200, m + 200, bound), 1);
+	assert_int_equal(agent_clock_sample(&c, t, m, t + 1600, t + 200, m + 200, 0), -1);
+	/* No coord_us (an older coordinator): nothing. */
+	assert_int_equal(agent_clock_sample(&c, t, m, 0, t + 200, m + 200, bound), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_slurmd_args),   cmocka_unit_test(test_slurmd_args_cut),
-	    cmocka_unit_test(test_node_names),    cmocka_unit_test(test_backoff),
-	    cmocka_unit_test(test_wire_examples), cmocka_unit_test(test_wire_roundtrip),
-	    cmocka_unit_test(test_wire_refusals), cmocka_unit_test(test_wire_rack),
+	    cmocka_unit_test(test_slurmd_args),
+	    cmocka_unit_test(test_slurmd_args_cut),
+	    cmocka_unit_test(test_node_names),
+	    cmocka_unit_test(test_backoff),
+	    cmocka_unit_test(test_wire_examples),
+	    cmocka_unit_test(test_wire_roundtrip),
+	    cmocka_unit_test(test_wire_refusals),
+	    cmocka_unit_test(test_wire_rack),
 	    cmocka_unit_test(test_wire_bad_meas_costs_its_entry),
 	    cmocka_unit_test(test_role_note),
+	    cmocka_unit_test(test_wire_clock),
+	    cmocka_unit_test(test_clock_sample),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

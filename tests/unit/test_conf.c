@@ -37,6 +37,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.update_lead_ms, 1000);
 	assert_true(c.rack_solve_leaders);
 	assert_int_equal(c.rack_timeout_ms, 1000);
+	assert_float_equal(c.clock_skew_max_s, 0.001, 1e-12);
 }
 
 /* The agent's timing keys: derived from HeartbeatInterval when not given. */
@@ -123,6 +124,7 @@ static void test_format_roundtrip(void **state)
 	assert_int_equal(a.fail_open, b.fail_open);
 	assert_string_equal(a.default_profile, b.default_profile);
 	assert_string_equal(a.run_dir, b.run_dir);
+	assert_float_equal(a.clock_skew_max_s, b.clock_skew_max_s, 1e-12);
 	assert_int_equal(a.heartbeat_ms, b.heartbeat_ms);
 	assert_int_equal(a.agent_valid_ms, b.agent_valid_ms);
 	assert_int_equal(a.update_lead_ms, b.update_lead_ms);
