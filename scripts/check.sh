@@ -16,6 +16,10 @@
 #             racks rejoining after a cut (tests/slurm/rejoin.sh), and Harmonics
 #             disabled, never Slurm stopped, by a bad harmonics.conf or a busy port
 #             (tests/slurm/failopen.sh)
+#   releases  the Slurm plugins built against every Slurm release with a source here
+#             (22.05 to 26.05, scripts/slurm-tree.sh), each .so checked for that
+#             release: plugin_version, plugin_id, loader symbols, undefined symbols
+#             (tests/slurm/matrix.sh; HM_MATRIX_RELEASES picks some)
 #   testbed   priority classes on shaped links, and a short emulated testbed through
 #             Slurm against the simulator (tests/testbed/run.sh; scripts/testbed.sh)
 # Usage: scripts/check.sh [TIER ...]   (default: all tiers)
@@ -24,7 +28,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-all=(unit cli sanitize fuzz distcheck pace slurm testbed)
+all=(unit cli sanitize fuzz distcheck pace slurm releases testbed)
 tiers=("$@")
 ((${#tiers[@]})) || tiers=("${all[@]}")
 
@@ -132,6 +136,7 @@ for t in "${tiers[@]}"; do
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
 	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh \
 		tests/slurm/rejoin.sh tests/slurm/failopen.sh ;;
+	releases) run_tier releases tier_scripts tests/slurm/matrix.sh ;;
 	testbed) run_tier testbed tier_scripts tests/testbed/run.sh ;;
 	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;
 	esac
