@@ -157,13 +157,7 @@ static void conf_path(char *buf, size_t len)
 		hm_conf_default_path(buf, len);
 }
 
-/*
- * The topology/tree switches slurmctld holds (hm_slurm_switches), written as
- * topology.conf text for the libharmonics loader, so that the coordinator sees
- * exactly the racks Slurm uses. HM_ERR_NOTFOUND when there are none
- * (topology/none). take_lock: false in init(), whose caller holds slurmctld's
- * locks already (taking one there is fatal); the node read lock otherwise.
- */
+/* One switch as a topology.conf line. */
 static void switch_line(void *arg, const hm_slurm_switch_t *sw)
 {
 	char **text = arg;
@@ -181,6 +175,13 @@ static void switch_line(void *arg, const hm_slurm_switch_t *sw)
 	xstrcat(*text, "\n");
 }
 
+/*
+ * The topology/tree switches slurmctld holds (hm_slurm_switches), written as
+ * topology.conf text for the libharmonics loader, so that the coordinator sees
+ * exactly the racks Slurm uses. HM_ERR_NOTFOUND when there are none
+ * (topology/none). take_lock: false in init(), whose caller holds slurmctld's
+ * locks already (taking one there is fatal); the node read lock otherwise.
+ */
 static hm_rc_t topo_from_switches(void *arg, const hm_topo_opts_t *opts, hm_topo_t **topo,
 				  hm_err_t *err)
 {
