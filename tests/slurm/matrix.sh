@@ -100,13 +100,13 @@ check_release() { # release
 	# BUILD_DIR itself when it is configured with this tree (the installed release).
 	if [[ $(sed -n 's/^SLURM_SOURCE = //p' "$build/Makefile" 2>/dev/null) == "$tree" ]]; then
 		bdir=$build
-		echo "$tree $vstr" >"$bdir/.hm-tree"
 	fi
 	mkdir -p "$bdir"
-	if [[ ! -f $bdir/config.status || $(cat "$bdir/.hm-tree" 2>/dev/null) != "$tree $vstr" ||
-		$top/configure -nt $bdir/config.status ]]; then
-		(cd "$bdir" && "$top/configure" -q --enable-developer --with-slurm-source="$tree" \
-			>configure.out 2>&1) || {
+	if [[ $bdir != "$build" && ( ! -f $bdir/config.status ||
+		$(cat "$bdir/.hm-tree" 2>/dev/null) != "$tree $vstr" || $top/configure -nt $bdir/config.status ) ]]; then
+		# One cache for every release: only the Slurm checks differ (none cached).
+		(cd "$bdir" && "$top/configure" -q --cache-file="$mdir/config.cache" --enable-developer \
+			--with-slurm-source="$tree" >configure.out 2>&1) || {
 			fail "$rel: configure --with-slurm-source=$tree" "$(tail -3 "$bdir/configure.out")"
 			return
 		}
