@@ -1,5 +1,7 @@
 dnl HM_WITH_SLURM: libslurm-dev (spank.h) for the SPANK plugin, and a configured
-dnl Slurm source tree of exactly the installed version for sched/select plugins.
+dnl Slurm source tree for the sched/select plugins (scripts/slurm-tree.sh VERSION):
+dnl with --with-slurm-source=DIR all three plugins are built for DIR's release,
+dnl with its own headers, whichever Slurm is installed.
 dnl Auto-detected; missing pieces warn, an explicit --with-* that fails is fatal.
 AC_DEFUN([HM_WITH_SLURM], [
   AC_ARG_WITH([slurm],
@@ -7,7 +9,7 @@ AC_DEFUN([HM_WITH_SLURM], [
     [], [with_slurm=check])
   AC_ARG_WITH([slurm-source],
     [AS_HELP_STRING([--with-slurm-source=DIR],
-      [configured Slurm source tree of the running version (for sched/select plugins)])],
+      [configured Slurm source tree (scripts/slurm-tree.sh VERSION): all plugins are built for its release])],
     [], [with_slurm_source=check])
 
   hm_have_spank=no
@@ -32,7 +34,7 @@ AC_DEFUN([HM_WITH_SLURM], [
     hm_slurm_source="$with_slurm_source"
     AS_IF([test -f "$hm_slurm_source/build/config.h"], [hm_slurm_source="$hm_slurm_source/build"])
     AS_IF([test -f "$hm_slurm_source/config.h"], [], [
-      AC_MSG_ERROR([--with-slurm-source=$with_slurm_source is not a configured Slurm tree (no config.h; run scripts/slurm-source.sh)])
+      AC_MSG_ERROR([--with-slurm-source=$with_slurm_source is not a configured Slurm tree (no config.h; run scripts/slurm-tree.sh VERSION)])
     ])
     dnl The source tree: the build dir's abs_top_srcdir (VPATH build) or itself.
     hm_slurm_srcdir=`sed -n 's/^abs_top_srcdir = //p' "$hm_slurm_source/Makefile" 2>/dev/null`
@@ -40,30 +42,35 @@ AC_DEFUN([HM_WITH_SLURM], [
     AS_IF([test -f "$hm_slurm_srcdir/src/slurmctld/slurmctld.h"], [], [
       AC_MSG_ERROR([Slurm sources not found at $hm_slurm_srcdir (src/slurmctld/slurmctld.h missing)])
     ])
-    dnl sched/select plugins carry the exact version: it must equal the installed Slurm's.
+    dnl The plugins are built for the release configured in the tree, whatever Slurm
+    dnl is installed here (slurmctld loads sched/select plugins of its exact version
+    dnl only: a different one is a warning, for building packages or a test matrix).
     AC_MSG_CHECKING([Slurm version of the source tree])
     hm_src_ver=`sed -n 's/^#define SLURM_VERSION_STRING "\(.*\)"/\1/p' "$hm_slurm_source/config.h" | head -1`
     AC_MSG_RESULT([${hm_src_ver:-unknown}])
-    AC_MSG_CHECKING([version of the installed Slurm])
+    AS_IF([test -z "$hm_src_ver" || test ! -f "$hm_slurm_source/slurm/slurm_version.h"], [
+      AC_MSG_ERROR([cannot read the Slurm version of $hm_slurm_source (config.h, slurm/slurm_version.h)])
+    ])
     hm_inst_ver=""
     AS_IF([command -v slurmctld >/dev/null 2>&1],
       [hm_inst_ver=`slurmctld -V 2>/dev/null | sed -n 's/^slurm[[^ ]]* //p' | head -1`])
-    AS_IF([test -z "$hm_inst_ver" && test -f "$hm_slurm_prefix/include/slurm/slurm_version.h"], [
-      hm_vnum=`sed -n 's/^#define SLURM_VERSION_NUMBER 0x\(.*\)/\1/p' "$hm_slurm_prefix/include/slurm/slurm_version.h"`
-      AS_IF([test -n "$hm_vnum"], [hm_inst_ver=`printf '%d.%02d.%d' $((0x$hm_vnum >> 16)) $(((0x$hm_vnum >> 8) & 255)) $((0x$hm_vnum & 255))`])
-    ])
-    AC_MSG_RESULT([${hm_inst_ver:-unknown}])
-    AS_IF([test -z "$hm_src_ver" || test -z "$hm_inst_ver"], [
-      AC_MSG_ERROR([cannot tell the Slurm versions apart (source tree: ${hm_src_ver:-unknown}, installed: ${hm_inst_ver:-unknown})])
-    ])
-    AS_IF([test "x$hm_src_ver" != "x$hm_inst_ver"], [
-      AC_MSG_ERROR([Slurm source tree $hm_slurm_source is version $hm_src_ver but the installed Slurm is $hm_inst_ver: sched/select plugins must match exactly (run scripts/slurm-source.sh)])
+    AS_IF([test -n "$hm_inst_ver" && test "x$hm_src_ver" != "x$hm_inst_ver"], [
+      AC_MSG_WARN([plugins built for Slurm $hm_src_ver; the installed slurmctld is $hm_inst_ver and will not load the sched/select plugins of this build])
     ])
     hm_have_slurm_source=yes
-    dnl -iquote: Slurm's "config.h" wins over harmonics' own (the same dir must not also be
-    dnl -isystem: GCC would drop the -iquote); -isystem: no warnings from Slurm headers;
-    dnl <slurm/slurm_version.h> then comes from the installed headers, checked equal above.
-    SLURM_SRC_CPPFLAGS="-DHAVE_CONFIG_H -iquote $hm_slurm_source -isystem $hm_slurm_srcdir -isystem $hm_slurm_srcdir/src/common"
+    dnl The tree's generated <slurm/slurm_version.h>, alone in a folder of this build:
+    dnl its build dir cannot be -isystem too (GCC would drop the -iquote that makes
+    dnl Slurm's "config.h" win over harmonics' own).
+    AS_MKDIR_P([slurm-include/slurm])
+    cp "$hm_slurm_source/slurm/slurm_version.h" slurm-include/slurm/slurm_version.h ||
+      AC_MSG_ERROR([cannot copy $hm_slurm_source/slurm/slurm_version.h])
+    hm_slurm_inc="-isystem \$(abs_top_builddir)/slurm-include -isystem $hm_slurm_srcdir"
+    SLURM_SRC_CPPFLAGS="-DHAVE_CONFIG_H -iquote $hm_slurm_source $hm_slurm_inc -isystem $hm_slurm_srcdir/src/common"
+    dnl The SPANK plugin too: the tree's slurm/spank.h, not the installed one.
+    AS_IF([test "x$with_slurm" != xno], [
+      hm_have_spank=yes
+      SLURM_CPPFLAGS="$hm_slurm_inc"
+    ])
   ])
   AC_SUBST([SLURM_SOURCE], [$hm_slurm_source])
   AC_SUBST([SLURM_SRC_CPPFLAGS])

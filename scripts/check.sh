@@ -23,6 +23,10 @@
 #   fault     faults injected into the one-machine cluster under paced jobs, each
 #             checked against the documented bound (tests/fault/run.sh --short;
 #             --full is the whole matrix and regenerates docs/reliability.md)
+#   releases  the Slurm plugins built against every Slurm release with a source here
+#             (22.05 to 26.05, scripts/slurm-tree.sh), each .so checked for that
+#             release: plugin_version, plugin_id, loader symbols, undefined symbols
+#             (tests/slurm/matrix.sh; HM_MATRIX_RELEASES picks some)
 #   testbed   priority classes on shaped links, and a short emulated testbed through
 #             Slurm against the simulator, with emulated and real PyTorch jobs
 #             (tests/testbed/run.sh; scripts/testbed.sh)
@@ -32,7 +36,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-all=(unit cli sanitize fuzz distcheck pace slurm packages fault testbed)
+all=(unit cli sanitize fuzz distcheck pace slurm packages fault releases testbed)
 tiers=("$@")
 ((${#tiers[@]})) || tiers=("${all[@]}")
 
@@ -143,6 +147,7 @@ for t in "${tiers[@]}"; do
 		tests/slurm/nccl_standin.sh ;;
 	packages) run_tier packages tier_scripts tests/packages/run.sh ;;
 	fault) run_tier fault tier_scripts tests/fault/run.sh ;;
+	releases) run_tier releases tier_scripts tests/slurm/matrix.sh ;;
 	testbed) run_tier testbed tier_scripts tests/testbed/run.sh ;;
 	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;
 	esac

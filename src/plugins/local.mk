@@ -99,6 +99,7 @@ src_plugins_spank_harmonics_la_SOURCES = \
 	src/plugins/spank/harmonics_spank.c \
 	src/plugins/spank/spank_conf.c \
 	src/plugins/spank/spank_plugin.h \
+	src/plugins/spank/spank_compat.h \
 	src/plugins/spank/spank_preload.c \
 	src/plugins/spank/spank_slurmd.c \
 	src/plugins/spank/spank_step.c \
@@ -122,7 +123,8 @@ SLURM_PLUGIN_CPPFLAGS = $(SLURM_SRC_CPPFLAGS) $(HM_LIB_CPPFLAGS) \
 	-DHM_VERSION='"$(PACKAGE_VERSION)"'
 
 slurmplugin_LTLIBRARIES += src/plugins/sched/sched_harmonics.la
-src_plugins_sched_sched_harmonics_la_SOURCES = src/plugins/sched/sched_harmonics.c
+src_plugins_sched_sched_harmonics_la_SOURCES = src/plugins/sched/sched_harmonics.c \
+	src/plugins/sched/hm_slurm_compat.c src/plugins/sched/hm_slurm_compat.h
 src_plugins_sched_sched_harmonics_la_CPPFLAGS = $(SLURM_PLUGIN_CPPFLAGS)
 src_plugins_sched_sched_harmonics_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
 src_plugins_sched_sched_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
@@ -135,8 +137,11 @@ EXTRA_src_plugins_sched_sched_harmonics_la_DEPENDENCIES = src/plugins/sched/sche
 slurmplugin_LTLIBRARIES += src/plugins/select/select_harmonics_cons_tres.la
 src_plugins_select_select_harmonics_cons_tres_la_SOURCES = \
 	src/plugins/select/select_harmonics_cons_tres.c \
-	src/plugins/select/select_place.c src/plugins/select/select_place.h
-src_plugins_select_select_harmonics_cons_tres_la_CPPFLAGS = $(SLURM_PLUGIN_CPPFLAGS)
+	src/plugins/select/select_place.c src/plugins/select/select_place.h \
+	src/plugins/select/select_compat.h \
+	src/plugins/sched/hm_slurm_compat.c src/plugins/sched/hm_slurm_compat.h
+src_plugins_select_select_harmonics_cons_tres_la_CPPFLAGS = $(SLURM_PLUGIN_CPPFLAGS) \
+	-I$(top_srcdir)/src/plugins/sched
 src_plugins_select_select_harmonics_cons_tres_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
 src_plugins_select_select_harmonics_cons_tres_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(top_srcdir)/src/plugins/select/select_harmonics.sym
@@ -151,6 +156,6 @@ endif
 noinst_PROGRAMS += tests/slurm/hm_sockprobe
 tests_slurm_hm_sockprobe_SOURCES = tests/slurm/hm_sockprobe.c
 tests_slurm_hm_sockprobe_LDADD = $(HM_CORE_LIBS) $(MUNGE_LIBS)
-EXTRA_DIST += tests/slurm/run.sh tests/slurm/live.sh tests/slurm/leaders.sh tests/slurm/rejoin.sh tests/slurm/place.sh tests/slurm/failopen.sh tests/slurm/checks.sh tests/slurm/cluster.sh tests/slurm/README.md tests/slurm/jobs/batch_env.sh tests/slurm/jobs/preload_env.sh \
+EXTRA_DIST += tests/slurm/matrix.sh tests/slurm/run.sh tests/slurm/live.sh tests/slurm/leaders.sh tests/slurm/rejoin.sh tests/slurm/place.sh tests/slurm/failopen.sh tests/slurm/checks.sh tests/slurm/cluster.sh tests/slurm/README.md tests/slurm/jobs/batch_env.sh tests/slurm/jobs/preload_env.sh \
 	tests/slurm/jobs/bad_directive.sh
 EXTRA_DIST += tests/slurm/torch_live.sh

@@ -52,6 +52,21 @@ check "topology/tree: rack1, rack2, spine" \
 check "select wrapper is the select plugin" \
 	bash -c 'scontrol show config | grep -q "SelectType *= select/harmonics_cons_tres"'
 
+echo "=== what Slurm allows only with cons_tres works with the select wrapper"
+# scontrol refuses CoreCnt unless the select plugin_id is cons_tres' (22.05),
+# slurmctld asks the plugin (23.11, 24.11) or running_cons_tres() (25.05 on).
+core_resv() {
+	scontrol create reservation ReservationName=hm_cores StartTime=now Duration=5 \
+		Users=root Nodes=n8 CoreCnt=2 >"$out/resv.txt" 2>&1 &&
+		scontrol show reservation hm_cores >>"$out/resv.txt" 2>&1 &&
+		grep -q "CoreCnt=2" "$out/resv.txt"
+	local rc=$?
+	scontrol delete ReservationName=hm_cores >/dev/null 2>&1
+	((rc == 0)) || cat "$out/resv.txt"
+	return $rc
+}
+check "scontrol create reservation CoreCnt=2 Nodes=n8 (a core reservation)" core_resv
+
 echo "=== options in --help"
 for c in sbatch salloc srun; do
 	check "$c --help lists --comm-sched, --no-comm-sched, --comm-profile" \

@@ -29,18 +29,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "slurm/slurm.h"
-#include "slurm/slurm_errno.h"
-#include "src/common/gres.h"
-#include "src/common/list.h"
-#include "src/common/log.h"
-#include "src/common/read_config.h"
-#include "src/common/slurm_topology.h"
-#include "src/common/xmalloc.h"
-#include "src/common/xstring.h"
-#include "src/slurmctld/locks.h"
-#include "src/slurmctld/slurmctld.h"
-
 #include "hm_clock.h"
 #include "hm_conf.h"
 #include "hm_coord.h"
@@ -48,6 +36,7 @@
 #include "hm_log.h"
 #include "hm_plugin.h"
 #include "hm_sched_run.h"
+#include "hm_slurm_compat.h"
 #include "hm_topo.h"
 
 const char plugin_name[] = "Harmonics communication scheduler (keeps sched/backfill)";
@@ -168,8 +157,26 @@ static void conf_path(char *buf, size_t len)
 		hm_conf_default_path(buf, len);
 }
 
+/* One switch as a topology.conf line. */
+static void switch_line(void *arg, const hm_slurm_switch_t *sw)
+{
+	char **text = arg;
+
+	xstrfmtcat(*text, "SwitchName=%s", sw->name);
+	/* Upper levels list every node below them too: racks carry Nodes=. */
+	if (sw->level == 0 && sw->nodes && sw->nodes[0])
+		xstrfmtcat(*text, " Nodes=%s", sw->nodes);
+	else if (sw->level > 0 && sw->switches && sw->switches[0])
+		xstrfmtcat(*text, " Switches=%s", sw->switches);
+	/* topology/tree stores 1 when topology.conf gives no LinkSpeed: only a
+	   larger value is the admin's (bare numbers are Gbit/s, docs/topology.md). */
+	if (sw->link_speed > 1)
+		xstrfmtcat(*text, " LinkSpeed=%u", sw->link_speed);
+	xstrcat(*text, "\n");
+}
+
 /*
- * The topology/tree switches slurmctld holds (switch_record_table), written as
+ * The topology/tree switches slurmctld holds (hm_slurm_switches), written as
  * topology.conf text for the libharmonics loader, so that the coordinator sees
  * exactly the racks Slurm uses. HM_ERR_NOTFOUND when there are none
  * (topology/none). take_lock: false in init(), whose caller holds slurmctld's
@@ -187,21 +194,7 @@ static hm_rc_t topo_from_switches(void *arg, const hm_topo_opts_t *opts, hm_topo
 
 	if (take_lock)
 		lock_slurmctld(nl);
-	nsw = switch_record_table ? switch_record_cnt : 0;
-	for (int i = 0; switch_record_table && i < switch_record_cnt; i++) {
-		switch_record_t *sw = &switch_record_table[i];
-		xstrfmtcat(text, "SwitchName=%s", sw->name);
-		/* Upper levels list every node below them too: racks carry Nodes=. */
-		if (sw->level == 0 && sw->nodes && sw->nodes[0])
-			xstrfmtcat(text, " Nodes=%s", sw->nodes);
-		else if (sw->level > 0 && sw->switches && sw->switches[0])
-			xstrfmtcat(text, " Switches=%s", sw->switches);
-		/* topology/tree stores 1 when topology.conf gives no LinkSpeed: only a
-		   larger value is the admin's (bare numbers are Gbit/s, docs/topology.md). */
-		if (sw->link_speed > 1)
-			xstrfmtcat(text, " LinkSpeed=%u", sw->link_speed);
-		xstrcat(text, "\n");
-	}
+	nsw = hm_slurm_switches(switch_line, &text);
 	if (take_lock)
 		unlock_slurmctld(nl);
 	if (!text)
@@ -237,7 +230,7 @@ static void run_env(hm_sched_env_t *env, const char *state_dir, const bool *take
  */
 static int alloc_gpus_per_node(job_record_t *job)
 {
-	ListIterator it;
+	list_itr_t *it;
 	gres_state_t *gs;
 	uint64_t per_node[HM_MAX_HOSTS_PER_JOB_SCAN] = {0}, most = 0;
 	bool any = false;
@@ -282,7 +275,7 @@ static char *dup_or_null(const char *s)
 static int snapshot(snap_job_t **out, bool all_jobs)
 {
 	slurmctld_lock_t rl = {.job = READ_LOCK, .node = READ_LOCK};
-	ListIterator it;
+	list_itr_t *it;
 	job_record_t *job;
 	snap_job_t *s = NULL;
 	int n = 0, cap = 0;

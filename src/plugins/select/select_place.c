@@ -23,20 +23,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "slurm/slurm.h"
-#include "slurm/slurm_errno.h"
-#include "src/common/bitstring.h"
-#include "src/common/log.h"
-#include "src/common/node_conf.h"
-#include "src/common/read_config.h"
-#include "src/common/select.h"
-#include "src/common/slurm_topology.h"
-#include "src/common/xmalloc.h"
-#include "src/common/xstring.h"
-#include "src/slurmctld/slurmctld.h"
-
 #include "hm_plugin.h"
 #include "hm_select.h"
+#include "select_compat.h"
 #include "select_place.h"
 
 #define LOG_PREFIX "select/harmonics_cons_tres: "
@@ -144,10 +133,10 @@ bool hm_select_steerable(const job_record_t *job, const bitstr_t *bitmap, uint32
 			 uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
 			 const void *preemptees)
 {
-	const struct job_details *d = job ? job->details : NULL;
+	const job_details_t *d = job ? job->details : NULL;
 
 	/* A fixed node count of 2 or more, chosen now; anything else is cons_tres'. */
-	return job && d && bitmap && !preemptees && switch_record_cnt > 0 && switch_record_table &&
+	return job && d && bitmap && !preemptees && hm_slurm_topo_records() > 0 &&
 	       (mode == SELECT_MODE_RUN_NOW || mode == SELECT_MODE_WILL_RUN) && min_nodes >= 2 &&
 	       max_nodes == min_nodes && (req_nodes == min_nodes || req_nodes == 0) &&
 	       !d->req_node_bitmap && !d->contiguous && !job->het_job_list && !job->het_job_id &&
@@ -190,7 +179,7 @@ typedef struct {
 	bitstr_t *bitmap;
 	uint32_t min_nodes, max_nodes, req_nodes;
 	uint16_t mode;
-	bitstr_t *exc;
+	const hm_job_test_tail_t *tail;
 	hm_select_job_test_fn ct;
 	double ct_us; /* time spent in cons_tres */
 } call_t;
@@ -206,7 +195,8 @@ static int ct_call(call_t *c, bitstr_t *bm, uint16_t mode, bool now_only)
 
 	if (now_only)
 		c->job->bit_flags |= TEST_NOW_ONLY;
-	rc = c->ct(c->job, bm, c->min_nodes, c->max_nodes, c->req_nodes, mode, NULL, NULL, c->exc);
+	rc = c->ct(c->job, bm, c->min_nodes, c->max_nodes, c->req_nodes, mode, NULL, NULL,
+		   HM_JOB_TEST_TAIL_ARGS(c->tail));
 	c->job->bit_flags = flags;
 	if (mode == SELECT_MODE_WILL_RUN && now_only && c->mode != SELECT_MODE_WILL_RUN) {
 		c->job->start_time = start; /* a probe leaves no trace */
@@ -298,9 +288,9 @@ static int try_plan(call_t *c, const hm_live_t *live, hm_sel_plan_t *plan, const
 
 int hm_select_place(hm_select_job_test_fn ct, job_record_t *job, bitstr_t *bitmap,
 		    uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
-		    bitstr_t *exc_core_bitmap, int *rc)
+		    const hm_job_test_tail_t *tail, int *rc)
 {
-	call_t c = {job, bitmap, min_nodes, max_nodes, req_nodes, mode, exc_core_bitmap, ct, 0};
+	call_t c = {job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail, ct, 0};
 	const hm_live_t *live = NULL;
 	hm_lview_t *overlay = NULL;
 	hm_sel_plan_t plan = {0};

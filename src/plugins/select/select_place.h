@@ -8,9 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* cons_tres' select_p_job_test. */
-typedef int (*hm_select_job_test_fn)(job_record_t *, bitstr_t *, uint32_t, uint32_t, uint32_t,
-				     uint16_t, List, List *, bitstr_t *);
+#include "select_compat.h"
 
 /* Whether placement may steer this call (else it is cons_tres' alone). */
 bool hm_select_steerable(const job_record_t *job, const bitstr_t *bitmap, uint32_t min_nodes,
@@ -23,7 +21,7 @@ bool hm_select_steerable(const job_record_t *job, const bitstr_t *bitmap, uint32
  */
 int hm_select_place(hm_select_job_test_fn ct, job_record_t *job, bitstr_t *bitmap,
 		    uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
-		    bitstr_t *exc_core_bitmap, int *rc);
+		    const hm_job_test_tail_t *tail, int *rc);
 
 /* The job ended: its recent placement leaves the overlay. */
 void hm_select_forget(uint32_t job_id);

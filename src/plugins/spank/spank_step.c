@@ -24,6 +24,7 @@
 #include "hm_pace_env.h"
 #include "hm_spank_dir.h"
 #include "hm_spank_slurmuser.h"
+#include "spank_compat.h"
 #include "spank_plugin.h"
 
 /* This node's name: the S_JOB_NODEID-th entry of the step's node list. */
@@ -31,7 +32,7 @@ static void node_name(spank_t sp, char *buf, size_t len)
 {
 	char list[4096];
 	uint32_t nodeid = 0;
-	hostlist_t hl = NULL;
+	hm_hostlist_t hl = NULL;
 	char *h = NULL;
 
 	snprintf(buf, len, "?");

@@ -1,0 +1,70 @@
+/*
+ * hm_slurm_compat.h - what differs between the Slurm releases Harmonics builds
+ * against (22.05 to 26.05) for code inside slurmctld, in one place: where the
+ * internal headers are, the list types, and slurmctld's topology/tree switches
+ * (a global table until 24.05, topology_g_get from then on).
+ *
+ * Include it after Slurm's "config.h" (m4/hm_slurm.m4); guards compare
+ * SLURM_VERSION_NUMBER of the configured tree. The select plugin and other
+ * slurmctld plugins include it too; hm_slurm_compat.c holds the functions.
+ */
+#ifndef HM_SLURM_COMPAT_H
+#define HM_SLURM_COMPAT_H
+
+#include <stdbool.h>
+
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+
+/* Releases as MAJOR, MINOR (the micro release never changes an interface here). */
+#define HM_SLURM_AT_LEAST(major, minor) \
+	(SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(major, minor, 0))
+
+#include "src/common/bitstring.h"
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/read_config.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+/* 23.02 moved the plugin interfaces from src/common to src/interfaces. */
+#if HM_SLURM_AT_LEAST(23, 2)
+#include "src/interfaces/gres.h"
+#include "src/interfaces/select.h"
+#include "src/interfaces/topology.h"
+#else
+#include "src/common/gres.h"
+#include "src/common/select.h"
+#include "src/common/slurm_topology.h"
+#endif
+#include "src/slurmctld/locks.h"
+#include "src/slurmctld/slurmctld.h"
+
+/* 23.11 has list_t, list_itr_t and job_details_t (24.11 dropped List and
+   ListIterator, 26.05 the job_details tag); C11 allows a typedef twice. */
+#if !HM_SLURM_AT_LEAST(23, 11)
+typedef struct xlist list_t;
+typedef struct listIterator list_itr_t;
+typedef struct job_details job_details_t;
+#endif
+
+/* One switch of slurmctld's topology/tree, as topology.conf would name it. */
+typedef struct {
+	const char *name, *nodes, *switches;
+	int level;
+	unsigned link_speed;
+} hm_slurm_switch_t;
+
+typedef void (*hm_slurm_switch_fn)(void *arg, const hm_slurm_switch_t *sw);
+
+/*
+ * Call fn for each topology/tree switch slurmctld holds (the default topology
+ * from 25.05), in table order; returns how many (0: topology/none, block, or
+ * none loaded). The caller holds slurmctld's node read lock.
+ */
+int hm_slurm_switches(hm_slurm_switch_fn fn, void *arg);
+
+/* How many records the topology plugin holds (switches of topology/tree, blocks
+   of topology/block), without copying them; same lock as hm_slurm_switches. */
+int hm_slurm_topo_records(void);
+
+#endif
