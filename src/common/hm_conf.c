@@ -52,6 +52,8 @@ typedef enum {
 	K_RACK_SOLVE,
 	K_RACK_TIMEOUT,
 	K_RACK_PORT,
+	K_MAX_CONN_ADDR,
+	K_MAX_REQ_USER,
 	K__COUNT
 } conf_key_id_t;
 
@@ -112,6 +114,8 @@ void hm_conf_defaults(hm_conf_t *conf)
 	conf->admin_comment_max_bytes = 512;
 	conf->rack_solve_leaders = true;
 	conf->rack_timeout_ms = 1000;
+	conf->max_conns_per_addr = 256;
+	conf->max_requests_per_user = 64;
 }
 
 /* Copy a string value into a fixed field, refusing what does not fit. */
@@ -351,6 +355,10 @@ static const conf_key_t keys[K__COUNT] = {
 	"how long a decision round waits for the rack leaders' answers"),
     KEY(K_RACK_PORT, "RackPort", "N", CK_INT, 0, 65535, rack_port, NULL,
 	"TCP port of each node agent's rack channel (0: any)"),
+    KEY(K_MAX_CONN_ADDR, "MaxConnectionsPerAddress", "N", CK_INT, 1, 32768, max_conns_per_addr,
+	NULL, "coordinator connections open at once from one IP address"),
+    KEY(K_MAX_REQ_USER, "MaxRequestsPerUser", "N", CK_INT, 1, 32768, max_requests_per_user, NULL,
+	"requests of one uid (not root or SlurmUser) in progress at once, waiting ones included"),
 };
 
 size_t hm_conf_key_count(void)
@@ -710,4 +718,8 @@ void hm_conf_format(const hm_conf_t *c, char *buf, size_t len)
 		 c->state_file, c->admin_comment_max_bytes,
 		 c->rack_solve_leaders ? "leaders" : "coordinator", c->rack_timeout_ms,
 		 c->rack_port);
+	if (strlen(buf) + 1 < len)
+		snprintf(buf + strlen(buf), len - strlen(buf),
+			 "MaxConnectionsPerAddress=%d\nMaxRequestsPerUser=%d\n",
+			 c->max_conns_per_addr, c->max_requests_per_user);
 }

@@ -98,6 +98,12 @@ typedef struct {
 	int rack_port;           /* RackPort=: TCP port of each node agent's rack channel
 				    (members reach their leader there), 0 (default) = any free */
 
+	/* The coordinator's admission (harmonics.conf(5)). */
+	int max_conns_per_addr;    /* MaxConnectionsPerAddress=: connections from one IPv4
+				      address at once, default 256 */
+	int max_requests_per_user; /* MaxRequestsPerUser=: one uid's requests in progress
+				      (root and SlurmUser exempt), default 64 */
+
 	/* Where it was loaded from ("" for defaults). */
 	char source[HM_CONF_PATH_MAX];
 } hm_conf_t;
