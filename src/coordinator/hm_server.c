@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -112,7 +113,8 @@ struct hm_server {
 	conn_t *conns[SRV_MAX_CONNS];
 	int nconns;
 	uint64_t next_id;
-	int reserve_fd; /* spent to accept and close a connection when out of descriptors */
+	int reserve_fd;    /* spent to accept and close a connection when out of descriptors */
+	bool private_jobs; /* slurm.conf PrivateData=jobs (or all): others' jobs hidden */
 };
 
 hm_coord_t *hm_srv_coord(const hm_server_t *s)
@@ -133,6 +135,43 @@ uint32_t hm_srv_slurm_uid(const hm_server_t *s)
 int hm_srv_port(const hm_server_t *s)
 {
 	return s->port;
+}
+
+bool hm_srv_private_jobs(const hm_server_t *s)
+{
+	return s->private_jobs;
+}
+
+bool hm_server_slurm_private_jobs(const char *path)
+{
+	const char *env = getenv("SLURM_CONF");
+	char line[4096];
+	bool jobs = false;
+	FILE *f;
+
+	if (!path)
+		path = env && *env ? env : "/etc/slurm/slurm.conf";
+	if (!(f = fopen(path, "re")))
+		return false; /* Slurm's default: no PrivateData */
+	while (fgets(line, sizeof(line), f)) {
+		char *hash = strchr(line, '#'), *save = NULL;
+
+		if (hash)
+			*hash = '\0';
+		for (char *tok = strtok_r(line, " \t\r\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\r\n", &save)) {
+			char *save2 = NULL;
+
+			if (strncasecmp(tok, "PrivateData=", 12) != 0)
+				continue;
+			jobs = false; /* the last one counts, as in Slurm */
+			for (char *v = strtok_r(tok + 12, ",", &save2); v;
+			     v = strtok_r(NULL, ",", &save2))
+				jobs |= strcasecmp(v, "jobs") == 0 || strcasecmp(v, "all") == 0;
+		}
+	}
+	fclose(f);
+	return jobs;
 }
 
 void hm_srv_log_refusal(hm_server_t *s, const char *fmt, ...)
@@ -907,6 +946,7 @@ hm_rc_t hm_server_start(hm_coord_t *coord, const hm_conf_t *conf, uint32_t slurm
 	s->lfd = -1;
 	s->epfd = -1;
 	s->wake[0] = s->wake[1] = -1;
+	s->private_jobs = hm_server_slurm_private_jobs(NULL);
 	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	atomic_store(&s->last_wake_ms, hm_mono_ms() - SRV_WAKE_MIN_MS);
 	pthread_mutex_init(&s->mu, NULL);
@@ -955,9 +995,10 @@ hm_rc_t hm_server_start(hm_coord_t *coord, const hm_conf_t *conf, uint32_t slurm
 	hm_coord_set_rack_sender(coord, on_rack_round, s);
 	hm_log(HM_LOG_INFO,
 	       "listening on %s:%d (SlurmUser uid %u, %d workers; at most %d connections, %d "
-	       "per address, %d requests per user)",
+	       "per address, %d requests per user%s)",
 	       conf->listen_addr, s->port, slurm_user_uid, SRV_WORKERS, SRV_MAX_CONNS,
-	       conf->max_conns_per_addr, conf->max_requests_per_user);
+	       conf->max_conns_per_addr, conf->max_requests_per_user,
+	       s->private_jobs ? "; PrivateData=jobs: users list their own jobs only" : "");
 	*out = s;
 	goto out;
 out_free:

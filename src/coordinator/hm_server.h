@@ -15,7 +15,8 @@
  * Authorisation: the requester is the credential's uid (never the payload). A
  * credential that fails to decode (garbage, expired, replayed, another realm) is
  * refused; job-scoped ops (register, report, job) need the job's owner, root or
- * SlurmUser; status/jobs/racks are open to any authenticated uid. Every refusal
+ * SlurmUser; status/jobs/racks are open to any authenticated uid (jobs lists
+ * only the requester's own with PrivateData=jobs in slurm.conf). Every refusal
  * is logged with peer address, uid and reason, and answered with an error reply.
  * Replies are sealed too: restricted to the requester's uid when it is known, open
  * when the request's credential could not be decoded.
@@ -35,6 +36,7 @@
 #ifndef HM_SERVER_H
 #define HM_SERVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hm_conf.h"
@@ -50,6 +52,14 @@ typedef struct hm_server hm_server_t;
  */
 hm_rc_t hm_server_start(hm_coord_t *coord, const hm_conf_t *conf, uint32_t slurm_user_uid,
 			hm_server_t **out, hm_err_t *err);
+
+/*
+ * Whether slurm.conf (path; NULL: $SLURM_CONF, else /etc/slurm/slurm.conf) sets
+ * PrivateData=jobs or all (the last PrivateData= counts). hm_server_start reads
+ * it: then "jobs" lists only the requester's own jobs unless it is root or
+ * SlurmUser, as squeue does. An unreadable file: false (Slurm's default).
+ */
+bool hm_server_slurm_private_jobs(const char *path);
 
 /* What the admission limits did since the start (counts). */
 typedef struct {

@@ -62,6 +62,7 @@ hm_coord_t *hm_srv_coord(const hm_server_t *s);
 const hm_conf_t *hm_srv_conf(const hm_server_t *s);
 uint32_t hm_srv_slurm_uid(const hm_server_t *s);
 int hm_srv_port(const hm_server_t *s);
+bool hm_srv_private_jobs(const hm_server_t *s); /* PrivateData=jobs in slurm.conf */
 
 /* A refusal a peer can cause, logged at INFO at most SRV_LOG_BURST times per window
    over every thread; the next line logged counts the others. */

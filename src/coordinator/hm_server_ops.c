@@ -203,9 +203,24 @@ static json_object *op_status(req_t *r)
 		return out;                                                                        \
 	} while (0)
 
+/* PrivateData=jobs: a user sees only its own jobs, root and SlurmUser every one. */
 static json_object *op_jobs(req_t *r)
 {
-	LIST_REPLY("jobs", hm_coord_jobs, hm_coord_job_view_t, hm_json_job_view);
+	hm_coord_job_view_t *v = NULL;
+	int n = 0;
+	bool own_only = hm_srv_private_jobs(r->srv) && !trusted(r);
+	json_object *out, *arr;
+
+	if (hm_coord_jobs(hm_srv_coord(r->srv), &v, &n) != HM_OK)
+		return error_reply("nomem", "out of memory");
+	out = ok_reply();
+	arr = json_object_new_array();
+	for (int i = 0; i < n; i++)
+		if (!own_only || v[i].uid == r->uid)
+			json_object_array_add(arr, hm_json_job_view(&v[i]));
+	json_object_object_add(out, "jobs", arr);
+	free(v);
+	return out;
 }
 
 static json_object *op_racks(req_t *r)

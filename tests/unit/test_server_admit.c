@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "hm_client.h"
 #include "hm_clock.h"
 #include "hm_json.h"
 #include "hm_log.h"
@@ -347,13 +348,85 @@ static void test_out_of_fds(void **state)
 	assert_true(closed >= N - 3 - 1);
 }
 
+/* PrivateData=jobs in slurm.conf: "jobs" lists a user's own jobs only (root and
+   SlurmUser every one), as squeue does; without it, every job. */
+static void test_private_jobs(void **state)
+{
+	char path[] = "/tmp/hm-admit-slurm.conf.XXXXXX";
+	int fd = mkstemp(path), st = 0;
+	FILE *f = fdopen(fd, "w");
+	hm_coord_job_info_t other = {
+	    .job_id = 101, .uid = 4242, .nodes = "n3", .mode = "auto", .profile = "resnet50"};
+	hm_err_t err = {0};
+	pid_t pid;
+
+	(void)state;
+	NEED_SERVER();
+	assert_non_null(f);
+	fprintf(f, "ClusterName=x\nPrivateData=accounts  # not jobs\nSlurmUser=slurm "
+		   "PrivateData=usage,Jobs\n");
+	fclose(f);
+	assert_true(hm_server_slurm_private_jobs(path));
+	assert_false(hm_server_slurm_private_jobs("/nonexistent/slurm.conf"));
+	hm_coord_job_upsert(coord, &other, &err);
+	/* A second server reading that file, on the same engine. */
+	setenv("SLURM_CONF", path, 1);
+	hm_server_t *s2 = NULL;
+	assert_int_equal(hm_server_start(coord, &conf0, 0, &s2, &err), HM_OK);
+	unsetenv("SLURM_CONF");
+	int p2 = hm_server_port(s2);
+	pid = fork();
+	if (pid == 0) {
+		char *reply = NULL;
+		json_object *r, *jobs;
+		hm_err_t e = {0};
+		int rc = 0;
+
+		if (setgid(OWNER) != 0 || setuid(OWNER) != 0)
+			_exit(10);
+		for (int k = 0; k < 2 && !rc; k++) {
+			if (hm_client_call("127.0.0.1", k ? port : p2, "{\"op\":\"jobs\"}", 3000,
+					   &reply, &e) != HM_OK ||
+			    !(r = json_tokener_parse(reply)) ||
+			    !json_object_object_get_ex(r, "jobs", &jobs))
+				_exit(11);
+			/* private: job 100 (its own) only; open: 100 and 101 */
+			if ((int)json_object_array_length(jobs) != (k ? 2 : 1))
+				rc = 12 + k;
+			json_object_put(r);
+			free(reply);
+			reply = NULL;
+		}
+		_exit(rc);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	{
+		char *reply = NULL;
+		json_object *r, *jobs;
+
+		/* Root sees every job. */
+		assert_int_equal(
+		    hm_client_call("127.0.0.1", p2, "{\"op\":\"jobs\"}", 3000, &reply, &err),
+		    HM_OK);
+		r = json_tokener_parse(reply);
+		assert_true(json_object_object_get_ex(r, "jobs", &jobs));
+		assert_int_equal(json_object_array_length(jobs), 2);
+		json_object_put(r);
+		free(reply);
+	}
+	hm_server_stop(s2);
+	unlink(path);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_addr_cap),
-	    cmocka_unit_test(test_user_cap),
-	    cmocka_unit_test(test_wake_interval),
-	    cmocka_unit_test(test_out_of_fds),
+	    cmocka_unit_test(test_addr_cap),      cmocka_unit_test(test_user_cap),
+	    cmocka_unit_test(test_wake_interval), cmocka_unit_test(test_out_of_fds),
+	    cmocka_unit_test(test_private_jobs),
 	};
 	hm_log_set_level(getenv("HM_TEST_VERBOSE") ? HM_LOG_DEBUG : HM_LOG_ERROR);
 	return cmocka_run_group_tests(tests, setup, teardown);
