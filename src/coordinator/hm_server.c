@@ -35,6 +35,7 @@
 #define SRV_EVENTS        1024  /* epoll events taken per wake-up (the rest come next) */
 #define SRV_MAX_QUEUED    64    /* frames waiting for a peer that does not read: then drop it */
 #define SRV_WAKE_MIN_MS   250   /* registrations wake the sched thread at most this often */
+#define SRV_ADDR_INFLIGHT 2     /* tasks of one address with the workers: munge is the cost */
 #define SRV_LOG_BURST     10    /* refusal lines per window, then a count of the others */
 #define SRV_LOG_WINDOW_MS 10000
 
@@ -69,7 +70,16 @@ typedef struct {
 	uint32_t park_uid, park_gid;
 	int64_t park_deadline_ms;
 	bool uid_held; /* park_uid's request counts against MaxRequestsPerUser */
+	/* A whole frame read while its address had SRV_ADDR_INFLIGHT tasks with the
+	   workers: it goes when one comes back, so one address cannot fill the queue. */
+	char *held;
 } conn_t;
+
+/* Tasks of one address with the workers (I/O thread only). */
+typedef struct {
+	uint32_t ip;
+	int n;
+} addr_load_t;
 
 /* Requests in progress of one uid (MaxRequestsPerUser). */
 typedef struct {
@@ -113,7 +123,9 @@ struct hm_server {
 	conn_t *conns[SRV_MAX_CONNS];
 	int nconns;
 	uint64_t next_id;
-	int reserve_fd;    /* spent to accept and close a connection when out of descriptors */
+	int reserve_fd;     /* spent to accept and close a connection when out of descriptors */
+	addr_load_t *loads; /* addresses with tasks in flight */
+	int nloads, cap_loads;
 	bool private_jobs; /* slurm.conf PrivateData=jobs (or all): others' jobs hidden */
 };
 
@@ -367,6 +379,34 @@ static void task_free(hm_srv_task_t *t)
 	free(t);
 }
 
+/* Tasks in flight of ip, changed by delta (I/O thread). */
+static int addr_load(hm_server_t *s, uint32_t ip, int delta)
+{
+	int i;
+
+	for (i = 0; i < s->nloads && s->loads[i].ip != ip; i++)
+		;
+	if (i == s->nloads) {
+		if (delta <= 0)
+			return 0;
+		if (s->nloads == s->cap_loads) {
+			int cap = s->cap_loads ? 2 * s->cap_loads : 64;
+			addr_load_t *l = realloc(s->loads, (size_t)cap * sizeof(*l));
+
+			if (!l)
+				return 0; /* unaccounted: served without the fairness */
+			s->loads = l;
+			s->cap_loads = cap;
+		}
+		s->loads[s->nloads++] = (addr_load_t){.ip = ip};
+	}
+	s->loads[i].n += delta;
+	if (s->loads[i].n > 0)
+		return s->loads[i].n;
+	s->loads[i] = s->loads[--s->nloads];
+	return 0;
+}
+
 /* Hand a task to the workers; the connection is busy until it comes back. */
 static void submit(hm_server_t *s, conn_t *c, hm_srv_task_kind_t kind, char *data)
 {
@@ -379,6 +419,8 @@ static void submit(hm_server_t *s, conn_t *c, hm_srv_task_kind_t kind, char *dat
 		return;
 	}
 	t->conn_id = c->id;
+	t->ip = c->ip;
+	addr_load(s, c->ip, 1);
 	t->kind = kind;
 	t->data = data;
 	t->ses = c->ses;
@@ -439,6 +481,7 @@ static void conn_drop(hm_server_t *s, int i)
 	close(c->fd);
 	free(c->rbuf);
 	free(c->park_text);
+	free(c->held);
 	while (c->wq) {
 		out_frame_t *f = c->wq;
 
@@ -509,7 +552,8 @@ static int conn_write(conn_t *c)
 /* The events a connection waits for now: a frame when it is idle, room to write. */
 static uint32_t conn_want(const conn_t *c)
 {
-	return (!c->busy && !c->closing && !c->park_text ? EPOLLIN : 0) | (c->wq ? EPOLLOUT : 0);
+	return (!c->busy && !c->closing && !c->park_text && !c->held ? EPOLLIN : 0) |
+	       (c->wq ? EPOLLOUT : 0);
 }
 
 /* Register what it waits for (level-triggered: what poll would have asked). */
@@ -550,7 +594,7 @@ static int64_t agent_deadline(const hm_server_t *s)
 /* Read what is there; a full frame goes to the workers. -1: drop the connection. */
 static int conn_read(hm_server_t *s, conn_t *c)
 {
-	while (!c->busy && !c->closing) {
+	while (!c->busy && !c->closing && !c->held) {
 		ssize_t r;
 
 		if (c->hgot < sizeof(c->hdr))
@@ -603,7 +647,10 @@ static int conn_read(hm_server_t *s, conn_t *c)
 			c->hgot = c->got = c->need = 0;
 			if (c->ses.agent)
 				c->deadline_ms = agent_deadline(s);
-			submit(s, c, HM_TASK_FRAME, frame);
+			if (addr_load(s, c->ip, 0) >= SRV_ADDR_INFLIGHT)
+				c->held = frame; /* its address's turn comes (release_held) */
+			else
+				submit(s, c, HM_TASK_FRAME, frame);
 		}
 	}
 	return 0;
@@ -695,11 +742,27 @@ static void accept_all(hm_server_t *s)
 	}
 }
 
+/* Frames held for ip's turn go to the workers while it has room. */
+static void release_held(hm_server_t *s, uint32_t ip)
+{
+	for (int i = 0; i < s->nconns && addr_load(s, ip, 0) < SRV_ADDR_INFLIGHT; i++) {
+		conn_t *c = s->conns[i];
+
+		if (c->held && c->ip == ip && !c->busy && !c->closing) {
+			char *frame = c->held;
+
+			c->held = NULL;
+			submit(s, c, HM_TASK_FRAME, frame);
+		}
+	}
+}
+
 /* A worker's result: queue its frames, park, or close. */
 static void take_result(hm_server_t *s, hm_srv_task_t *t)
 {
 	conn_t *c = conn_by_id(s, t->conn_id, NULL);
 
+	addr_load(s, t->ip, -1);
 	hm_coord_note_request(s->coord, t->refused);
 	if (t->uid_held && (!c || !t->park)) {
 		uid_release(s, t->uid); /* answered, or nobody left to answer */
@@ -859,9 +922,11 @@ static void *io_main(void *arg)
 		pthread_mutex_unlock(&s->mu);
 		while (done) {
 			hm_srv_task_t *t = done;
+			uint32_t ip = t->ip;
 
 			done = t->next;
-			take_result(s, t);
+			take_result(s, t); /* frees t */
+			release_held(s, ip);
 		}
 		/* Sockets: each connection's events of this wait (nothing was freed yet). */
 		for (int i = s->nconns - 1; i >= 0; i--) {
@@ -885,7 +950,8 @@ static void *io_main(void *arg)
 			}
 			if (!drop && c->closing && !c->wq && !c->busy)
 				drop = true;
-			if (!drop && !c->busy && !c->park_text && now >= c->deadline_ms) {
+			if (!drop && !c->busy && !c->park_text && !c->held &&
+			    now >= c->deadline_ms) {
 				if (c->ses.agent)
 					hm_log(HM_LOG_INFO,
 					       "agent %s (%s) silent for %lld ms: closed",
@@ -1053,6 +1119,7 @@ void hm_server_stop(hm_server_t *s)
 	if (s->reserve_fd >= 0)
 		close(s->reserve_fd);
 	free(s->uids);
+	free(s->loads);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	pthread_mutex_destroy(&s->log_mu);

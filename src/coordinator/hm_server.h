@@ -30,7 +30,8 @@
  * reply; messages are at most conf max_message_bytes; a "register" for a job
  * the sched thread has not seen yet waits at most conn_timeout_ms / 2 and wakes
  * the sched thread at most once per 250 ms. Out of descriptors, a connection is
- * accepted and closed (a reserve descriptor) rather than left queued. Refusals
+ * accepted and closed (a reserve descriptor) rather than left queued. At most
+ * two frames of one address are with the workers at once (the rest wait). Refusals
  * are logged at most 10 per 10 s, the next line counting the others.
  */
 #ifndef HM_SERVER_H

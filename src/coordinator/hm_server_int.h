@@ -51,6 +51,7 @@ typedef struct hm_srv_task {
 	bool park;        /* a register for a job not seen yet: keep data/uid, run it later */
 	bool refused;     /* counted as a refused request */
 	bool uid_held;    /* uid's request counts against MaxRequestsPerUser */
+	uint32_t ip;      /* its connection's peer address: tasks in flight per address */
 } hm_srv_task_t;
 
 /* Run one task on a worker thread (fills its out members; never blocks on the
