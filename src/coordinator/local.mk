@@ -78,3 +78,13 @@ tests_bench_bench_tiers_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 tests_bench_bench_tiers_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_bench_bench_tiers_LDADD = $(HMCOORD_LIBS) -lm
 
+# The coordinator under load and attack (issue 28 item 6): 1,024 agents, 10,000
+# jobs, hostile connections and one user's registration flood; prints numbers.
+# tests/load/coord_load.sh [--short | coord_load options]   (root; starts a private munged)
+check_PROGRAMS += tests/load/coord_load
+tests_load_coord_load_SOURCES = tests/load/coord_load.c
+tests_load_coord_load_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+tests_load_coord_load_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_load_coord_load_LDADD = $(HMCOORD_LIBS) -lm
+TESTS += tests/load/coord_load_short.sh
+EXTRA_DIST += tests/load/coord_load.sh tests/load/coord_load_short.sh
