@@ -6,6 +6,7 @@
  * bounded calls to munged (libmunge) and, for a host name, the resolver.
  */
 #define _GNU_SOURCE /* pthread_timedjoin_np */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -118,6 +119,8 @@ static bool node_state(agent_t *a, hm_aw_msg_t *m)
 	return true;
 }
 
+static void listen_rack(agent_t *a);
+
 static void send_hello(agent_t *a, int64_t now_ms)
 {
 	hm_aw_msg_t m;
@@ -129,7 +132,8 @@ static void send_hello(agent_t *a, int64_t now_ms)
 	m.has_topo = a->has_topo;
 	m.topo = a->topo;
 	m.rack_solver = true;
-	m.rack_port = a->rack.port;
+	listen_rack(a); /* on the address the coordinator sees: it tells the members */
+	m.rack_port = a->rack.listen_fd >= 0 ? a->rack.port : 0;
 	if (!node_state(a, &m))
 		agent_conn_fail(&a->conn, now_ms, false, HM_LOG_ERROR, "hello: out of memory");
 	else
@@ -484,13 +488,14 @@ static void listen_rack(agent_t *a)
 {
 	hm_err_t err = {0};
 
-	if (agent_rack_listen(&a->rack, a->cfg.conf.rack_port, &err) != HM_OK)
+	if (agent_rack_follow(&a->rack, a->conn.fd, a->cfg.conf.rack_port, &err) != HM_OK)
 		hm_logf(&a->cfg.log, HM_LOG_ERROR,
 			"%s; this node cannot keep its rack scheduled through a cut from the "
 			"coordinator as its leader",
 			err.msg);
 	else
-		hm_logf(&a->cfg.log, HM_LOG_VERBOSE, "rack channel on port %d", a->rack.port);
+		hm_logf(&a->cfg.log, HM_LOG_VERBOSE, "rack channel on %s:%d",
+			inet_ntoa((struct in_addr){a->rack.listen_ip}), a->rack.port);
 }
 
 static void *agent_main(void *arg)
@@ -503,7 +508,6 @@ static void *agent_main(void *arg)
 		a->cfg.conf.run_dir, a->heartbeat_ms);
 	read_topology(a);
 	node_dir(a);
-	listen_rack(a);
 	while (!atomic_load(&a->stop)) {
 		int64_t now_ms = hm_proto_now_ms();
 		int timeout = run_timers(a, now_ms);

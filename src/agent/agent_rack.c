@@ -17,8 +17,9 @@
 #include "hm_clock.h"
 #include "hm_harmonics_tier.h"
 
-#define HELLO_WAIT_MS 5000 /* a member that connected must say hello within this */
-#define CUT_REASON    "rack cut off from the coordinator: "
+#define CUT_REASON       "rack cut off from the coordinator: "
+#define REFUSE_BURST     5 /* refused connections logged per window, then counted */
+#define REFUSE_WINDOW_MS 60000
 
 void agent_rack_init(agent_rack_t *r, const char *node, size_t max_frame, const hm_logger_t *lg)
 {
@@ -51,26 +52,51 @@ void agent_rack_free(agent_rack_t *r)
 	r->has_last = r->has_push = false;
 }
 
-hm_rc_t agent_rack_listen(agent_rack_t *r, int port, hm_err_t *err)
+hm_rc_t agent_rack_listen(agent_rack_t *r, const char *ip, int port, hm_err_t *err)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+	struct sockaddr_in sa = {.sin_family = AF_INET};
 	socklen_t sl = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
+	int fd, one = 1;
 
-	if (fd < 0)
+	if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1)
+		return hm_err_set(err, HM_ERR_INVAL, "rack channel: '%s' is not an IPv4 address",
+				  ip);
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
 		return hm_err_set(err, HM_ERR_IO, "rack channel: socket: %s", strerror(errno));
 	sa.sin_port = htons((uint16_t)port);
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 16) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
-		hm_rc_t rc = hm_err_set(err, HM_ERR_IO, "rack channel: port %d: %s (RackPort=)",
+		hm_rc_t rc = hm_err_set(err, HM_ERR_IO, "rack channel: %s:%d: %s (RackPort=)", ip,
 					port, strerror(errno));
 		close(fd);
 		return rc;
 	}
+	if (r->listen_fd >= 0)
+		close(r->listen_fd);
 	r->listen_fd = fd;
+	r->listen_ip = sa.sin_addr.s_addr;
 	r->port = ntohs(sa.sin_port);
 	return HM_OK;
+}
+
+hm_rc_t agent_rack_follow(agent_rack_t *r, int fd, int port, hm_err_t *err)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	char ip[INET_ADDRSTRLEN];
+
+	if (getsockname(fd, (struct sockaddr *)&sa, &sl) != 0 || sa.sin_family != AF_INET)
+		return hm_err_set(err, HM_ERR_IO,
+				  "rack channel: the coordinator connection's "
+				  "address: %s",
+				  sl && sa.sin_family != AF_INET ? "not IPv4" : strerror(errno));
+	if (r->listen_fd >= 0 && r->listen_ip == sa.sin_addr.s_addr)
+		return HM_OK;
+	inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
+	if (port == 0 && r->port > 0 && agent_rack_listen(r, ip, r->port, err) == HM_OK)
+		return HM_OK; /* the port it told the coordinator before */
+	return agent_rack_listen(r, ip, port, err);
 }
 
 void agent_rack_keep(agent_rack_t *r, const hm_rack_req_t *q, const hm_rack_rep_t *rep,
@@ -107,6 +133,8 @@ static void leader_rack(hm_aw_msg_t *m, const hm_aw_rack_t *rack, const char *no
 	snprintf(m->rack.leader, sizeof(m->rack.leader), "%s", node);
 	snprintf(m->rack.role, sizeof(m->rack.role), "leader");
 	m->rack.leader_addr[0] = '\0';
+	m->rack.has_members = false; /* the leader's to know */
+	m->rack.nmembers = 0;
 }
 
 hm_rc_t agent_rack_push_build(const hm_rack_req_t *q, const hm_rack_rep_t *rep, const char *node,
@@ -492,7 +520,41 @@ int agent_rack_pollfds(agent_rack_t *r, struct pollfd *pfd, int max)
 	return n;
 }
 
-static void accept_members(agent_rack_t *r, int64_t now_ms)
+const char *agent_rack_admit(const agent_rack_t *r, const agent_role_t *role, uint32_t ip,
+			     char *why, size_t len)
+{
+	const hm_aw_rack_t *k = &role->last;
+	int listed = 0, open = 0, cap = AGENT_RACK_PER_ADDR_MAX, free_slots = 0;
+
+	if (!role->known || strcmp(k->role, "leader") != 0) {
+		snprintf(why, len, "this node does not lead its rack");
+		return why;
+	}
+	for (int i = 0; i < k->nmembers; i++)
+		listed += k->member_ip[i] == ip;
+	if (k->has_members && !listed) {
+		snprintf(why, len, "not the address of an agent of rack %s", k->rack);
+		return why;
+	}
+	if (k->has_members)
+		cap = listed + 1;
+	for (int i = 0; i < AGENT_RACK_PEERS_MAX; i++) {
+		open += r->peers[i].fd >= 0 && r->peer_ip[i] == ip;
+		free_slots += r->peers[i].fd < 0;
+	}
+	if (open >= cap) {
+		snprintf(why, len, "%d connections from that address already (at most %d)", open,
+			 cap);
+		return why;
+	}
+	if (!free_slots) {
+		snprintf(why, len, "%d members connected already", AGENT_RACK_PEERS_MAX);
+		return why;
+	}
+	return NULL;
+}
+
+static void accept_members(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t now_ms)
 {
 	for (;;) {
 		struct sockaddr_in sa;
@@ -500,23 +562,30 @@ static void accept_members(agent_rack_t *r, int64_t now_ms)
 		int fd = accept4(r->listen_fd, (struct sockaddr *)&sa, &sl,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC),
 		    k = 0;
+		char why[128];
+		unsigned long dropped = 0;
 
 		if (fd < 0)
 			return; /* EAGAIN, or a connection that went away: nothing to do */
-		while (k < AGENT_RACK_PEERS_MAX && r->peers[k].fd >= 0)
-			k++;
-		if (k == AGENT_RACK_PEERS_MAX) {
-			hm_logf(r->lg, HM_LOG_ERROR,
-				"rack channel: %d members connected already; refused one",
-				AGENT_RACK_PEERS_MAX);
+		if (agent_rack_admit(r, x->role, sa.sin_addr.s_addr, why, sizeof(why))) {
+			r->refused++;
+			if (hm_log_rate_ok(&r->refuse_rate, now_ms, REFUSE_BURST, REFUSE_WINDOW_MS,
+					   &dropped))
+				hm_logf(r->lg, HM_LOG_INFO,
+					"rack channel: refused a connection from %s:%u: %s (%lu "
+					"more refused since the last line)",
+					inet_ntoa(sa.sin_addr), ntohs(sa.sin_port), why, dropped);
 			close(fd);
 			continue;
 		}
+		while (k < AGENT_RACK_PEERS_MAX && r->peers[k].fd >= 0)
+			k++;
 		agent_conn_close(&r->peers[k]);
 		r->peers[k].fd = fd;
 		r->peers[k].state = CONN_HELLO;
-		r->peers[k].deadline_ms = now_ms + HELLO_WAIT_MS;
+		r->peers[k].deadline_ms = now_ms + AGENT_RACK_HELLO_MS;
 		r->peer_node[k][0] = '\0';
+		r->peer_ip[k] = sa.sin_addr.s_addr;
 		snprintf(r->peers[k].peer, sizeof(r->peers[k].peer), "%s:%u",
 			 inet_ntoa(sa.sin_addr), ntohs(sa.sin_port));
 	}
@@ -624,7 +693,7 @@ void agent_rack_events(agent_rack_t *r, const agent_rack_ctx_t *x, const struct 
 		if (!pfd[i].revents || pfd[i].fd < 0)
 			continue;
 		if (pfd[i].fd == r->listen_fd) {
-			accept_members(r, now_ms);
+			accept_members(r, x, now_ms);
 		} else if (pfd[i].fd == r->up.fd) {
 			v.c = &r->up;
 			if (r->up.state == CONN_CONNECTING) {

@@ -32,15 +32,22 @@
 
 #define AGENT_RACK_PEERS_MAX    64 /* members connected to one leader */
 #define AGENT_RACK_FRESH_EPOCHS 3
+#define AGENT_RACK_HELLO_MS     1000 /* a connection must say hello within this */
+#define AGENT_RACK_PER_ADDR_MAX 8    /* connections from one address, coordinator lists none */
 
 typedef struct {
 	const hm_logger_t *lg;
 	const char *node;
-	/* The listening side: every agent, used when it leads. */
+	/* The listening side: every agent, used when it leads; bound to the address its
+	   coordinator connection comes from, the one the coordinator gives its members. */
 	int listen_fd;
 	int port;
+	uint32_t listen_ip;                       /* network order */
 	agent_conn_t peers[AGENT_RACK_PEERS_MAX]; /* fd -1 = free */
 	char peer_node[AGENT_RACK_PEERS_MAX][HM_AW_NODE_MAX];
+	uint32_t peer_ip[AGENT_RACK_PEERS_MAX];
+	hm_log_rate_t refuse_rate; /* refused connections: a few lines a minute */
+	unsigned long refused;     /* connections refused before a slot, since the start */
 	size_t max_frame;
 	/* The member side: the connection to the leader at up_addr. */
 	agent_conn_t up;
@@ -76,8 +83,23 @@ typedef struct {
 void agent_rack_init(agent_rack_t *r, const char *node, size_t max_frame, const hm_logger_t *lg);
 void agent_rack_free(agent_rack_t *r);
 
-/* Listen on port (0: any free one) on every address; r->port is the port. */
-hm_rc_t agent_rack_listen(agent_rack_t *r, int port, hm_err_t *err);
+/* Listen on ip:port (ip dotted IPv4; port 0: any free one); r->port is the port.
+   A listener on another address is closed first. */
+hm_rc_t agent_rack_listen(agent_rack_t *r, const char *ip, int port, hm_err_t *err);
+
+/* Listen on the local address of the connected socket fd (the agent's connection to
+   the coordinator), on port (0: the port it had, else any): nothing when already. */
+hm_rc_t agent_rack_follow(agent_rack_t *r, int fd, int port, hm_err_t *err);
+
+/*
+ * Whether a connection from ip (network order) may take a member slot now: NULL
+ * when it may, else why not. Only a leader takes members; where the coordinator
+ * listed its rack's agents (role->last.members), only from their addresses and
+ * at most one more connection than nodes listed at that address (a member
+ * reconnecting); else at most AGENT_RACK_PER_ADDR_MAX per address.
+ */
+const char *agent_rack_admit(const agent_rack_t *r, const agent_role_t *role, uint32_t ip,
+			     char *why, size_t len);
 
 /* A rack_round this node solved as leader, and its answer: kept for a cut. */
 void agent_rack_keep(agent_rack_t *r, const hm_rack_req_t *q, const hm_rack_rep_t *rep,

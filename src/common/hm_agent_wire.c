@@ -6,6 +6,7 @@
 #include "hm_agent_wire.h"
 #include "hm_classes.h"
 
+#include <arpa/inet.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,6 +319,19 @@ hm_rc_t hm_aw_topo_decode(json_object *o, hm_hwnode_t *t, const char *path, hm_e
 	return HM_OK;
 }
 
+static json_object *encode_members(const hm_aw_rack_t *k)
+{
+	json_object *a = json_object_new_array();
+
+	for (int i = 0; i < k->nmembers && i < HM_AW_MAX_NODES; i++) {
+		char ip[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &k->member_ip[i], ip, sizeof(ip));
+		json_object_array_add(a, json_object_new_string(ip));
+	}
+	return a;
+}
+
 static json_object *encode_job_assign(const hm_aw_job_assign_t *j)
 {
 	json_object *o = json_object_new_object();
@@ -462,6 +476,8 @@ static void encode_body(const hm_aw_msg_t *m, json_object *o)
 			hm_fields_encode(o, rack_fields, HM_NFIELDS(rack_fields), m);
 		if (m->op == HM_AW_ASSIGN && m->coord_us > 0)
 			hm_fields_encode(o, coord_clock_fields, 1, m);
+		if (m->has_rack && m->rack.has_members)
+			ADD(o, "members", encode_members(&m->rack));
 		break;
 	case HM_AW_RACK_ROUND:
 		hm_rw_round_encode(o, &m->round);
@@ -555,12 +571,44 @@ static hm_rc_t decode_nodes_assign(json_object *o, hm_aw_msg_t *m, hm_err_t *err
 	return rc;
 }
 
+/* A leader's "members": its rack's agents' IPv4 addresses, dotted, one per node. */
+static hm_rc_t decode_members(json_object *o, hm_aw_rack_t *k, const char *op, hm_err_t *err)
+{
+	json_object *a;
+	size_t n;
+	char path[48];
+	hm_rc_t rc;
+
+	if (!json_object_object_get_ex(o, "members", NULL))
+		return HM_OK; /* an older coordinator: the leader caps per address only */
+	snprintf(path, sizeof(path), "%s", op);
+	if ((rc = hm_aw_get_array(o, "members", HM_AW_MAX_NODES, true, &a, &n, path, err)) != HM_OK)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		struct in_addr ip;
+
+		if (!json_object_is_type(e, json_type_string) ||
+		    inet_pton(AF_INET, json_object_get_string(e), &ip) != 1)
+			return hm_err_set(err, HM_ERR_PROTO,
+					  "%s.members[%zu]: not an IPv4 address (accepted: "
+					  "\"A.B.C.D\")",
+					  op, i);
+		k->member_ip[i] = ip.s_addr;
+	}
+	k->nmembers = (int)n;
+	k->has_members = true;
+	return HM_OK;
+}
+
 /* The rack members of agent_assign: all or none (a coordinator without leaders). */
 static hm_rc_t decode_rack(json_object *o, hm_aw_msg_t *m, hm_err_t *err)
 {
 	const char *op = op_names[m->op];
 	hm_rc_t rc = hm_fields_decode(o, rack_fields, HM_NFIELDS(rack_fields), m, op, err);
 
+	if (rc == HM_OK && m->has_rack)
+		rc = decode_members(o, &m->rack, op, err);
 	if (rc != HM_OK || !m->has_rack) {
 		memset(&m->rack, 0, sizeof(m->rack));
 		return rc;

@@ -120,6 +120,12 @@ typedef struct {
 	char role[HM_AW_ROLE_MAX];   /* "leader" (the recipient leads) or "member" */
 	long term;                   /* the rack's leader term: +1 at every new leader */
 	char leader_addr[HM_AW_ADDR_MAX]; /* the leader's rack channel; "" = none (JSON null) */
+	/* To a leader only ("members", absent from older coordinators): the IPv4 address
+	   (network order) of each agent of its rack, one per node: who may join its rack
+	   channel, and how many from one address. */
+	bool has_members;
+	int nmembers;
+	uint32_t member_ip[HM_AW_MAX_NODES];
 } hm_aw_rack_t;
 
 /* One decoded or to-be-encoded message. Arrays are owned by the message. */

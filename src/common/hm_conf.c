@@ -54,6 +54,8 @@ typedef enum {
 	K_RACK_TIMEOUT,
 	K_RACK_PORT,
 	K_CLOCK_SKEW_MAX,
+	K_MAX_CONN_ADDR,
+	K_MAX_REQ_USER,
 	K__COUNT
 } conf_key_id_t;
 
@@ -115,6 +117,8 @@ void hm_conf_defaults(hm_conf_t *conf)
 	conf->rack_solve_leaders = true;
 	conf->rack_timeout_ms = 1000;
 	conf->clock_skew_max_s = 0.001;
+	conf->max_conns_per_addr = 256;
+	conf->max_requests_per_user = 64;
 }
 
 /* Copy a string value into a fixed field, refusing what does not fit. */
@@ -357,6 +361,10 @@ static const conf_key_t keys[K__COUNT] = {
     KEY(K_CLOCK_SKEW_MAX, "ClockSkewMax", "DURATION", CK_SECONDS, 0, 60, clock_skew_max_s, NULL,
 	"a node whose clock is further than this from the coordinator's runs its steps free (0: "
 	"not checked)"),
+    KEY(K_MAX_CONN_ADDR, "MaxConnectionsPerAddress", "N", CK_INT, 1, 32768, max_conns_per_addr,
+	NULL, "coordinator connections open at once from one IP address"),
+    KEY(K_MAX_REQ_USER, "MaxRequestsPerUser", "N", CK_INT, 1, 32768, max_requests_per_user, NULL,
+	"requests of one uid (not root or SlurmUser) in progress at once, waiting ones included"),
 };
 
 size_t hm_conf_key_count(void)
@@ -719,4 +727,8 @@ void hm_conf_format(const hm_conf_t *c, char *buf, size_t len)
 		 c->state_file, c->admin_comment_max_bytes,
 		 c->rack_solve_leaders ? "leaders" : "coordinator", c->rack_timeout_ms,
 		 c->rack_port, c->clock_skew_max_s);
+	if (strlen(buf) + 1 < len)
+		snprintf(buf + strlen(buf), len - strlen(buf),
+			 "MaxConnectionsPerAddress=%d\nMaxRequestsPerUser=%d\n",
+			 c->max_conns_per_addr, c->max_requests_per_user);
 }

@@ -100,6 +100,12 @@ typedef struct {
 	double clock_skew_max_s; /* ClockSkewMax=: a node whose clock is off the coordinator's
 				    by more runs its steps free; default 1 ms, 0 = not checked */
 
+	/* The coordinator's admission (harmonics.conf(5)). */
+	int max_conns_per_addr;    /* MaxConnectionsPerAddress=: connections from one IPv4
+				      address at once, default 256 */
+	int max_requests_per_user; /* MaxRequestsPerUser=: one uid's requests in progress
+				      (root and SlurmUser exempt), default 64 */
+
 	/* Where it was loaded from ("" for defaults). */
 	char source[HM_CONF_PATH_MAX];
 } hm_conf_t;

@@ -107,3 +107,20 @@ bool hm_log_once_clear(hm_log_once_t *once)
 	once->last[0] = '\0';
 	return had;
 }
+
+bool hm_log_rate_ok(hm_log_rate_t *r, long long now_ms, int burst, int window_ms,
+		    unsigned long *dropped)
+{
+	if (now_ms >= r->window_end_ms) {
+		r->window_end_ms = now_ms + window_ms;
+		r->used = 0;
+	}
+	if (r->used >= burst) {
+		r->dropped++;
+		return false;
+	}
+	r->used++;
+	*dropped = r->dropped;
+	r->dropped = 0;
+	return true;
+}

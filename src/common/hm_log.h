@@ -75,4 +75,19 @@ void hm_log_once(const hm_logger_t *lg, hm_log_once_t *once, hm_log_level_t leve
 /* Forget the remembered failure; returns whether there was one (to log "recovered"). */
 bool hm_log_once_clear(hm_log_once_t *once);
 
+/*
+ * A rate limit for lines a peer can cause (refused connections): at most
+ * burst lines per window_ms. hm_log_rate_ok says whether a line may be logged
+ * at now_ms; when it may, *dropped is how many were not since the last one
+ * (to say so in it). Zero-initialised; the caller serialises calls.
+ */
+typedef struct {
+	long long window_end_ms;
+	int used;
+	unsigned long dropped;
+} hm_log_rate_t;
+
+bool hm_log_rate_ok(hm_log_rate_t *r, long long now_ms, int burst, int window_ms,
+		    unsigned long *dropped);
+
 #endif

@@ -5,6 +5,7 @@
  * own: a leader that went silent gives way at the first of them after
  * AgentValidity.
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,24 @@ void hm_coord_leaders_check(hm_coord_t *c, double now_s)
 	pthread_mutex_unlock(&c->mu);
 }
 
+/* The addresses of rack r's agents, one per node with a rack channel: who may join
+   its leader's (caller holds mu). */
+static void rack_members(const hm_coord_t *c, int r, hm_aw_rack_t *out)
+{
+	out->has_members = true;
+	for (int h = 0; h < c->topo->nhosts && out->nmembers < HM_AW_MAX_NODES; h++) {
+		const char *a = c->nodes[h].rack_addr, *colon = strrchr(a, ':');
+		char ip[HM_AW_ADDR_MAX];
+		struct in_addr in;
+
+		if (c->topo->hosts[h].rack != r || !colon)
+			continue;
+		snprintf(ip, sizeof(ip), "%.*s", (int)(colon - a), a);
+		if (inet_pton(AF_INET, ip, &in) == 1)
+			out->member_ip[out->nmembers++] = in.s_addr;
+	}
+}
+
 bool hm_coord_node_rack(hm_coord_t *c, const char *node, hm_aw_rack_t *out)
 {
 	int h, r;
@@ -194,6 +213,8 @@ bool hm_coord_node_rack(hm_coord_t *c, const char *node, hm_aw_rack_t *out)
 		}
 		snprintf(out->role, sizeof(out->role), "%s", k->leader == h ? "leader" : "member");
 		out->term = (long)k->term;
+		if (k->leader == h && c->nodes)
+			rack_members(c, r, out);
 		ok = true;
 	}
 	pthread_mutex_unlock(&c->mu);

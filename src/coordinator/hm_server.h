@@ -15,19 +15,29 @@
  * Authorisation: the requester is the credential's uid (never the payload). A
  * credential that fails to decode (garbage, expired, replayed, another realm) is
  * refused; job-scoped ops (register, report, job) need the job's owner, root or
- * SlurmUser; status/jobs/racks are open to any authenticated uid. Every refusal
+ * SlurmUser; status/jobs/racks are open to any authenticated uid (jobs lists
+ * only the requester's own with PrivateData=jobs in slurm.conf). Every refusal
  * is logged with peer address, uid and reason, and answered with an error reply.
  * Replies are sealed too: restricted to the requester's uid when it is known, open
  * when the request's credential could not be decoded.
- * Bounds: requests are read from up to 64 connections at once (a silent or slow
- * client delays nobody) and answered one at a time; each connection has conf
- * conn_timeout_ms to deliver its request and again for its reply; messages are at
- * most conf max_message_bytes; a "register" for a job the sched thread has not
- * seen yet waits at most conn_timeout_ms / 2.
+ * Bounds (docs/protocol.md "Limits"): one I/O thread holds up to 32,768
+ * connections (agents and one-shot requests; the kernel's backlog holds the
+ * rest) and four workers unseal and answer; at most conf max_conns_per_addr of
+ * them from one IPv4 address (more are closed at once); at most conf
+ * max_requests_per_user requests of one uid in progress, parked registers
+ * included (root and SlurmUser exempt; more are answered code "busy"); each
+ * connection has conf conn_timeout_ms to deliver its request and again for its
+ * reply; messages are at most conf max_message_bytes; a "register" for a job
+ * the sched thread has not seen yet waits at most conn_timeout_ms / 2 and wakes
+ * the sched thread at most once per 250 ms. Out of descriptors, a connection is
+ * accepted and closed (a reserve descriptor) rather than left queued. At most
+ * two frames of one address are with the workers at once (the rest wait). Refusals
+ * are logged at most 10 per 10 s, the next line counting the others.
  */
 #ifndef HM_SERVER_H
 #define HM_SERVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hm_conf.h"
@@ -43,6 +53,25 @@ typedef struct hm_server hm_server_t;
  */
 hm_rc_t hm_server_start(hm_coord_t *coord, const hm_conf_t *conf, uint32_t slurm_user_uid,
 			hm_server_t **out, hm_err_t *err);
+
+/*
+ * Whether slurm.conf (path; NULL: $SLURM_CONF, else /etc/slurm/slurm.conf) sets
+ * PrivateData=jobs or all (the last PrivateData= counts). hm_server_start reads
+ * it: then "jobs" lists only the requester's own jobs unless it is root or
+ * SlurmUser, as squeue does. An unreadable file: false (Slurm's default).
+ */
+bool hm_server_slurm_private_jobs(const char *path);
+
+/* What the admission limits did since the start (counts). */
+typedef struct {
+	unsigned long refused_addr;   /* connections closed: MaxConnectionsPerAddress */
+	unsigned long refused_user;   /* requests answered "busy": MaxRequestsPerUser */
+	unsigned long closed_no_fd;   /* connections accepted and closed: no descriptor */
+	unsigned long sched_wakes;    /* sched thread wake-ups for registrations */
+	unsigned long wakes_deferred; /* wake-ups asked for within the minimum interval */
+} hm_server_counters_t;
+
+void hm_server_counters(hm_server_t *srv, hm_server_counters_t *out);
 
 /* Port actually bound (differs from conf when listen_port is 0). */
 int hm_server_port(const hm_server_t *srv);

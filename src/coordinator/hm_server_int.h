@@ -50,6 +50,8 @@ typedef struct hm_srv_task {
 	bool close_after; /* close once they are sent */
 	bool park;        /* a register for a job not seen yet: keep data/uid, run it later */
 	bool refused;     /* counted as a refused request */
+	bool uid_held;    /* uid's request counts against MaxRequestsPerUser */
+	uint32_t ip;      /* its connection's peer address: tasks in flight per address */
 } hm_srv_task_t;
 
 /* Run one task on a worker thread (fills its out members; never blocks on the
@@ -61,5 +63,18 @@ hm_coord_t *hm_srv_coord(const hm_server_t *s);
 const hm_conf_t *hm_srv_conf(const hm_server_t *s);
 uint32_t hm_srv_slurm_uid(const hm_server_t *s);
 int hm_srv_port(const hm_server_t *s);
+bool hm_srv_private_jobs(const hm_server_t *s); /* PrivateData=jobs in slurm.conf */
+
+/* A refusal a peer can cause, logged at INFO at most SRV_LOG_BURST times per window
+   over every thread; the next line logged counts the others. */
+void hm_srv_log_refusal(hm_server_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Count a request of uid in progress: false (counted as refused) at MaxRequestsPerUser;
+   the I/O thread releases it when the request is answered or its connection closes. */
+bool hm_srv_uid_take(hm_server_t *s, uint32_t uid);
+
+/* A registration waits for a job the sched thread has not seen: wake it, at most once
+   per SRV_WAKE_MIN_MS (a later call is deferred to the end of the interval). */
+void hm_srv_wake_sched(hm_server_t *s);
 
 #endif

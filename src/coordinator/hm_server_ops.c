@@ -82,10 +82,10 @@ static json_object *authorise(req_t *r, const char *op, uint32_t job_id)
 		return error_reply("notfound", "job %u is not known to the coordinator", job_id);
 	if (trusted(r) || r->uid == owner)
 		return NULL;
-	hm_log(HM_LOG_INFO,
-	       "refused %s for job %u from %s: uid %u is not the owner (uid %u), root or "
-	       "SlurmUser",
-	       op, job_id, r->t->peer, r->uid, owner);
+	hm_srv_log_refusal(r->srv,
+			   "refused %s for job %u from %s: uid %u is not the owner (uid %u), "
+			   "root or SlurmUser",
+			   op, job_id, r->t->peer, r->uid, owner);
 	return error_reply("auth", "uid %u may not %s job %u (owner, root or SlurmUser only)",
 			   r->uid, op, job_id);
 }
@@ -125,7 +125,7 @@ static json_object *op_register(req_t *r, json_object *req, bool *park)
 	    HM_OK) {
 		if (!r->t->final) {
 			*park = true;
-			hm_coord_wake(c); /* the sched thread looks at Slurm's jobs now */
+			hm_srv_wake_sched(r->srv); /* the sched thread looks at Slurm's jobs */
 			return NULL;
 		}
 		if (hm_coord_job_uid(c, job_id, &owner) != HM_OK)
@@ -203,9 +203,24 @@ static json_object *op_status(req_t *r)
 		return out;                                                                        \
 	} while (0)
 
+/* PrivateData=jobs: a user sees only its own jobs, root and SlurmUser every one. */
 static json_object *op_jobs(req_t *r)
 {
-	LIST_REPLY("jobs", hm_coord_jobs, hm_coord_job_view_t, hm_json_job_view);
+	hm_coord_job_view_t *v = NULL;
+	int n = 0;
+	bool own_only = hm_srv_private_jobs(r->srv) && !trusted(r);
+	json_object *out, *arr;
+
+	if (hm_coord_jobs(hm_srv_coord(r->srv), &v, &n) != HM_OK)
+		return error_reply("nomem", "out of memory");
+	out = ok_reply();
+	arr = json_object_new_array();
+	for (int i = 0; i < n; i++)
+		if (!own_only || v[i].uid == r->uid)
+			json_object_array_add(arr, hm_json_job_view(&v[i]));
+	json_object_object_add(out, "jobs", arr);
+	free(v);
+	return out;
 }
 
 static json_object *op_racks(req_t *r)
@@ -274,11 +289,12 @@ static void emit_msg(hm_srv_task_t *t, const hm_aw_msg_t *m, uint32_t uid)
 }
 
 /* An error frame, then the connection closes (contract B). */
-static void agent_error(hm_srv_task_t *t, uint32_t uid, int64_t re, const char *code,
-			const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void agent_error(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, int64_t re,
+			const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
-static void agent_error(hm_srv_task_t *t, uint32_t uid, int64_t re, const char *code,
-			const char *fmt, ...)
+static void agent_error(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, int64_t re,
+			const char *code, const char *fmt, ...)
 {
 	hm_aw_msg_t m = {.op = HM_AW_ERROR, .re = re};
 	va_list ap;
@@ -288,8 +304,8 @@ static void agent_error(hm_srv_task_t *t, uint32_t uid, int64_t re, const char *
 	va_end(ap);
 	snprintf(m.code, sizeof(m.code), "%s", code);
 	m.seq = ++t->ses.out_seq;
-	hm_log(HM_LOG_INFO, "agent %s (%s): %s", t->ses.node[0] ? t->ses.node : "?", t->peer,
-	       m.error);
+	hm_srv_log_refusal(s, "agent %s (%s): %s", t->ses.node[0] ? t->ses.node : "?", t->peer,
+			   m.error);
 	emit_msg(t, &m, uid);
 	t->close_after = true;
 	t->refused = true;
@@ -374,13 +390,13 @@ static void agent_beat(hm_server_t *s, hm_srv_task_t *t, const hm_aw_msg_t *m)
 
 	for (int i = 0; i < m->nnodes; i++) {
 		if (strcmp(m->nodes[i].node, t->ses.node) != 0) {
-			agent_error(t, t->ses.agent_uid, m->seq, "proto",
+			agent_error(s, t, t->ses.agent_uid, m->seq, "proto",
 				    "agent_beat: nodes[%d]: %s, but this connection is node %s's",
 				    i, m->nodes[i].node, t->ses.node);
 			return;
 		}
 		if (hm_coord_node_beat(hm_srv_coord(s), &m->nodes[i], hm_real_s(), &e) != HM_OK) {
-			agent_error(t, t->ses.agent_uid, m->seq, "node", "%s", e.msg);
+			agent_error(s, t, t->ses.agent_uid, m->seq, "node", "%s", e.msg);
 			return;
 		}
 	}
@@ -428,16 +444,16 @@ static void agent_frame(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, const ch
 	hm_err_t e = {0};
 
 	if (!(uid == 0 || uid == hm_srv_slurm_uid(s))) {
-		agent_error(t, uid, 0, "auth",
+		agent_error(s, t, uid, 0, "auth",
 			    "frame sealed by uid %u: node agents run as root or SlurmUser", uid);
 		return;
 	}
 	if (hm_aw_decode(text, strlen(text), &m, &e) != HM_OK) {
-		agent_error(t, uid, 0, "proto", "%s", e.msg);
+		agent_error(s, t, uid, 0, "proto", "%s", e.msg);
 		goto out;
 	}
 	if (m.seq <= t->ses.in_seq) {
-		agent_error(t, uid, m.seq, "proto",
+		agent_error(s, t, uid, m.seq, "proto",
 			    "%s: seq %lld is not above the last one (%lld): replayed or reordered",
 			    hm_aw_op_name(m.op), (long long)m.seq, (long long)t->ses.in_seq);
 		goto out;
@@ -449,7 +465,7 @@ static void agent_frame(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, const ch
 	else if (m.op == HM_AW_RACK_RESULT && t->ses.agent && uid == t->ses.agent_uid)
 		rack_result(s, t, &m);
 	else
-		agent_error(t, uid, m.seq, "proto", "%s is not expected %s", hm_aw_op_name(m.op),
+		agent_error(s, t, uid, m.seq, "proto", "%s is not expected %s", hm_aw_op_name(m.op),
 			    t->ses.agent ? "after agent_hello" : "before agent_hello");
 out:
 	hm_aw_msg_free(&m);
@@ -467,8 +483,9 @@ static void handle(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, uint32_t gid,
 	bool park = false;
 
 	if (!req || !json_object_is_type(req, json_type_object)) {
-		hm_log(HM_LOG_INFO, "refused request from %s uid %u: not a JSON object (%s)",
-		       t->peer, uid, req ? "wrong type" : json_tokener_error_desc(jerr));
+		hm_srv_log_refusal(s, "refused request from %s uid %u: not a JSON object (%s)",
+				   t->peer, uid,
+				   req ? "wrong type" : json_tokener_error_desc(jerr));
 		out = error_reply("proto", "request is not a JSON object");
 		goto reply;
 	}
@@ -478,6 +495,23 @@ static void handle(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, uint32_t gid,
 		agent_frame(s, t, uid, text);
 		free(text);
 		return;
+	}
+	/* One user's requests in progress are capped (a parked one keeps its count). */
+	if (t->kind != HM_TASK_DECODED && uid != 0 && uid != hm_srv_slurm_uid(s)) {
+		if (!hm_srv_uid_take(s, uid)) {
+			hm_srv_log_refusal(s,
+					   "refused %.40s from %s: uid %u has %d requests in "
+					   "progress (MaxRequestsPerUser)",
+					   op, t->peer, uid, hm_srv_conf(s)->max_requests_per_user);
+			out =
+			    error_reply("busy",
+					"uid %u has %d requests in progress (MaxRequestsPerUser); "
+					"try again later",
+					uid, hm_srv_conf(s)->max_requests_per_user);
+			goto reply;
+		}
+		t->uid_held = true;
+		t->uid = uid;
 	}
 	if (strcmp(op, "register") == 0)
 		out = op_register(&r, req, &park);
@@ -536,7 +570,8 @@ void hm_srv_run_task(hm_server_t *s, hm_srv_task_t *t)
 		t->refused = true;
 		t->close_after = true;
 		if (t->ses.agent)
-			agent_error(t, t->ses.agent_uid, 0, "proto", "%s", data ? data : "refused");
+			agent_error(s, t, t->ses.agent_uid, 0, "proto", "%s",
+				    data ? data : "refused");
 		else
 			emit_obj(t, error_reply("proto", "%s", data ? data : "refused"),
 				 HM_PROTO_UID_ANY);
@@ -545,10 +580,10 @@ void hm_srv_run_task(hm_server_t *s, hm_srv_task_t *t)
 	case HM_TASK_FRAME:
 		/* Authentication before anything else, and before any wait. */
 		if (hm_proto_unseal(data, &text, &uid, &gid, &e) != HM_OK) {
-			hm_log(HM_LOG_INFO, "refused request from %s: %s", t->peer, e.msg);
+			hm_srv_log_refusal(s, "refused request from %s: %s", t->peer, e.msg);
 			t->refused = true;
 			if (t->ses.agent)
-				agent_error(t, t->ses.agent_uid, 0, "auth", "%s", e.msg);
+				agent_error(s, t, t->ses.agent_uid, 0, "auth", "%s", e.msg);
 			else
 				emit_obj(t,
 					 error_reply(e.rc == HM_ERR_AUTH ? "auth" : "proto", "%s",

@@ -37,7 +37,8 @@ UNIT_TESTS += \
 	tests/unit/test_coord_leaders \
 	tests/unit/test_coord_live \
 	tests/unit/test_server \
-	tests/unit/test_server_agent
+	tests/unit/test_server_agent \
+	tests/unit/test_server_admit
 tests_unit_test_coord_SOURCES = tests/unit/test_coord.c tests/unit/coord_fixture.h
 tests_unit_test_server_agent_SOURCES = tests/unit/test_server_agent.c tests/unit/coord_fixture.h \
 	tests/unit/server_fixture.h \
@@ -47,6 +48,8 @@ tests_unit_test_coord_leaders_SOURCES = tests/unit/test_coord_leaders.c tests/un
 tests_unit_test_coord_sync_SOURCES = tests/unit/test_coord_sync.c tests/unit/coord_fixture.h
 tests_unit_test_coord_live_SOURCES = tests/unit/test_coord_live.c tests/unit/coord_fixture.h
 tests_unit_test_server_SOURCES = tests/unit/test_server.c tests/unit/coord_fixture.h \
+	tests/unit/munge_fixture.h tests/unit/server_fixture.h
+tests_unit_test_server_admit_SOURCES = tests/unit/test_server_admit.c tests/unit/coord_fixture.h \
 	tests/unit/munge_fixture.h tests/unit/server_fixture.h
 EXTRA_DIST += tests/fixtures/coord
 
@@ -74,3 +77,14 @@ tests_bench_bench_tiers_SOURCES = tests/bench/bench_tiers.c
 tests_bench_bench_tiers_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 tests_bench_bench_tiers_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_bench_bench_tiers_LDADD = $(HMCOORD_LIBS) -lm
+
+# The coordinator under load and attack (issue 28 item 6): 1,024 agents, 10,000
+# jobs, hostile connections and one user's registration flood; prints numbers.
+# tests/load/coord_load.sh [--short | coord_load options]   (root; starts a private munged)
+check_PROGRAMS += tests/load/coord_load
+tests_load_coord_load_SOURCES = tests/load/coord_load.c
+tests_load_coord_load_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+tests_load_coord_load_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_load_coord_load_LDADD = $(HMCOORD_LIBS) -lm
+TESTS += tests/load/coord_load_short.sh
+EXTRA_DIST += tests/load/coord_load.sh tests/load/coord_load_short.sh

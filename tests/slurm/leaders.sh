@@ -63,6 +63,21 @@ check "racks --json: rack, leader, state, last_epoch, jobs, cross_rack_jobs, sol
 check "racks --json: each leader's rack channel (leader_addr 127.0.0.1:PORT)" \
 	bash -c "'$HM_CTL' --json racks | jq -e '[.racks[].leader_addr | test(\"^127[.]0[.]0[.]1:[0-9]+$\")] == [true, true]' >/dev/null"
 check "the text form shows the leaders" bash -c "'$HM_CTL' racks | grep -Eq '^0 +rack1 +n1 +up ' && '$HM_CTL' racks | grep -Eq '^1 +rack2 +n5 +up '"
+# The rack channel (issue 28): bound to the address the agent reaches slurmctld
+# from, not every interface; a stranger is closed before it gets a slot, and
+# the refusals are logged a few times a minute, not once each.
+rport=$(rack_q rack1 .leader_addr | sed 's/.*://')
+check "rack1's channel listens on 127.0.0.1 only (127.0.0.2:$rport refused)" \
+	bash -c "! timeout 2 bash -c 'exec 3<>/dev/tcp/127.0.0.2/$rport' 2>/dev/null"
+check "8 strangers (from 127.0.0.9) closed at once by rack1's leader, at most 5 lines logged" bash -c "
+	for i in 1 2 3 4 5 6 7 8; do
+		python3 -c 'import socket, sys
+s = socket.socket(); s.bind((\"127.0.0.9\", 0)); s.connect((\"127.0.0.1\", $rport)); s.settimeout(2)
+sys.exit(0 if s.recv(1) == b\"\" else 1)' || exit 1
+	done
+	sleep 0.5
+	n=\$(grep -c 'rack channel: refused a connection from 127.0.0.9' $log/slurmd-n1.log)
+	((n >= 1 && n <= 5))"
 check "n1's agent logged once that it leads rack1" test "$(count "$log/slurmd-n1.log" 'rack rack1: this node leads')" = 1
 check "n5's agent logged once that it leads rack2" test "$(count "$log/slurmd-n5.log" 'rack rack2: this node leads')" = 1
 check "n2..n4 logged n1 as their leader, n6..n8 n5, once each" bash -c "

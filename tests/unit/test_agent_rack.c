@@ -3,10 +3,19 @@
  * rack_assign (held, free, cross-rack), through the wire and back, and how a
  * node merges them into the jobs it lists (contract C: a change becomes the
  * next schedule at the push's switch time; class kept; unknown jobs free).
- * The channel itself runs in tests/slurm/leaders.sh (slurmctld stopped).
+ * The channel itself runs in tests/slurm/leaders.sh (slurmctld stopped); its
+ * admission (issue 28 item 3: bound to one address, only the rack's agents'
+ * addresses, per-address caps, a short hello deadline, refusals logged a few
+ * times a minute) runs here on loopback addresses.
  */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -229,12 +238,238 @@ static void test_merge(void **state)
 	free(out);
 }
 
+static uint32_t ip4(const char *s)
+{
+	struct in_addr a;
+
+	assert_int_equal(inet_pton(AF_INET, s, &a), 1);
+	return a.s_addr;
+}
+
+/* A leader's role with the coordinator's list of its rack's agents. */
+static void leader_role(agent_role_t *role, const char *const *members, int n)
+{
+	memset(role, 0, sizeof(*role));
+	role->known = true;
+	snprintf(role->last.rack, sizeof(role->last.rack), "rack1");
+	snprintf(role->last.leader, sizeof(role->last.leader), "n1");
+	snprintf(role->last.role, sizeof(role->last.role), "leader");
+	role->last.has_members = members != NULL;
+	for (int i = 0; i < n; i++)
+		role->last.member_ip[role->last.nmembers++] = ip4(members[i]);
+}
+
+/* Who may take a slot: a leader only, the listed addresses only, one more than
+   listed per address; without a list, AGENT_RACK_PER_ADDR_MAX per address. */
+static void test_admit(void **state)
+{
+	static const char *const members[] = {"10.0.0.2", "10.0.0.3", "10.0.0.3"};
+	agent_rack_t r;
+	agent_role_t role;
+	char why[128];
+
+	(void)state;
+	agent_rack_init(&r, "n1", 65536, &g_log);
+	leader_role(&role, members, 3);
+	assert_null(agent_rack_admit(&r, &role, ip4("10.0.0.2"), why, sizeof(why)));
+	assert_non_null(agent_rack_admit(&r, &role, ip4("10.0.0.9"), why, sizeof(why)));
+	assert_non_null(strstr(why, "not the address of an agent of rack rack1"));
+	/* Two open from 10.0.0.2 (one node): full; 10.0.0.3 (two nodes) takes three. */
+	for (int k = 0; k < 2; k++) {
+		r.peers[k].fd = 100 + k; /* a slot in use; never touched */
+		r.peer_ip[k] = ip4("10.0.0.2");
+	}
+	assert_non_null(agent_rack_admit(&r, &role, ip4("10.0.0.2"), why, sizeof(why)));
+	assert_non_null(strstr(why, "2 connections from that address already (at most 2)"));
+	assert_null(agent_rack_admit(&r, &role, ip4("10.0.0.3"), why, sizeof(why)));
+	/* No list (an older coordinator): per address only. */
+	leader_role(&role, NULL, 0);
+	assert_null(agent_rack_admit(&r, &role, ip4("10.0.0.9"), why, sizeof(why)));
+	for (int k = 0; k < AGENT_RACK_PER_ADDR_MAX; k++) {
+		r.peers[k].fd = 100 + k;
+		r.peer_ip[k] = ip4("10.0.0.9");
+	}
+	assert_non_null(agent_rack_admit(&r, &role, ip4("10.0.0.9"), why, sizeof(why)));
+	/* A member takes nobody. */
+	snprintf(role.last.role, sizeof(role.last.role), "member");
+	assert_non_null(agent_rack_admit(&r, &role, ip4("10.0.0.2"), why, sizeof(why)));
+	assert_non_null(strstr(why, "does not lead"));
+	for (int k = 0; k < AGENT_RACK_PEERS_MAX; k++)
+		r.peers[k].fd = -1;
+	agent_rack_free(&r);
+}
+
+static int connect_from(const char *src, const char *dst, int port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = ip4(src)},
+			   b = {.sin_family = AF_INET, .sin_addr.s_addr = ip4(dst)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	b.sin_port = htons((uint16_t)port);
+	if (connect(fd, (struct sockaddr *)&b, sizeof(b)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Run the channel's poll once (up to 500 ms for something to happen). */
+static void pump(agent_rack_t *r, const agent_rack_ctx_t *x, int64_t now_ms)
+{
+	struct pollfd pfd[2 + AGENT_RACK_PEERS_MAX];
+	int n = agent_rack_pollfds(r, pfd, 2 + AGENT_RACK_PEERS_MAX);
+
+	assert_true(poll(pfd, (nfds_t)n, 500) >= 0);
+	agent_rack_events(r, x, pfd, n, now_ms);
+}
+
+static bool closed_by_peer(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char c;
+
+	return poll(&p, 1, 500) == 1 && read(fd, &c, 1) <= 0;
+}
+
+static int lines;
+
+static void count_sink(int level, const char *msg)
+{
+	(void)level;
+	(void)msg;
+	lines++;
+}
+
+/* A real listener: bound to one address; strangers are closed before a slot;
+   a member that does not say hello goes after AGENT_RACK_HELLO_MS; refusals are
+   logged REFUSE_BURST times, not once each. */
+static void test_channel_admission(void **state)
+{
+	static const char *const members[] = {"127.0.7.2"};
+	hm_logger_t lg = {.sink = count_sink, .level = HM_LOG_INFO, .prefix = "test: "};
+	agent_rack_t r;
+	agent_role_t role;
+	agent_rack_ctx_t x = {.role = &role, .heartbeat_ms = 1000, .conn_timeout_ms = 1000};
+	hm_err_t err = {0};
+	int fd, m1, m2, m3, held = 0;
+
+	(void)state;
+	agent_rack_init(&r, "n1", 65536, &lg);
+	leader_role(&role, members, 1);
+	/* Bound to the coordinator connection's local address, not every interface. */
+	{
+		int lfd = socket(AF_INET, SOCK_STREAM, 0), c;
+		struct sockaddr_in sa = {.sin_family = AF_INET,
+					 .sin_addr.s_addr = ip4("127.0.7.1")};
+		socklen_t sl = sizeof(sa);
+
+		assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(listen(lfd, 1), 0);
+		assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+		c = connect_from("127.0.7.9", "127.0.7.1", ntohs(sa.sin_port));
+		assert_true(c >= 0);
+		assert_int_equal(agent_rack_follow(&r, c, 0, &err), HM_OK);
+		assert_int_equal(r.listen_ip, ip4("127.0.7.9"));
+		close(c);
+		close(lfd);
+	}
+	assert_int_equal(connect_from("127.0.7.2", "127.0.0.1", r.port), -1);
+	assert_int_equal(errno, ECONNREFUSED);
+	/* A stranger: closed at once, no slot, a line. */
+	fd = connect_from("127.0.7.3", "127.0.7.9", r.port);
+	pump(&r, &x, 1000);
+	for (int k = 0; k < AGENT_RACK_PEERS_MAX; k++)
+		held += r.peers[k].fd >= 0;
+	assert_int_equal(held, 0);
+	assert_true(closed_by_peer(fd));
+	close(fd);
+	assert_int_equal(lines, 1);
+	/* The rack's agent: a slot, two at most from its address (one listed). */
+	m1 = connect_from("127.0.7.2", "127.0.7.9", r.port);
+	m2 = connect_from("127.0.7.2", "127.0.7.9", r.port);
+	pump(&r, &x, 1000);
+	m3 = connect_from("127.0.7.2", "127.0.7.9", r.port);
+	pump(&r, &x, 1000);
+	held = 0;
+	for (int k = 0; k < AGENT_RACK_PEERS_MAX; k++)
+		held += r.peers[k].fd >= 0;
+	assert_int_equal(held, 2);
+	assert_true(closed_by_peer(m3));
+	close(m3);
+	/* Silent: their slots go once the hello deadline passed. */
+	agent_rack_tick(&r, &x, 1000 + AGENT_RACK_HELLO_MS - 1);
+	assert_true(r.peers[0].fd >= 0 || r.peers[1].fd >= 0);
+	agent_rack_tick(&r, &x, 1000 + AGENT_RACK_HELLO_MS);
+	for (int k = 0; k < AGENT_RACK_PEERS_MAX; k++)
+		assert_int_equal(r.peers[k].fd, -1);
+	close(m1);
+	close(m2);
+	/* Twenty strangers within the minute: a few lines, every one refused. */
+	lines = 0;
+	for (int i = 0; i < 20; i++) {
+		fd = connect_from("127.0.7.4", "127.0.7.9", r.port);
+		pump(&r, &x, 2000 + i);
+		close(fd);
+	}
+	assert_true(lines <= 5);
+	assert_int_equal(r.refused, 22);
+	agent_rack_free(&r);
+}
+
+/* A leader's "members" through the wire and back; a bad address is refused. */
+static void test_members_wire(void **state)
+{
+	hm_aw_msg_t m, d;
+	hm_err_t err = {0};
+	char *json = NULL, *bad;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.op = HM_AW_ASSIGN;
+	m.seq = 3;
+	m.has_rack = true;
+	snprintf(m.rack.rack, sizeof(m.rack.rack), "rack1");
+	snprintf(m.rack.leader, sizeof(m.rack.leader), "n1");
+	snprintf(m.rack.role, sizeof(m.rack.role), "leader");
+	m.rack.has_members = true;
+	m.rack.member_ip[m.rack.nmembers++] = ip4("10.1.2.3");
+	m.rack.member_ip[m.rack.nmembers++] = ip4("10.1.2.3");
+	m.rack.member_ip[m.rack.nmembers++] = ip4("10.1.2.4");
+	assert_int_equal(hm_aw_encode(&m, &json, &err), HM_OK);
+	assert_non_null(strstr(json, "\"members\":[\"10.1.2.3\",\"10.1.2.3\",\"10.1.2.4\"]"));
+	assert_int_equal(hm_aw_decode(json, strlen(json), &d, &err), HM_OK);
+	assert_true(d.rack.has_members);
+	assert_int_equal(d.rack.nmembers, 3);
+	assert_memory_equal(d.rack.member_ip, m.rack.member_ip, 3 * sizeof(uint32_t));
+	hm_aw_msg_free(&d);
+	bad = strdup(json);
+	memcpy(strstr(bad, "10.1.2.4"), "10.1.2.x", 8);
+	assert_int_equal(hm_aw_decode(bad, strlen(bad), &d, &err), HM_ERR_PROTO);
+	assert_non_null(strstr(err.msg, "members[2]: not an IPv4 address"));
+	hm_aw_msg_free(&d);
+	/* A coordinator that lists none: no list, per-address caps only. */
+	m.rack.has_members = false;
+	free(json);
+	assert_int_equal(hm_aw_encode(&m, &json, &err), HM_OK);
+	assert_null(strstr(json, "members"));
+	assert_int_equal(hm_aw_decode(json, strlen(json), &d, &err), HM_OK);
+	assert_false(d.rack.has_members);
+	hm_aw_msg_free(&d);
+	free(json);
+	free(bad);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_push_build),
 	    cmocka_unit_test(test_push_refusals),
 	    cmocka_unit_test(test_merge),
+	    cmocka_unit_test(test_admit),
+	    cmocka_unit_test(test_channel_admission),
+	    cmocka_unit_test(test_members_wire),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

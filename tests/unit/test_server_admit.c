@@ -1,0 +1,433 @@
+/*
+ * The coordinator's admission (issue 28 item 3): per-address connection caps,
+ * per-uid request caps, a minimum interval between the sched thread's
+ * wake-ups caused by registrations of unknown jobs, and no stall when out of
+ * descriptors. A real server on 127.0.0.1 with real munge; other source
+ * addresses are loopback's 127.0.x.y; a foreign uid is a forked child.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "hm_client.h"
+#include "hm_clock.h"
+#include "hm_json.h"
+#include "hm_log.h"
+#include "server_fixture.h"
+
+#define ADDR_CAP 4
+#define USER_CAP 2
+
+static hm_conf_t conf0;
+
+static int setup(void **state)
+{
+	hm_err_t err = {0};
+	hm_coord_job_info_t job = {
+	    .job_id = 100, .uid = OWNER, .nodes = "n[1-2]", .mode = "auto", .profile = "resnet50"};
+	bool changed;
+
+	(void)state;
+	if (!srv_fixture_conf("test_server_admit", &conf0))
+		return 0;
+	conf0.conn_timeout_ms = 5000; /* longer than every check's window below */
+	conf0.max_conns_per_addr = ADDR_CAP;
+	conf0.max_requests_per_user = USER_CAP;
+	if (hm_coord_create(&conf0, fixture_topo(), &coord, &err) != HM_OK ||
+	    hm_coord_set_policy_ops(coord, &script_policy, &err) != HM_OK)
+		return -1;
+	hm_coord_job_upsert(coord, &job, &err);
+	if (hm_coord_decide(coord, hm_real_s(), &changed, &err) != HM_OK)
+		return -1;
+	return srv_fixture_start(&conf0, 0);
+}
+
+/* A connected socket from source address src (127.x.y.z) to the server's port. */
+static int connect_from(const char *src, int to_port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET}, b = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	inet_pton(AF_INET, src, &a.sin_addr);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	inet_pton(AF_INET, "127.0.0.1", &b.sin_addr);
+	b.sin_port = htons((uint16_t)to_port);
+	assert_int_equal(connect(fd, (struct sockaddr *)&b, sizeof(b)), 0);
+	return fd;
+}
+
+static void send_req(int fd, const char *json)
+{
+	char *cred = NULL;
+	hm_err_t err = {0};
+
+	assert_int_equal(hm_proto_seal(json, HM_PROTO_UID_ANY, &cred, &err), HM_OK);
+	assert_int_equal(hm_proto_send(fd, cred, strlen(cred), hm_proto_now_ms() + 2000, &err),
+			 HM_OK);
+	free(cred);
+}
+
+/* The reply's "code" ("" when ok), or "closed" when the connection closed instead. */
+static const char *recv_code(int fd, int timeout_ms, char *buf, size_t len)
+{
+	char *data = NULL, *json = NULL;
+	size_t n;
+	uint32_t uid, gid;
+	hm_err_t err = {0};
+	json_object *o;
+
+	snprintf(buf, len, "closed");
+	if (hm_proto_recv(fd, 65536, hm_proto_now_ms() + timeout_ms, &data, &n, &err) != HM_OK) {
+		if (err.rc == HM_ERR_TIMEOUT)
+			snprintf(buf, len, "timeout");
+		return buf;
+	}
+	if (hm_proto_unseal(data, &json, &uid, &gid, &err) == HM_OK &&
+	    (o = json_tokener_parse(json))) {
+		snprintf(buf, len, "%s", hm_json_bool(o, "ok") ? "" : hm_json_str(o, "code"));
+		json_object_put(o);
+	}
+	free(data);
+	free(json);
+	return buf;
+}
+
+/* Whether the server closed fd within timeout_ms (EOF or reset, nothing read). */
+static bool closed_within(int fd, int timeout_ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char c;
+
+	if (poll(&p, 1, timeout_ms) != 1)
+		return false;
+	return read(fd, &c, 1) <= 0;
+}
+
+/* MaxConnectionsPerAddress: the next connection from a full address is closed at
+   once (not after ConnectionTimeout); other addresses are served meanwhile. */
+static void test_addr_cap(void **state)
+{
+	int held[ADDR_CAP], extra, fd;
+	char code[32];
+	hm_server_counters_t before, after;
+
+	(void)state;
+	NEED_SERVER();
+	hm_server_counters(srv, &before);
+	for (int i = 0; i < ADDR_CAP; i++)
+		held[i] = connect_from("127.0.3.1", port);
+	usleep(100000); /* accepted */
+	extra = connect_from("127.0.3.1", port);
+	assert_true(closed_within(extra, 2000)); /* ConnectionTimeout is 5 s */
+	close(extra);
+	fd = connect_from("127.0.3.2", port);
+	send_req(fd, "{\"op\":\"status\"}");
+	assert_string_equal(recv_code(fd, 2000, code, sizeof(code)), "");
+	close(fd);
+	for (int i = 0; i < ADDR_CAP; i++)
+		close(held[i]);
+	usleep(100000); /* the server sees them closed */
+	fd = connect_from("127.0.3.1", port);
+	send_req(fd, "{\"op\":\"status\"}");
+	assert_string_equal(recv_code(fd, 2000, code, sizeof(code)), "");
+	close(fd);
+	hm_server_counters(srv, &after);
+	assert_int_equal(after.refused_addr - before.refused_addr, 1);
+}
+
+/* MaxRequestsPerUser: a uid's registrations of unknown jobs wait (parked) and
+   count; one more is answered "busy" at once; another uid is served. */
+static void test_user_cap(void **state)
+{
+	int st = 0;
+	pid_t pid;
+
+	(void)state;
+	NEED_SERVER();
+	pid = fork();
+	if (pid == 0) {
+		int fds[USER_CAP + 1], rc = 0;
+		char code[32], req[96];
+
+		if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+			_exit(10);
+		for (int i = 0; i <= USER_CAP; i++) {
+			char src[32];
+
+			snprintf(src, sizeof(src), "127.0.4.%d", i + 1);
+			fds[i] = connect_from(src, port);
+			snprintf(
+			    req, sizeof(req),
+			    "{\"op\":\"register\",\"job_id\":%d,\"step_id\":0,\"node\":\"n1\"}",
+			    7000 + i);
+			send_req(fds[i], req);
+			if (i < USER_CAP)
+				usleep(200000); /* parked before the next one */
+		}
+		/* The one over the cap: at once, not after ConnectionTimeout / 2 (2.5 s). */
+		if (strcmp(recv_code(fds[USER_CAP], 1500, code, sizeof(code)), "busy") != 0)
+			rc = 11;
+		/* The parked ones: answered at the end of their wait (not known). */
+		for (int i = 0; i < USER_CAP && !rc; i++)
+			if (strcmp(recv_code(fds[i], 5000, code, sizeof(code)), "notfound") != 0)
+				rc = 12 + i;
+		/* Released: the uid is served again. */
+		int fd = connect_from("127.0.4.9", port);
+		send_req(fd, "{\"op\":\"status\"}");
+		if (!rc && strcmp(recv_code(fd, 2000, code, sizeof(code)), "") != 0)
+			rc = 20;
+		_exit(rc);
+	}
+	assert_true(pid > 0);
+	/* Root (another uid) while the child's requests wait. */
+	usleep(300000);
+	{
+		char code[32];
+		int fd = connect_from("127.0.4.20", port);
+
+		send_req(fd, "{\"op\":\"status\"}");
+		assert_string_equal(recv_code(fd, 1000, code, sizeof(code)), "");
+		close(fd);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* A stand-in for the sched thread: counts its wake-ups. */
+static atomic_bool wake_stop;
+static atomic_int wakes;
+
+static void *sched_stand_in(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&wake_stop))
+		if (hm_coord_wait_work(coord, 20))
+			atomic_fetch_add(&wakes, 1);
+	return NULL;
+}
+
+/* Registrations of unknown jobs wake the sched thread at most once per 250 ms:
+   40 of them spread over 2 s, every one answered (after its wait) before the
+   count, give at most 2 + elapsed / 250 ms wake-ups, not 40. */
+static void test_wake_interval(void **state)
+{
+	enum { N = 40 };
+	int fds[N];
+	pthread_t th;
+	int64_t t0, dt;
+	int w;
+	char code[32];
+	hm_server_counters_t k0, k;
+
+	(void)state;
+	NEED_SERVER();
+	hm_server_counters(srv, &k0);
+	atomic_store(&wake_stop, false);
+	atomic_store(&wakes, 0);
+	assert_int_equal(pthread_create(&th, NULL, sched_stand_in, NULL), 0);
+	usleep(50000);
+	t0 = hm_proto_now_ms();
+	for (int i = 0; i < N; i++) {
+		char src[32], req[96];
+
+		snprintf(src, sizeof(src), "127.0.5.%d", i + 1);
+		fds[i] = connect_from(src, port);
+		snprintf(req, sizeof(req),
+			 "{\"op\":\"register\",\"job_id\":%d,\"step_id\":0,\"node\":\"n1\"}",
+			 8000 + i);
+		send_req(fds[i], req);
+		usleep(50000);
+	}
+	for (int i = 0; i < N; i++)
+		assert_string_equal(recv_code(fds[i], 20000, code, sizeof(code)), "notfound");
+	usleep(300000); /* a deferred wake-up is due by then */
+	dt = hm_proto_now_ms() - t0;
+	atomic_store(&wake_stop, true);
+	pthread_join(th, NULL);
+	w = atomic_load(&wakes);
+	hm_server_counters(srv, &k);
+	fprintf(stderr,
+		"%d registrations of unknown jobs in %lld ms: %d wake-ups (server: %lu, %lu "
+		"deferred)\n",
+		N, (long long)dt, w, k.sched_wakes - k0.sched_wakes,
+		k.wakes_deferred - k0.wakes_deferred);
+	assert_true(w >= 1);
+	assert_true(w <= 2 + dt / 250);
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+}
+
+/* The RLIMIT_NOFILE that leaves exactly `room` descriptor numbers free (new
+   descriptors take the lowest free numbers below the limit). */
+static rlim_t limit_with_room(int room)
+{
+	static bool open_fd[65536];
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int k = 0;
+
+	assert_non_null(d);
+	memset(open_fd, 0, sizeof(open_fd));
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && atoi(e->d_name) < 65536)
+			open_fd[atoi(e->d_name)] = atoi(e->d_name) != dirfd(d);
+	closedir(d);
+	for (; k < 65536 && room > 0; k++)
+		room -= !open_fd[k];
+	return (rlim_t)k;
+}
+
+/* Out of descriptors, connections are accepted and closed (not left queued while
+   the I/O thread sleeps); a server in a child with a low RLIMIT_NOFILE. */
+static void test_out_of_fds(void **state)
+{
+	enum { N = 8 };
+	int pfd[2], fds[N], child_port = 0, closed = 0, st;
+	pid_t pid;
+
+	(void)state;
+	NEED_SERVER();
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	if (pid == 0) {
+		hm_coord_t *c2 = NULL;
+		hm_server_t *s2 = NULL;
+		hm_err_t err = {0};
+		hm_conf_t cf = conf0;
+		struct rlimit rl;
+
+		cf.max_conns_per_addr = 256;
+		if (hm_coord_create(&cf, fixture_topo(), &c2, &err) != HM_OK ||
+		    hm_server_start(c2, &cf, 0, &s2, &err) != HM_OK)
+			_exit(2);
+		getrlimit(RLIMIT_NOFILE, &rl);
+		rl.rlim_cur = limit_with_room(3); /* room for three connections */
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			_exit(3);
+		child_port = hm_server_port(s2);
+		if (write(pfd[1], &child_port, sizeof(child_port)) != sizeof(child_port))
+			_exit(4);
+		pause();
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &child_port, sizeof(child_port)), sizeof(child_port));
+	close(pfd[0]);
+	for (int i = 0; i < N; i++) {
+		char src[32];
+
+		snprintf(src, sizeof(src), "127.0.6.%d", i + 1);
+		fds[i] = connect_from(src, child_port);
+	}
+	for (int i = 0; i < N; i++) {
+		closed += closed_within(fds[i], i == 0 ? 2000 : 200); /* ConnectionTimeout 5 s */
+		close(fds[i]);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	fprintf(stderr, "out of descriptors: %d of %d connections closed at once\n", closed, N);
+	assert_true(closed >= N - 3 - 1);
+}
+
+/* PrivateData=jobs in slurm.conf: "jobs" lists a user's own jobs only (root and
+   SlurmUser every one), as squeue does; without it, every job. */
+static void test_private_jobs(void **state)
+{
+	char path[] = "/tmp/hm-admit-slurm.conf.XXXXXX";
+	int fd = mkstemp(path), st = 0;
+	FILE *f = fdopen(fd, "w");
+	hm_coord_job_info_t other = {
+	    .job_id = 101, .uid = 4242, .nodes = "n3", .mode = "auto", .profile = "resnet50"};
+	hm_err_t err = {0};
+	pid_t pid;
+
+	(void)state;
+	NEED_SERVER();
+	assert_non_null(f);
+	fprintf(f, "ClusterName=x\nPrivateData=accounts  # not jobs\nSlurmUser=slurm "
+		   "PrivateData=usage,Jobs\n");
+	fclose(f);
+	assert_true(hm_server_slurm_private_jobs(path));
+	assert_false(hm_server_slurm_private_jobs("/nonexistent/slurm.conf"));
+	hm_coord_job_upsert(coord, &other, &err);
+	/* A second server reading that file, on the same engine. */
+	setenv("SLURM_CONF", path, 1);
+	hm_server_t *s2 = NULL;
+	assert_int_equal(hm_server_start(coord, &conf0, 0, &s2, &err), HM_OK);
+	unsetenv("SLURM_CONF");
+	int p2 = hm_server_port(s2);
+	pid = fork();
+	if (pid == 0) {
+		char *reply = NULL;
+		json_object *r, *jobs;
+		hm_err_t e = {0};
+		int rc = 0;
+
+		if (setgid(OWNER) != 0 || setuid(OWNER) != 0)
+			_exit(10);
+		for (int k = 0; k < 2 && !rc; k++) {
+			if (hm_client_call("127.0.0.1", k ? port : p2, "{\"op\":\"jobs\"}", 3000,
+					   &reply, &e) != HM_OK ||
+			    !(r = json_tokener_parse(reply)) ||
+			    !json_object_object_get_ex(r, "jobs", &jobs))
+				_exit(11);
+			/* private: job 100 (its own) only; open: 100 and 101 */
+			if ((int)json_object_array_length(jobs) != (k ? 2 : 1))
+				rc = 12 + k;
+			json_object_put(r);
+			free(reply);
+			reply = NULL;
+		}
+		_exit(rc);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	{
+		char *reply = NULL;
+		json_object *r, *jobs;
+
+		/* Root sees every job. */
+		assert_int_equal(
+		    hm_client_call("127.0.0.1", p2, "{\"op\":\"jobs\"}", 3000, &reply, &err),
+		    HM_OK);
+		r = json_tokener_parse(reply);
+		assert_true(json_object_object_get_ex(r, "jobs", &jobs));
+		assert_int_equal(json_object_array_length(jobs), 2);
+		json_object_put(r);
+		free(reply);
+	}
+	hm_server_stop(s2);
+	unlink(path);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_addr_cap),      cmocka_unit_test(test_user_cap),
+	    cmocka_unit_test(test_wake_interval), cmocka_unit_test(test_out_of_fds),
+	    cmocka_unit_test(test_private_jobs),
+	};
+	hm_log_set_level(getenv("HM_TEST_VERBOSE") ? HM_LOG_DEBUG : HM_LOG_ERROR);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
