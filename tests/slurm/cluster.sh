@@ -13,7 +13,11 @@
 # HM_PLUGINS, HM_PROBE (socket probe), HM_CTL (harmonicsctl, may be empty).
 # Optional input: HM_CONF_EXTRA (lines appended to harmonics.conf), HM_KEEP=1,
 # HM_CTLD_NO_COORD=1 (slurmctld is up without the coordinator's port: a test of
-# a disabled Harmonics).
+# a disabled Harmonics), HM_HOST (where the coordinator runs: job_submit, the
+# default, JobSubmitPlugins=harmonics with SchedulerType=sched/backfill, which
+# heterogeneous jobs need; sched: SchedulerType=sched/harmonics), and
+# HM_SLURMD_DAEMONIZE=1 (slurmd without -D: it daemonizes; its PID is read from
+# its pid file). HM_HOST_TYPE (exported) is the host plugin's log prefix.
 # Nodes in network namespaces (tests/testbed/net.sh makes them): HM_NODES and
 # HM_RACK_HOSTS (nodes, and nodes per rack; default 8 and 4), HM_CTL_ADDR (where
 # slurmctld and the coordinator listen, reachable from every namespace; default
@@ -24,6 +28,14 @@ HM_NODES=${HM_NODES:-8}
 HM_RACK_HOSTS=${HM_RACK_HOSTS:-4}
 HM_CTL_ADDR=${HM_CTL_ADDR:-127.0.0.1}
 HM_SYS_PLUGINDIR=${HM_SYS_PLUGINDIR:-/usr/lib/x86_64-linux-gnu/slurm-wlm}
+HM_HOST=${HM_HOST:-job_submit}
+case $HM_HOST in
+job_submit) HM_HOST_TYPE=job_submit/harmonics HM_SCHED_LINES="SchedulerType=sched/backfill
+JobSubmitPlugins=harmonics" ;;
+sched) HM_HOST_TYPE=sched/harmonics HM_SCHED_LINES="SchedulerType=sched/harmonics" ;;
+*) echo "cluster: HM_HOST=$HM_HOST (accepted: job_submit, sched)" >&2; return 1 2>/dev/null || exit 1 ;;
+esac
+export HM_HOST HM_HOST_TYPE
 declare -A HM_PIDS=()
 
 hm_log() { echo "cluster: $*" >&2; }
@@ -122,7 +134,7 @@ hm_write_conf() {
 		ProctrackType=proctrack/linuxproc
 		TaskPlugin=task/none
 		JobAcctGatherType=jobacct_gather/none
-		SchedulerType=sched/harmonics
+		$HM_SCHED_LINES
 		SelectType=select/harmonics_cons_tres
 		SelectTypeParameters=CR_Core
 		TopologyPlugin=topology/tree
@@ -199,7 +211,8 @@ hm_write_plugstack() {
 hm_install_plugins() {
 	local build=$1 f so
 	mkdir -p "$HM_PLUGINS"
-	for f in spank/harmonics sched/sched_harmonics select/select_harmonics_cons_tres; do
+	for f in spank/harmonics sched/sched_harmonics select/select_harmonics_cons_tres \
+		jobsubmit/job_submit_harmonics; do
 		so=$build/src/plugins/$f.so
 		[[ -f $so ]] || so=$build/src/plugins/$(dirname $f)/.libs/$(basename $f).so
 		if [[ ! -f $so ]]; then
@@ -257,6 +270,16 @@ hm_ctld_start() {
 
 hm_ctld_stop() { hm_stop_pid slurmctld; }
 
+# slurmd -N NODE without -D: it forks into the background; its PID from the pid file.
+hm_slurmd_daemon() {
+	local node=$1 pidf=$HM_DIR/run/slurmd-$1.pid
+	rm -f "$pidf"
+	slurmd -N "$node" -f "$SLURM_CONF" >>"$HM_DIR/log/slurmd-$node.out" 2>&1 ||
+		{ hm_log "slurmd -N $node did not daemonize (log: $HM_DIR/log/slurmd-$node.log)"; return 1; }
+	hm_wait_for 10 test -s "$pidf" || { hm_log "slurmd -N $node wrote no $pidf"; return 1; }
+	HM_PIDS[slurmd-$node]=$(cat "$pidf")
+}
+
 hm_nodes_idle() {
 	local n
 	n=$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)
@@ -292,7 +315,9 @@ hm_cluster_up() {
 	hm_ctld_start || return 1
 	t_nodes=$(date +%s.%N)
 	for ((i = 1; i <= HM_NODES; i++)); do
-		if [[ -n ${HM_NODE_NETNS_PREFIX:-} ]]; then
+		if [[ ${HM_SLURMD_DAEMONIZE:-0} == 1 ]]; then
+			hm_slurmd_daemon "n$i" || return 1
+		elif [[ -n ${HM_NODE_NETNS_PREFIX:-} ]]; then
 			# nsenter, not `ip netns exec`: that remounts /sys and slurmd fails on cgroups.
 			hm_spawn "slurmd-n$i" nsenter --net="/run/netns/$HM_NODE_NETNS_PREFIX$i" \
 				slurmd -D -N "n$i" -f "$SLURM_CONF"

@@ -6,7 +6,16 @@
  * (most often a wrong harmonics.conf) is started again when the file changes:
  * a thread looks at it every HM_SP_CONF_WATCH_S, so fixing the file needs no
  * slurmd restart.
+ *
+ * slurmd without -D loads its plugins, then daemonizes (fork, setsid, fork):
+ * threads started here would not survive. The agent says so (start returns 1)
+ * and a fork handler starts it in the daemon: the child of a fork whose
+ * session is no longer the one slurmd had at init, which only the daemon's own
+ * fork is (slurmd's later forks inherit the cleared pending flag).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr, RTLD_NODELETE */
+#endif
 #include <stdint.h> /* spank.h needs it first */
 
 #include <dlfcn.h>
@@ -41,6 +50,8 @@ static struct {
 	bool watching;
 	pid_t watcher_pid;           /* a slurmd that forked after init has no watcher thread */
 	char conf[HM_CONF_PATH_MAX]; /* the harmonics.conf the agent reads */
+	bool pending;                /* started after slurmd daemonizes (the fork handler) */
+	pid_t init_sid;              /* slurmd's session at init */
 } ag = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static void agent_log(int level, const char *msg)
@@ -61,7 +72,7 @@ static void agent_log(int level, const char *msg)
 	}
 }
 
-static void agent_args(hm_agent_args_t *a)
+static void agent_args(hm_agent_args_t *a, uint32_t flags)
 {
 	char why[512];
 
@@ -71,6 +82,7 @@ static void agent_args(hm_agent_args_t *a)
 	a->node = NULL; /* slurmd's -N, else the host name */
 	a->conf_path = hm_sp.args.conf[0] ? hm_sp.args.conf : NULL;
 	a->log = agent_log;
+	a->flags = flags;
 	/* SlurmUser from slurm.conf; the agent falls back to the account "slurm". */
 	if (hm_spank_slurm_user(NULL, &a->slurm_user_uid, why, sizeof(why)) != 0) {
 		slurm_debug("harmonics: %s; the node agent trusts root and the account \"slurm\"",
@@ -112,7 +124,7 @@ static void *watch(void *arg)
 		conf_id(&now);
 		if (conf_changed(&last, &now)) {
 			last = now;
-			agent_args(&a);
+			agent_args(&a, HM_AGENT_F_DAEMONIZED);
 			slurm_info("harmonics: %s changed: starting the node agent", ag.conf);
 			if (ag.start(&a) == 0) { /* on failure the agent logged why */
 				pthread_mutex_lock(&ag.mu);
@@ -126,10 +138,60 @@ static void *watch(void *arg)
 	return NULL;
 }
 
+/* Start the agent (flags: HM_AGENT_F_*), or the watcher when it refuses. */
+static void start_or_watch(uint32_t flags)
+{
+	hm_agent_args_t a;
+	int rc;
+
+	agent_args(&a, flags);
+	rc = ag.start(&a); /* on failure the agent logged why */
+	if (rc == 1) {
+		slurm_info("harmonics: slurmd daemonizes: the node agent starts after the fork");
+		ag.pending = true;
+		return;
+	}
+	ag.running = rc == 0;
+	if (ag.running)
+		return;
+	ag.quit = false;
+	ag.watching = pthread_create(&ag.watcher, NULL, watch, NULL) == 0;
+	ag.watcher_pid = getpid();
+	if (ag.watching)
+		slurm_info("harmonics: the node agent starts when %s changes (checked every %d s)",
+			   ag.conf, HM_SP_CONF_WATCH_S);
+}
+
+/* pthread_atfork child handler: in slurmd's daemon (see the top), start the agent. */
+static void after_fork(void)
+{
+	pid_t sid = getsid(0);
+
+	if (!ag.pending || sid == ag.init_sid || sid == getpid())
+		return;
+	ag.pending = false;
+	start_or_watch(HM_AGENT_F_DAEMONIZED);
+}
+
+/* The fork handler stays registered for the process's life: keep harmonics.so mapped. */
+static int atfork_register(void)
+{
+	static bool registered;
+	Dl_info info;
+
+	if (registered)
+		return 0;
+	if (!dladdr((void *)after_fork, &info) || !info.dli_fname ||
+	    !dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) ||
+	    pthread_atfork(NULL, NULL, after_fork) != 0)
+		return -1;
+	registered = true;
+	return 0;
+}
+
 void hm_sp_slurmd_start(void)
 {
 	const char *path = hm_sp.args.agent[0] ? hm_sp.args.agent : HM_AGENT_PATH;
-	hm_agent_args_t a;
 
 	if (strcmp(path, "no") == 0) {
 		slurm_info("harmonics: agent=no: no node agent; steps keep their launch-time "
@@ -151,20 +213,13 @@ void hm_sp_slurmd_start(void)
 		ag.stop = NULL;
 		return;
 	}
-	agent_args(&a);
 	if (hm_sp.args.conf[0])
 		snprintf(ag.conf, sizeof(ag.conf), "%s", hm_sp.args.conf);
 	else
 		hm_conf_default_path(ag.conf, sizeof(ag.conf));
-	ag.running = ag.start(&a) == 0; /* on failure the agent logged why */
-	if (ag.running)
-		return;
-	ag.quit = false;
-	ag.watching = pthread_create(&ag.watcher, NULL, watch, NULL) == 0;
-	ag.watcher_pid = getpid();
-	if (ag.watching)
-		slurm_info("harmonics: the node agent starts when %s changes (checked every %d s)",
-			   ag.conf, HM_SP_CONF_WATCH_S);
+	ag.init_sid = getsid(0);
+	/* Deferring needs the fork handler; without it the agent refuses, saying why. */
+	start_or_watch(atfork_register() == 0 ? HM_AGENT_F_DEFER_DAEMON : 0);
 }
 
 void hm_sp_slurmd_stop(void)
