@@ -17,7 +17,8 @@
 # default, JobSubmitPlugins=harmonics with SchedulerType=sched/backfill, which
 # heterogeneous jobs need; sched: SchedulerType=sched/harmonics), and
 # HM_SLURMD_DAEMONIZE=1 (slurmd without -D: it daemonizes; its PID is read from
-# its pid file). HM_HOST_TYPE (exported) is the host plugin's log prefix.
+# its pid file), HM_SLURM_EXTRA (lines added to slurm.conf). HM_HOST_TYPE
+# (exported) is the host plugin's log prefix.
 # Nodes in network namespaces (tests/testbed/net.sh makes them): HM_NODES and
 # HM_RACK_HOSTS (nodes, and nodes per rack; default 8 and 4), HM_CTL_ADDR (where
 # slurmctld and the coordinator listen, reachable from every namespace; default
@@ -149,6 +150,7 @@ hm_write_conf() {
 		AccountingStoragePort=$HM_DBD_PORT
 		AccountingStoreFlags=job_comment
 		JobCompType=jobcomp/none
+		${HM_SLURM_EXTRA:-}
 		NodeName=n[1-$HM_NODES] NodeHostname=$host NodeAddr=$node_addr Port=$HM_NODE_PORT0-$((HM_NODE_PORT0 + HM_NODES - 1)) CPUs=4 RealMemory=1000 State=UNKNOWN
 		PartitionName=debug Nodes=n[1-$HM_NODES] Default=YES MaxTime=INFINITE State=UP
 	CONF

@@ -463,6 +463,9 @@ static void start_coord(void)
 	hm_err_t err = {0};
 	char *state_dir = NULL;
 
+	pthread_mutex_lock(&g.mu);
+	g.reconfig = false; /* this start reads everything anew */
+	pthread_mutex_unlock(&g.mu);
 	conf_copy(&state_dir);
 	run_env(&env, state_dir);
 	if (hm_sched_run_start(&g.run, &env, &err) == HM_OK) {
@@ -516,7 +519,7 @@ static void run_loop(void)
 {
 	while (!stopping() && !ctld_ready()) {
 		pthread_mutex_lock(&g.mu);
-		g.reconfig = false; /* the start reads everything anyway */
+		g.reconfig = false; /* the start reads everything anew */
 		pthread_mutex_unlock(&g.mu);
 		nap(TICK_MS);
 	}
