@@ -15,7 +15,8 @@
 #             rack leaders: election, takeover, no flap (tests/slurm/leaders.sh),
 #             racks rejoining after a cut (tests/slurm/rejoin.sh), and Harmonics
 #             disabled, never Slurm stopped, by a bad harmonics.conf or a busy port
-#             (tests/slurm/failopen.sh)
+#             (tests/slurm/failopen.sh), heterogeneous jobs and a daemonized
+#             slurmd (tests/slurm/hetjob.sh)
 #   testbed   priority classes on shaped links, and a short emulated testbed through
 #             Slurm against the simulator (tests/testbed/run.sh; scripts/testbed.sh)
 # Usage: scripts/check.sh [TIER ...]   (default: all tiers)
@@ -131,7 +132,7 @@ for t in "${tiers[@]}"; do
 	fuzz) run_tier fuzz tier_fuzz ;;
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
 	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh \
-		tests/slurm/rejoin.sh tests/slurm/failopen.sh ;;
+		tests/slurm/rejoin.sh tests/slurm/failopen.sh tests/slurm/hetjob.sh ;;
 	testbed) run_tier testbed tier_scripts tests/testbed/run.sh ;;
 	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;
 	esac
