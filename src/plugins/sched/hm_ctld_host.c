@@ -444,15 +444,17 @@ static bool conf_changed(void)
 	return t != g.conf_seen;
 }
 
-/* The primary controller has read its configuration and state: job_list
-   exists (read_slurm_conf makes it; a backup in standby has none). */
+/* The primary controller has read its configuration and recovered its jobs:
+   its state-save thread runs (slurmctld starts it right after read_slurm_conf;
+   job_list alone exists earlier with slurmdbd, and a backup in standby has no
+   such thread). */
 static bool ctld_ready(void)
 {
 	slurmctld_lock_t rl = {.job = READ_LOCK};
 	bool ready;
 
 	host_lock(rl);
-	ready = job_list != NULL;
+	ready = job_list != NULL && slurmctld_config.thread_id_save != (pthread_t)0;
 	unlock_slurmctld(rl);
 	return ready;
 }

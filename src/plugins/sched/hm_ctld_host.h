@@ -9,7 +9,7 @@
  *     slurmctld then refuses heterogeneous jobs.
  *
  * The Slurm side of the coordinator: a thread that waits until slurmctld has
- * read its state (job_list exists: the primary controller, after
+ * read its state (the primary controller's state-save thread runs: after
  * read_slurm_conf), starts the coordinator (hm_sched_run.h: never fails, a
  * broken harmonics.conf leaves Harmonics disabled), mirrors running jobs into
  * it, writes decisions into AdminComment, publishes the live view for
