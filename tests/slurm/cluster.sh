@@ -17,7 +17,10 @@
 # default, JobSubmitPlugins=harmonics with SchedulerType=sched/backfill, which
 # heterogeneous jobs need; sched: SchedulerType=sched/harmonics), and
 # HM_SLURMD_DAEMONIZE=1 (slurmd without -D: it daemonizes; its PID is read from
-# its pid file), HM_SLURM_EXTRA (lines added to slurm.conf). HM_HOST_TYPE
+# its pid file), HM_CONFIGLESS=1 (SlurmctldParameters=enable_configless: each
+# slurmd fetches slurm.conf with --conf-server, sees no harmonics.conf, and
+# harmonics.so gets the coordinator's settings: plugstack.conf names it with
+# host= and port=), HM_SLURM_EXTRA (lines added to slurm.conf). HM_HOST_TYPE
 # (exported) is the host plugin's log prefix.
 # Nodes in network namespaces (tests/testbed/net.sh makes them): HM_NODES and
 # HM_RACK_HOSTS (nodes, and nodes per rack; default 8 and 4), HM_CTL_ADDR (where
@@ -151,6 +154,7 @@ hm_write_conf() {
 		AccountingStoreFlags=job_comment
 		JobCompType=jobcomp/none
 		${HM_SLURM_EXTRA:-}
+		$([[ ${HM_CONFIGLESS:-0} == 1 ]] && echo SlurmctldParameters=enable_configless)
 		NodeName=n[1-$HM_NODES] NodeHostname=$host NodeAddr=$node_addr Port=$HM_NODE_PORT0-$((HM_NODE_PORT0 + HM_NODES - 1)) CPUs=4 RealMemory=1000 State=UNKNOWN
 		PartitionName=debug Nodes=n[1-$HM_NODES] Default=YES MaxTime=INFINITE State=UP
 	CONF
@@ -204,6 +208,7 @@ hm_write_conf() {
 # agent is this build's unless they name another: agent=PATH or agent=no).
 hm_write_plugstack() {
 	local agent="agent=$HM_PLUGINS/harmonics_agent.so"
+	[[ ${HM_CONFIGLESS:-0} == 1 ]] && agent+=" host=$HM_CTL_ADDR port=$HM_PORT"
 	[[ " $* " == *" agent="* ]] && agent=
 	echo "required $HM_PLUGINS/harmonics.so $agent $*" >"$HM_DIR/etc/plugstack.conf.tmp"
 	mv "$HM_DIR/etc/plugstack.conf.tmp" "$HM_DIR/etc/plugstack.conf"
@@ -272,11 +277,22 @@ hm_ctld_start() {
 
 hm_ctld_stop() { hm_stop_pid slurmctld; }
 
+# HM_SLURMD_ARGV: slurmd -N NODE, its configuration from slurm.conf, or from
+# slurmctld (HM_CONFIGLESS=1: nothing of this directory's etc/ in its environment).
+hm_slurmd_argv() {
+	if [[ ${HM_CONFIGLESS:-0} == 1 ]]; then
+		HM_SLURMD_ARGV=(env -u SLURM_CONF -u HARMONICS_CONF slurmd -N "$1" --conf-server "$HM_CTL_ADDR:$HM_CTLD_PORT")
+	else
+		HM_SLURMD_ARGV=(slurmd -N "$1" -f "$SLURM_CONF")
+	fi
+}
+
 # slurmd -N NODE without -D: it forks into the background; its PID from the pid file.
 hm_slurmd_daemon() {
 	local node=$1 pidf=$HM_DIR/run/slurmd-$1.pid
 	rm -f "$pidf"
-	slurmd -N "$node" -f "$SLURM_CONF" >>"$HM_DIR/log/slurmd-$node.out" 2>&1 ||
+	hm_slurmd_argv "$node"
+	"${HM_SLURMD_ARGV[@]}" >>"$HM_DIR/log/slurmd-$node.out" 2>&1 ||
 		{ hm_log "slurmd -N $node did not daemonize (log: $HM_DIR/log/slurmd-$node.log)"; return 1; }
 	hm_wait_for 10 test -s "$pidf" || { hm_log "slurmd -N $node wrote no $pidf"; return 1; }
 	HM_PIDS[slurmd-$node]=$(cat "$pidf")
@@ -324,7 +340,8 @@ hm_cluster_up() {
 			hm_spawn "slurmd-n$i" nsenter --net="/run/netns/$HM_NODE_NETNS_PREFIX$i" \
 				slurmd -D -N "n$i" -f "$SLURM_CONF"
 		else
-			hm_spawn "slurmd-n$i" slurmd -D -N "n$i" -f "$SLURM_CONF"
+			hm_slurmd_argv "n$i"
+			hm_spawn "slurmd-n$i" "${HM_SLURMD_ARGV[@]}" -D
 		fi
 	done
 	hm_wait_for 60 hm_nodes_idle || { hm_log "nodes not idle:"; sinfo >&2; return 1; }

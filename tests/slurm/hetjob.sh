@@ -5,13 +5,16 @@
 # JobSubmitPlugins=harmonics hosts the coordinator, SchedulerType=sched/backfill.
 #
 #   1. The host: slurmctld runs sched/backfill, job_submit/harmonics logs the
-#      coordinator up; every slurmd runs without -D (daemonized) and its node
-#      agent, started after the fork, is up.
-#   2. sbatch hetjobs (components separated by ':'), without --comm-sched, with
-#      it on one component and on both: accepted, run (one step over both
-#      components), complete; a component with --comm-sched gets the
-#      coordinator's decision in its own AdminComment, one without gets none;
-#      its tasks see their component's HARMONICS_* (job id of the component).
+#      coordinator up; every slurmd runs without -D (daemonized) and configless
+#      (--conf-server: no slurm.conf or harmonics.conf given to it); harmonics.so
+#      wrote the coordinator's settings into its conf cache, and its node
+#      agent, started after the fork with them, is up.
+#   2. sbatch hetjobs (components separated by ':'): without --comm-sched, with
+#      it on the first component (Slurm passes it on to the second) and on the
+#      second only: accepted, run (one step over both components), complete; a
+#      component with --comm-sched gets the coordinator's decision in its own
+#      AdminComment, one without gets none; tasks register under their
+#      component's job id on their own nodes (HARMONICS_JOB_ID).
 #   3. salloc hetjob, --comm-sched on the second component: runs a step over
 #      both, the component is decided.
 #   4. sched/harmonics (HM_HOST=sched, the design card's configuration) refuses
@@ -21,7 +24,7 @@
 set -uo pipefail
 
 # Hetjobs start in backfill rounds: every second rather than 30 s.
-export HM_SLURMD_DAEMONIZE=${HM_SLURMD_DAEMONIZE:-1} HM_HOST=job_submit \
+export HM_SLURMD_DAEMONIZE=${HM_SLURMD_DAEMONIZE:-1} HM_CONFIGLESS=${HM_CONFIGLESS:-1} HM_HOST=job_submit \
 	HM_SLURM_EXTRA="SchedulerParameters=bf_interval=1"
 # shellcheck source=tests/slurm/checks.sh
 . "$(dirname "$0")/checks.sh"
@@ -69,6 +72,20 @@ if [[ $HM_SLURMD_DAEMONIZE == 1 ]]; then
 	check "every slurmd runs daemonized (no -D)" daemonized
 	check "slurmd's log: the node agent starts after the fork" \
 		grep -q "harmonics: slurmd daemonizes: the node agent starts after the fork" "$HM_DIR/log/slurmd-n1.log"
+fi
+if [[ $HM_CONFIGLESS == 1 ]]; then
+	cache_ok() {
+		local i c
+		for ((i = 1; i <= HM_NODES; i++)); do
+			c=$HM_DIR/spool/n$i/conf-cache
+			[[ -s $c/slurm.conf ]] && grep -q '^# Written by harmonics.so in slurmd from the coordinator' "$c/harmonics.conf" || return 1
+		done
+	}
+	check "configless: each slurmd's conf cache holds slurm.conf from slurmctld and harmonics.conf from the coordinator" cache_ok
+	check "slurmd's log: harmonics.conf written with the coordinator's settings" \
+		grep -q "harmonics: $HM_DIR/spool/n1/conf-cache/harmonics.conf written with the coordinator's settings" "$HM_DIR/log/slurmd-n1.log"
+	check "the node agent runs with the coordinator's RunDir ($HM_DIR/run/harmonics, not the default)" \
+		hm_wait_for 10 grep -q "$HM_DIR/run/harmonics" "$HM_DIR/log/slurmd-n1.log"
 fi
 check "the $HM_NODES node agents are up" hm_wait_for 20 agents_up
 

@@ -12,6 +12,12 @@
  * and a fork handler starts it in the daemon: the child of a fork whose
  * session is no longer the one slurmd had at init, which only the daemon's own
  * fork is (slurmd's later forks inherit the cleared pending flag).
+ *
+ * Configless clusters: Slurm ships plugstack.conf to the nodes, not
+ * harmonics.conf. When the file is missing here and plugstack.conf names the
+ * coordinator (host=), its settings are fetched (request "conf") and written
+ * where the agent and the steps read harmonics.conf; until that works, the
+ * watcher retries every HM_SP_CONF_WATCH_S and the agent waits.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr, RTLD_NODELETE */
@@ -20,8 +26,10 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -30,6 +38,8 @@
 #include <slurm/spank.h>
 
 #include "hm_agent.h"
+#include "hm_client.h"
+#include "hm_json.h"
 #include "hm_spank_slurmuser.h"
 #include "spank_plugin.h"
 
@@ -91,6 +101,80 @@ static void agent_args(hm_agent_args_t *a, uint32_t flags)
 	}
 }
 
+/* No harmonics.conf here, and plugstack.conf names the coordinator. */
+static bool conf_to_fetch(void)
+{
+	return hm_sp.args.host[0] && access(ag.conf, F_OK) != 0 && errno == ENOENT;
+}
+
+/* The coordinator's settings as harmonics.conf text into ag.conf (temporary file
+   and rename). CoordinatorHost is the host= that reached it unless it names one. */
+static int conf_fetch(void)
+{
+	hm_conf_t defaults, c;
+	hm_err_t err = {0};
+	uint32_t trusted[2] = {0, 0};
+	char *reply = NULL, tmp[HM_CONF_PATH_MAX + 8], why[256];
+	json_object *o = NULL;
+	const char *text;
+	FILE *f = NULL;
+	int rc = -1, fd;
+
+	hm_conf_defaults(&defaults);
+	if (hm_spank_slurm_user(NULL, &trusted[1], why, sizeof(why)) != 0)
+		trusted[1] = 0;
+	if (hm_client_call_trusted(hm_sp.args.host,
+				   hm_sp.args.port ? hm_sp.args.port : defaults.listen_port,
+				   "{\"op\":\"conf\"}",
+				   hm_sp.args.timeout_ms ? hm_sp.args.timeout_ms
+							 : defaults.request_timeout_ms,
+				   trusted, 2, &reply, &err) != HM_OK) {
+		slurm_verbose("harmonics: no %s: settings from the coordinator: %s", ag.conf,
+			      err.msg);
+		goto out;
+	}
+	o = json_tokener_parse(reply);
+	text = o ? hm_json_str(o, "conf") : "";
+	if (!text[0] || hm_conf_load_string(text, "coordinator", &c, &err) != HM_OK) {
+		slurm_error("harmonics: the coordinator's settings are not usable: %s",
+			    text[0] ? err.msg : "no \"conf\" in its reply");
+		goto out;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", ag.conf);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0 ||
+	    !(f = fdopen(fd, "w"))) {
+		slurm_error("harmonics: cannot write %s: %m", tmp);
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	fprintf(f, "# Written by harmonics.so in slurmd from the coordinator %s (configless "
+		   "cluster);\n# replaced when missing. Edit the controller's harmonics.conf.\n",
+		hm_sp.args.host);
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+
+		if (strncmp(p, "CoordinatorHost=", 16) == 0 && n == 16)
+			fprintf(f, "CoordinatorHost=%s\n", hm_sp.args.host);
+		else if (n > 0 && p[n - 1] != '=') /* empty values are the defaults */
+			fprintf(f, "%.*s\n", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+	if (fclose(f) != 0 || rename(tmp, ag.conf) != 0) {
+		slurm_error("harmonics: cannot write %s: %m", ag.conf);
+		unlink(tmp);
+		goto out;
+	}
+	slurm_info("harmonics: %s written with the coordinator's settings (%s)", ag.conf,
+		   hm_sp.args.host);
+	rc = 0;
+out:
+	if (o)
+		json_object_put(o);
+	free(reply);
+	return rc;
+}
+
 /* What identifies a version of the file (all zero when it is missing). */
 static void conf_id(struct stat *st)
 {
@@ -121,6 +205,8 @@ static void *watch(void *arg)
 		if (pthread_cond_timedwait(&ag.cv, &ag.mu, &until) != ETIMEDOUT || ag.quit)
 			continue;
 		pthread_mutex_unlock(&ag.mu);
+		if (conf_to_fetch())
+			(void)conf_fetch();
 		conf_id(&now);
 		if (conf_changed(&last, &now)) {
 			last = now;
@@ -142,14 +228,24 @@ static void *watch(void *arg)
 static void start_or_watch(uint32_t flags)
 {
 	hm_agent_args_t a;
-	int rc;
+	int rc = -1;
 
-	agent_args(&a, flags);
-	rc = ag.start(&a); /* on failure the agent logged why */
-	if (rc == 1) {
-		slurm_info("harmonics: slurmd daemonizes: the node agent starts after the fork");
-		ag.pending = true;
-		return;
+	if (conf_to_fetch() && conf_fetch() != 0) {
+		slurm_info("harmonics: no %s: the node agent starts once the coordinator %s "
+			   "gives its settings",
+			   ag.conf, hm_sp.args.host);
+		/* Before a daemonizing fork this watcher is lost: the fork handler
+		   starts another one in the daemon. */
+		ag.pending = (flags & HM_AGENT_F_DEFER_DAEMON) != 0;
+	} else {
+		agent_args(&a, flags);
+		rc = ag.start(&a); /* on failure the agent logged why */
+		if (rc == 1) {
+			slurm_info("harmonics: slurmd daemonizes: the node agent starts after the "
+				   "fork");
+			ag.pending = true;
+			return;
+		}
 	}
 	ag.running = rc == 0;
 	if (ag.running)
@@ -170,6 +266,10 @@ static void after_fork(void)
 	if (!ag.pending || sid == ag.init_sid || sid == getpid())
 		return;
 	ag.pending = false;
+	/* One thread here: a watcher of the parent may have held these. */
+	pthread_mutex_init(&ag.mu, NULL);
+	pthread_cond_init(&ag.cv, NULL);
+	ag.watching = false;
 	start_or_watch(HM_AGENT_F_DAEMONIZED);
 }
 
