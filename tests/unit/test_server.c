@@ -175,8 +175,8 @@ static void test_queries(void **state)
 		hm_conf_t back;
 		hm_err_t cerr = {0};
 
-		assert_int_equal(hm_conf_load_string(hm_json_str(r, "conf"), "conf op", &back, &cerr),
-				 HM_OK);
+		assert_int_equal(
+		    hm_conf_load_string(hm_json_str(r, "conf"), "conf op", &back, &cerr), HM_OK);
 		assert_non_null(strstr(hm_json_str(r, "conf"), "ListenPort="));
 	}
 	json_object_put(r);

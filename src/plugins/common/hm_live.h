@@ -4,10 +4,10 @@
  *
  * Slurm loads plugins RTLD_LOCAL, so the select plugin finds the two accessors
  * exported by the coordinator's host (sched_harmonics.so, else
- * job_submit_harmonics.so) with hm_plugin_find_loaded and dlsym. A view is immutable once published; acquire takes a reference (a
- * short mutex, never a slurmctld lock, never the engine's), release drops it.
- * No sched/harmonics, another version of it, or no view yet: the select plugin
- * places as cons_tres.
+ * job_submit_harmonics.so) with hm_plugin_find_loaded and dlsym. A view is
+ * immutable once published; acquire takes a reference (a short mutex, never a
+ * slurmctld lock, never the engine's), release drops it. No host, another
+ * version of it, or no view yet: the select plugin places as cons_tres.
  */
 #ifndef HM_LIVE_H
 #define HM_LIVE_H

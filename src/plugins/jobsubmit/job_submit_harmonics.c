@@ -30,7 +30,7 @@ const char plugin_name[] = "Harmonics Global Coordinator host (SchedulerType unc
 const char plugin_type[] = "job_submit/harmonics";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-#define LOG_PREFIX       "job_submit/harmonics: "
+#define LOG_PREFIX      "job_submit/harmonics: "
 #define SCHED_HOST_TYPE "sched/harmonics"
 
 static bool hosting;

@@ -78,9 +78,9 @@ static struct {
 	pthread_cond_t cv;  /* the thread's sleeps; its exit */
 	bool alive;         /* a thread runs (detached: it may outlive a stop) */
 	bool stop, reconfig;
-	bool orphan;      /* stop gave up waiting: the thread stops the coordinator */
-	bool restart;     /* started again before an orphan left: it runs on */
-	hm_coord_t *wake; /* the running coordinator, for reconfig's wake-up */
+	bool orphan;             /* stop gave up waiting: the thread stops the coordinator */
+	bool restart;            /* started again before an orphan left: it runs on */
+	hm_coord_t *wake;        /* the running coordinator, for reconfig's wake-up */
 	long lock_wait_since_ms; /* the thread waits for a slurmctld lock since (0: not) */
 
 	time_t conf_seen; /* slurm_conf.last_update at the last (re)load */
@@ -627,7 +627,8 @@ void hm_ctld_host_start(const char *plugin_type)
 		      g.prefix, strerror(rc));
 	else
 		verbose("%scoordinator thread started: it starts once slurmctld has read its "
-			"state", g.prefix);
+			"state",
+			g.prefix);
 }
 
 void hm_ctld_host_stop(void)

@@ -123,12 +123,11 @@ static int conf_fetch(void)
 	hm_conf_defaults(&defaults);
 	if (hm_spank_slurm_user(NULL, &trusted[1], why, sizeof(why)) != 0)
 		trusted[1] = 0;
-	if (hm_client_call_trusted(hm_sp.args.host,
-				   hm_sp.args.port ? hm_sp.args.port : defaults.listen_port,
-				   "{\"op\":\"conf\"}",
-				   hm_sp.args.timeout_ms ? hm_sp.args.timeout_ms
-							 : defaults.request_timeout_ms,
-				   trusted, 2, &reply, &err) != HM_OK) {
+	if (hm_client_call_trusted(
+		hm_sp.args.host, hm_sp.args.port ? hm_sp.args.port : defaults.listen_port,
+		"{\"op\":\"conf\"}",
+		hm_sp.args.timeout_ms ? hm_sp.args.timeout_ms : defaults.request_timeout_ms,
+		trusted, 2, &reply, &err) != HM_OK) {
 		slurm_verbose("harmonics: no %s: settings from the coordinator: %s", ag.conf,
 			      err.msg);
 		goto out;
@@ -148,8 +147,9 @@ static int conf_fetch(void)
 			close(fd);
 		goto out;
 	}
-	fprintf(f, "# Written by harmonics.so in slurmd from the coordinator %s (configless "
-		   "cluster);\n# replaced when missing. Edit the controller's harmonics.conf.\n",
+	fprintf(f,
+		"# Written by harmonics.so in slurmd from the coordinator %s (configless "
+		"cluster);\n# replaced when missing. Edit the controller's harmonics.conf.\n",
 		hm_sp.args.host);
 	for (const char *p = text; *p;) {
 		size_t n = strcspn(p, "\n");
