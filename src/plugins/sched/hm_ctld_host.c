@@ -54,6 +54,9 @@
 #include "hm_topo.h"
 
 #define TICK_MS 1000
+/* How often the thread looks whether slurmctld has read its state: the steps
+   wait for the coordinator after a slurmctld restart. */
+#define READY_POLL_MS 50
 /* Nodes of a job whose GPU allocation is read (the per-node model takes the most). */
 #define HM_MAX_HOSTS_PER_JOB_SCAN 1024
 /* How long stop waits for the thread; a thread blocked this long on a slurmctld
@@ -523,7 +526,7 @@ static void run_loop(void)
 		pthread_mutex_lock(&g.mu);
 		g.reconfig = false; /* the start reads everything anew */
 		pthread_mutex_unlock(&g.mu);
-		nap(TICK_MS);
+		nap(READY_POLL_MS);
 	}
 	if (stopping())
 		return;
