@@ -15,7 +15,8 @@
 #             rack leaders: election, takeover, no flap (tests/slurm/leaders.sh),
 #             racks rejoining after a cut (tests/slurm/rejoin.sh), and Harmonics
 #             disabled, never Slurm stopped, by a bad harmonics.conf or a busy port
-#             (tests/slurm/failopen.sh); a PyTorch job's running step following a new
+#             (tests/slurm/failopen.sh), heterogeneous jobs and a daemonized
+#             slurmd (tests/slurm/hetjob.sh); a PyTorch job's running step following a new
 #             decision, its period in harmonicsctl (tests/slurm/torch_live.sh)
 #   packages  make deb, the packages' layout and Slurm pinning, installed with
 #             dpkg -i, tests/slurm/run.sh against the installed files, purged
@@ -143,7 +144,7 @@ for t in "${tiers[@]}"; do
 	fuzz) run_tier fuzz tier_fuzz ;;
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
 	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh \
-		tests/slurm/rejoin.sh tests/slurm/failopen.sh tests/slurm/torch_live.sh \
+		tests/slurm/rejoin.sh tests/slurm/failopen.sh tests/slurm/hetjob.sh tests/slurm/torch_live.sh \
 		tests/slurm/nccl_standin.sh ;;
 	packages) run_tier packages tier_scripts tests/packages/run.sh ;;
 	fault) run_tier fault tier_scripts tests/fault/run.sh ;;

@@ -4,6 +4,7 @@
  * the agent itself is agent_*.c.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include "hm_agent.h"
 
 #define EXPORT __attribute__((visibility("default")))
+/* hm_agent_args_t as 0.1 had it (up to topo_xml): the smallest size accepted. */
+#define HM_AGENT_ARGS_V1_SIZE (offsetof(hm_agent_args_t, topo_xml) + sizeof(const char *))
 
 /* The ABI's levels and callback are hm_log.h's, passed through unchanged. */
 _Static_assert((int)HM_AGENT_LOG_ERROR == HM_LOG_ERROR && (int)HM_AGENT_LOG_INFO == HM_LOG_INFO &&
@@ -42,24 +45,32 @@ EXPORT int hm_agent_start(const hm_agent_args_t *args)
 	bool daemonizes = false;
 	int rc = -1;
 
-	if (!args || args->version != HM_AGENT_ABI_VERSION || args->size < sizeof(in)) {
+	if (!args || args->version != HM_AGENT_ABI_VERSION || args->size < HM_AGENT_ARGS_V1_SIZE) {
 		bool has_log =
 		    args && args->size >= offsetof(hm_agent_args_t, log) + sizeof(args->log);
 
 		log_start_error(has_log ? args->log : NULL, NULL,
 				"hm_agent_args_t of another ABI (accepted: version 1, size >= "
-				"sizeof(hm_agent_args_t))");
+				"that of 0.1's hm_agent_args_t)");
 		return -1;
 	}
-	memcpy(&in, args, sizeof(in)); /* members appended by a later ABI are not read */
+	/* Members appended by a later ABI are not read; those an older one lacks are 0. */
+	memset(&in, 0, sizeof(in));
+	memcpy(&in, args, args->size < sizeof(in) ? args->size : sizeof(in));
 	pthread_mutex_lock(&g_mu);
 	if (g_agent && g_pid == getpid()) {
 		log_start_error(in.log, in.node, "an agent already runs in this process");
 		goto out;
 	}
 	g_agent = NULL;
-	/* slurmd without -D forks after its plugins load: a thread started now would be lost. */
-	if (agent_node_name(node, sizeof(node), &daemonizes, &err) == HM_OK && daemonizes) {
+	/* slurmd without -D forks after its plugins load: a thread started now would be
+	   lost. The caller may start it again after the fork (hm_agent.h). */
+	if (agent_node_name(node, sizeof(node), &daemonizes, &err) == HM_OK && daemonizes &&
+	    !(in.flags & HM_AGENT_F_DAEMONIZED)) {
+		if (in.flags & HM_AGENT_F_DEFER_DAEMON) {
+			rc = 1;
+			goto out;
+		}
 		log_start_error(in.log, in.node,
 				"slurmd runs without -D and daemonizes after loading plugins, "
 				"which the agent's thread would not survive (run slurmd -D, as "

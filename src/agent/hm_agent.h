@@ -54,13 +54,25 @@ typedef struct {
 	/* hwloc XML of this node instead of discovering it (NULL: the machine, where
 	   hwloc honours HWLOC_XMLFILE). */
 	const char *topo_xml;
+	/* HM_AGENT_F_* (appended in 0.2: an older caller's size ends before it; 0). */
+	uint32_t flags;
 } hm_agent_args_t;
+
+/* slurmd will daemonize after its plugins load: instead of refusing, return 1
+   (nothing logged) so that the caller starts the agent again after the fork. */
+#define HM_AGENT_F_DEFER_DAEMON (1u << 0)
+/* Called in the daemonized slurmd (the caller's fork handler): start here even
+   though slurmd's command line has no -D. */
+#define HM_AGENT_F_DAEMONIZED (1u << 1)
 
 /*
  * Start the agent of this process (one per process). Returns 0 when the thread
- * runs, -1 otherwise with the reason logged: bad args, a bad harmonics.conf
- * (file:line), already started, a slurmd that will daemonize after its plugins
- * load (no -D: the thread would not survive the fork), thread creation failed.
+ * runs, 1 when slurmd will daemonize and HM_AGENT_F_DEFER_DAEMON is set (start
+ * again after the fork with HM_AGENT_F_DAEMONIZED), -1 otherwise with the
+ * reason logged: bad args, a bad harmonics.conf (file:line), already started,
+ * a slurmd that will daemonize after its plugins load without
+ * HM_AGENT_F_DEFER_DAEMON (the thread would not survive the fork), thread
+ * creation failed.
  * A missing harmonics.conf means the documented defaults. Never blocks on the
  * network. Safe to call again after a failed start or after stop().
  */

@@ -186,6 +186,18 @@ static json_object *op_status(req_t *r)
 	return out;
 }
 
+/* The configuration in force as harmonics.conf text, for the nodes of a
+   configless cluster (harmonics.so in slurmd writes it beside slurm.conf). */
+static json_object *op_conf(req_t *r)
+{
+	char text[8192];
+	json_object *out = ok_reply();
+
+	hm_conf_format(hm_srv_conf(r->srv), text, sizeof(text));
+	json_object_object_add(out, "conf", json_object_new_string(text));
+	return out;
+}
+
 /* A list of views as {"ok":true,key:[...]}; views freed. */
 #define LIST_REPLY(key, arr_fn, view_t, to_json)                                                   \
 	do {                                                                                       \
@@ -527,10 +539,12 @@ static void handle(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, uint32_t gid,
 		out = op_nodes(&r);
 	else if (strcmp(op, "job") == 0)
 		out = op_job(&r, req);
+	else if (strcmp(op, "conf") == 0)
+		out = op_conf(&r);
 	else
 		out = error_reply("proto",
 				  "unknown op '%.40s' (accepted: register, report, status, jobs, "
-				  "racks, nodes, job, agent_hello)",
+				  "racks, nodes, job, conf, agent_hello)",
 				  op);
 	if (park) {
 		json_object_put(req);

@@ -7,7 +7,7 @@ slurmplugin_LTLIBRARIES =
 PLUGIN_LDFLAGS = -module -avoid-version -shared
 
 EXTRA_DIST += src/plugins/spank/harmonics_spank.sym src/plugins/sched/sched_harmonics.sym \
-	src/plugins/select/select_harmonics.sym
+	src/plugins/select/select_harmonics.sym src/plugins/jobsubmit/job_submit_harmonics.sym
 
 # The Slurm-side contract the plugins share (job-control environment keys, the
 # PluginDir loader), without Slurm: unit-tested.
@@ -121,10 +121,29 @@ if HAVE_SLURM_SOURCE
 SLURM_PLUGIN_CPPFLAGS = $(SLURM_SRC_CPPFLAGS) $(HM_LIB_CPPFLAGS) \
 	-I$(top_srcdir)/src/coordinator $(HM_COMMON_CPPFLAGS) $(PLUGIN_COMMON_CPPFLAGS) -DHM_SLURM_VERSION_BUILT='"$(SLURM_VERSION_BUILT)"' \
 	-DHM_VERSION='"$(PACKAGE_VERSION)"'
+# The coordinator's Slurm side, in both plugins that can host it.
+HM_CTLD_HOST_SOURCES = src/plugins/sched/hm_ctld_host.c src/plugins/sched/hm_ctld_host.h
+HM_CTLD_HOST_LIBS = src/plugins/sched/libhmschedrun.la src/plugins/sched/libhmlivepub.la \
+	src/plugins/common/libhmplugin.la $(HMCOORD_LIBS)
+
+# job_submit/harmonics: the coordinator's host where SchedulerType stays
+# sched/backfill (heterogeneous jobs).
+slurmplugin_LTLIBRARIES += src/plugins/jobsubmit/job_submit_harmonics.la
+src_plugins_jobsubmit_job_submit_harmonics_la_SOURCES = \
+	src/plugins/jobsubmit/job_submit_harmonics.c $(HM_CTLD_HOST_SOURCES) \
+	src/plugins/sched/hm_slurm_compat.c src/plugins/sched/hm_slurm_compat.h
+src_plugins_jobsubmit_job_submit_harmonics_la_CPPFLAGS = $(SLURM_PLUGIN_CPPFLAGS) \
+	-I$(top_srcdir)/src/plugins/sched
+src_plugins_jobsubmit_job_submit_harmonics_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
+src_plugins_jobsubmit_job_submit_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
+	-Wl,--version-script=$(top_srcdir)/src/plugins/jobsubmit/job_submit_harmonics.sym
+src_plugins_jobsubmit_job_submit_harmonics_la_LIBADD = $(HM_CTLD_HOST_LIBS) -ldl
+EXTRA_src_plugins_jobsubmit_job_submit_harmonics_la_DEPENDENCIES = \
+	src/plugins/jobsubmit/job_submit_harmonics.sym
 
 slurmplugin_LTLIBRARIES += src/plugins/sched/sched_harmonics.la
 src_plugins_sched_sched_harmonics_la_SOURCES = src/plugins/sched/sched_harmonics.c \
-	src/plugins/sched/hm_slurm_compat.c src/plugins/sched/hm_slurm_compat.h
+	$(HM_CTLD_HOST_SOURCES) src/plugins/sched/hm_slurm_compat.c src/plugins/sched/hm_slurm_compat.h
 src_plugins_sched_sched_harmonics_la_CPPFLAGS = $(SLURM_PLUGIN_CPPFLAGS)
 src_plugins_sched_sched_harmonics_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-prototypes
 src_plugins_sched_sched_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
@@ -156,6 +175,6 @@ endif
 noinst_PROGRAMS += tests/slurm/hm_sockprobe
 tests_slurm_hm_sockprobe_SOURCES = tests/slurm/hm_sockprobe.c
 tests_slurm_hm_sockprobe_LDADD = $(HM_CORE_LIBS) $(MUNGE_LIBS)
-EXTRA_DIST += tests/slurm/matrix.sh tests/slurm/run.sh tests/slurm/live.sh tests/slurm/leaders.sh tests/slurm/rejoin.sh tests/slurm/place.sh tests/slurm/failopen.sh tests/slurm/checks.sh tests/slurm/cluster.sh tests/slurm/README.md tests/slurm/jobs/batch_env.sh tests/slurm/jobs/preload_env.sh \
+EXTRA_DIST += tests/slurm/matrix.sh tests/slurm/run.sh tests/slurm/live.sh tests/slurm/leaders.sh tests/slurm/rejoin.sh tests/slurm/place.sh tests/slurm/failopen.sh tests/slurm/hetjob.sh tests/slurm/checks.sh tests/slurm/cluster.sh tests/slurm/README.md tests/slurm/jobs/batch_env.sh tests/slurm/jobs/preload_env.sh \
 	tests/slurm/jobs/bad_directive.sh
 EXTRA_DIST += tests/slurm/torch_live.sh

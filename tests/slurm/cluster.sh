@@ -13,9 +13,18 @@
 # HM_PLUGINS, HM_PROBE (socket probe), HM_CTL (harmonicsctl, may be empty).
 # Optional input: HM_CONF_EXTRA (lines appended to harmonics.conf), HM_KEEP=1,
 # HM_CTLD_NO_COORD=1 (slurmctld is up without the coordinator's port: a test of
-# a disabled Harmonics), HM_BEFORE_DAEMONS (a command run once the directory and
-# configuration exist, before any daemon starts), HM_SLURMD_ENV_NODES and
-# HM_SLURMD_ENV (environment for some nodes' slurmd: hm_slurmd_start).
+# a disabled Harmonics), HM_HOST (where the coordinator runs: job_submit, the
+# default, JobSubmitPlugins=harmonics with SchedulerType=sched/backfill, which
+# heterogeneous jobs need; sched: SchedulerType=sched/harmonics), and
+# HM_SLURMD_DAEMONIZE=1 (slurmd without -D: it daemonizes; its PID is read from
+# its pid file), HM_CONFIGLESS=1 (SlurmctldParameters=enable_configless: each
+# slurmd fetches slurm.conf with --conf-server, sees no harmonics.conf, and
+# harmonics.so gets the coordinator's settings: plugstack.conf names it with
+# host= and port=), HM_SLURM_EXTRA (lines added to slurm.conf). HM_HOST_TYPE
+# (exported) is the host plugin's log prefix. HM_BEFORE_DAEMONS (a command run
+# once the directory and configuration exist, before any daemon starts),
+# HM_SLURMD_ENV_NODES and HM_SLURMD_ENV (environment for some nodes' slurmd:
+# hm_slurmd_start).
 # HM_INSTALLED=1: the installed packages' plugins, node agent and harmonicsctl
 # (PluginDir=$HM_SYS_PLUGINDIR, the agent harmonics.so was built to load), not
 # BUILD_DIR's (which still gives the test helpers); scripts/check.sh packages.
@@ -29,6 +38,14 @@ HM_NODES=${HM_NODES:-8}
 HM_RACK_HOSTS=${HM_RACK_HOSTS:-4}
 HM_CTL_ADDR=${HM_CTL_ADDR:-127.0.0.1}
 HM_SYS_PLUGINDIR=${HM_SYS_PLUGINDIR:-/usr/lib/x86_64-linux-gnu/slurm-wlm}
+HM_HOST=${HM_HOST:-job_submit}
+case $HM_HOST in
+job_submit) HM_HOST_TYPE=job_submit/harmonics HM_SCHED_LINES="SchedulerType=sched/backfill
+JobSubmitPlugins=harmonics" ;;
+sched) HM_HOST_TYPE=sched/harmonics HM_SCHED_LINES="SchedulerType=sched/harmonics" ;;
+*) echo "cluster: HM_HOST=$HM_HOST (accepted: job_submit, sched)" >&2; return 1 2>/dev/null || exit 1 ;;
+esac
+export HM_HOST HM_HOST_TYPE
 declare -A HM_PIDS=()
 
 hm_log() { echo "cluster: $*" >&2; }
@@ -127,7 +144,7 @@ hm_write_conf() {
 		ProctrackType=proctrack/linuxproc
 		TaskPlugin=task/none
 		JobAcctGatherType=jobacct_gather/none
-		SchedulerType=sched/harmonics
+		$HM_SCHED_LINES
 		SelectType=select/harmonics_cons_tres
 		SelectTypeParameters=CR_Core
 		TopologyPlugin=topology/tree
@@ -142,6 +159,8 @@ hm_write_conf() {
 		AccountingStoragePort=$HM_DBD_PORT
 		AccountingStoreFlags=job_comment
 		JobCompType=jobcomp/none
+		${HM_SLURM_EXTRA:-}
+		$([[ ${HM_CONFIGLESS:-0} == 1 ]] && echo SlurmctldParameters=enable_configless)
 		NodeName=n[1-$HM_NODES] NodeHostname=$host NodeAddr=$node_addr Port=$HM_NODE_PORT0-$((HM_NODE_PORT0 + HM_NODES - 1)) CPUs=4 RealMemory=1000 State=UNKNOWN
 		PartitionName=debug Nodes=n[1-$HM_NODES] Default=YES MaxTime=INFINITE State=UP
 	CONF
@@ -195,6 +214,7 @@ hm_write_conf() {
 # agent is this build's unless they name another: agent=PATH or agent=no).
 hm_write_plugstack() {
 	local agent="agent=$HM_PLUGINS/harmonics_agent.so"
+	[[ ${HM_CONFIGLESS:-0} == 1 ]] && agent+=" host=$HM_CTL_ADDR port=$HM_PORT"
 	[[ " $* " == *" agent="* ]] && agent=
 	[[ ${HM_INSTALLED:-0} == 1 ]] && agent=
 	echo "required $HM_PLUGINS/harmonics.so $agent $*" >"$HM_DIR/etc/plugstack.conf.tmp"
@@ -205,7 +225,8 @@ hm_write_plugstack() {
 hm_install_plugins() {
 	local build=$1 f so
 	mkdir -p "$HM_PLUGINS"
-	for f in spank/harmonics sched/sched_harmonics select/select_harmonics_cons_tres; do
+	for f in spank/harmonics sched/sched_harmonics select/select_harmonics_cons_tres \
+		jobsubmit/job_submit_harmonics; do
 		so=$build/src/plugins/$f.so
 		[[ -f $so ]] || so=$build/src/plugins/$(dirname $f)/.libs/$(basename $f).so
 		if [[ ! -f $so ]]; then
@@ -263,16 +284,43 @@ hm_ctld_start() {
 
 hm_ctld_stop() { hm_stop_pid slurmctld; }
 
-# slurmd of node nK, in its namespace when there are some; the nodes named in
-# HM_SLURMD_ENV_NODES (e.g. "n4") get the assignments HM_SLURMD_ENV (e.g.
-# "LD_PRELOAD=... VAR=...") in their environment (the fault tier's clock shim).
+# HM_SLURMD_ARGV: slurmd -N NODE, its configuration from slurm.conf, or from
+# slurmctld (HM_CONFIGLESS=1: nothing of this directory's etc/ in its environment).
+hm_slurmd_argv() {
+	if [[ ${HM_CONFIGLESS:-0} == 1 ]]; then
+		HM_SLURMD_ARGV=(env -u SLURM_CONF -u HARMONICS_CONF slurmd -N "$1" --conf-server "$HM_CTL_ADDR:$HM_CTLD_PORT")
+	else
+		HM_SLURMD_ARGV=(slurmd -N "$1" -f "$SLURM_CONF")
+	fi
+}
+
+# slurmd -N NODE without -D: it forks into the background; its PID from the pid file.
+hm_slurmd_daemon() {
+	local node=$1 pidf=$HM_DIR/run/slurmd-$1.pid
+	rm -f "$pidf"
+	hm_slurmd_argv "$node"
+	"${HM_SLURMD_ARGV[@]}" >>"$HM_DIR/log/slurmd-$node.out" 2>&1 ||
+		{ hm_log "slurmd -N $node did not daemonize (log: $HM_DIR/log/slurmd-$node.log)"; return 1; }
+	hm_wait_for 10 test -s "$pidf" || { hm_log "slurmd -N $node wrote no $pidf"; return 1; }
+	HM_PIDS[slurmd-$node]=$(cat "$pidf")
+}
+
+# slurmd of node nK (daemonized with HM_SLURMD_DAEMONIZE=1), in its namespace when
+# there are some; the nodes named in HM_SLURMD_ENV_NODES (e.g. "n4") get the
+# assignments HM_SLURMD_ENV (e.g. "LD_PRELOAD=... VAR=...") in their environment
+# (the fault tier's clock shim).
 hm_slurmd_start() { # K
 	local i=$1 pre=() envs=()
+	if [[ ${HM_SLURMD_DAEMONIZE:-0} == 1 ]]; then
+		hm_slurmd_daemon "n$i"
+		return
+	fi
 	# nsenter, not `ip netns exec`: that remounts /sys and slurmd fails on cgroups.
 	[[ -n ${HM_NODE_NETNS_PREFIX:-} ]] && pre=(nsenter --net="/run/netns/$HM_NODE_NETNS_PREFIX$i")
 	# shellcheck disable=SC2206
 	[[ " ${HM_SLURMD_ENV_NODES:-} " == *" n$i "* ]] && envs=(env ${HM_SLURMD_ENV:-})
-	hm_spawn "slurmd-n$i" "${pre[@]}" "${envs[@]}" slurmd -D -N "n$i" -f "$SLURM_CONF"
+	hm_slurmd_argv "n$i"
+	hm_spawn "slurmd-n$i" "${pre[@]}" "${envs[@]}" "${HM_SLURMD_ARGV[@]}" -D
 }
 
 hm_nodes_idle() {
@@ -317,7 +365,7 @@ hm_cluster_up() {
 	hm_ctld_start || return 1
 	t_nodes=$(date +%s.%N)
 	for ((i = 1; i <= HM_NODES; i++)); do
-		hm_slurmd_start "$i"
+		hm_slurmd_start "$i" || return 1
 	done
 	hm_wait_for 60 hm_nodes_idle || { hm_log "nodes not idle:"; sinfo >&2; return 1; }
 	HM_UP_S=$(hm_since "$t0")

@@ -14,9 +14,19 @@
 #   3. ListenPort held by another process when slurmctld starts: slurmctld
 #      runs (log: address in use, the port), jobs run; the port freed,
 #      scontrol reconfigure: the coordinator is up.
+#   4. munged down when slurmctld starts (its socket hidden in this test's
+#      mount namespace): slurmctld, every slurmd and the node agents run on,
+#      Harmonics logs the cause; munged back: the coordinator answers, a
+#      --comm-sched job is decided, the agents are up, nothing restarted.
 #
 # Usage: tests/slurm/failopen.sh [BUILD_DIR]   (root; exit 0 passed, 1 failed, 77 skipped)
 set -uo pipefail
+
+# Section 4 hides munged's socket from this test's daemons alone: run in a
+# mount namespace of our own (mounts made there stay there).
+if ((EUID == 0)) && [[ -z ${HM_FAILOPEN_NS:-} ]] && command -v unshare >/dev/null; then
+	HM_FAILOPEN_NS=1 exec unshare -m --propagation private "$0" "$@"
+fi
 
 # A typo, as admins make them; slurmctld up without the coordinator's port.
 export HM_CONF_EXTRA="EpochLenght=10s" HM_CTLD_NO_COORD=1
@@ -40,9 +50,10 @@ hm_tier_cluster_up "8 slurmd, harmonics.conf with an unknown key (coordinator ex
 log=$HM_DIR/log/slurmctld.log
 conf=$HM_DIR/etc/harmonics.conf
 line=$(grep -n '^EpochLenght=' "$conf" | cut -d: -f1)
-check "slurmctld logs Harmonics disabled with $(basename "$conf"):$line: $(grep -m1 -o 'sched/harmonics: disabled: [^(]*' "$log")" \
-	grep -q "sched/harmonics: disabled: $conf:$line: unknown key 'EpochLenght' (accepted: .*); jobs run unscheduled (backfill kept" "$log"
-check "backfill kept" grep -q "sched/harmonics: backfill kept" "$log"
+check "slurmctld logs Harmonics disabled with $(basename "$conf"):$line: $(grep -m1 -o "$HM_HOST_TYPE: disabled: [^(]*" "$log")" \
+	grep -q "$HM_HOST_TYPE: disabled: $conf:$line: unknown key 'EpochLenght' (accepted: .*); jobs run unscheduled (--comm-sched accepted)" "$log"
+check "backfill kept (sched/backfill, or wrapped by sched/harmonics)" \
+	grep -q "sched/harmonics: backfill kept\|$HM_HOST_TYPE: .*SchedulerType=sched/backfill" "$log"
 check "nothing listens on ListenPort $HM_PORT" bash -c "! ss -Htln | grep -q ':$HM_PORT\b'"
 
 comm=$(sbatch --parsable -N2 --comm-sched=harmonics --comm-profile="$PROF" \
@@ -84,7 +95,7 @@ echo "=== 2. the file fixed, scontrol reconfigure: Harmonics enabled"
 sed -i '/^EpochLenght=/d' "$conf"
 scontrol reconfigure
 check "slurmctld logs: reconfigure: enabled, coordinator up" \
-	hm_wait_for 15 grep -q "sched/harmonics: reconfigure: enabled, coordinator up: policy harmonics" "$log"
+	hm_wait_for 15 grep -q "$HM_HOST_TYPE: reconfigure: enabled, coordinator up: policy harmonics" "$log"
 check "harmonicsctl status answers" hm_wait_for 10 ctl_status
 ctl_status 2>&1 | sed 's/^/      /'
 comm2=$(sbatch --parsable -N2 --comm-sched=harmonics --comm-profile="$PROF" -o /dev/null \
@@ -115,7 +126,7 @@ check "a python3 socket holds 127.0.0.1:$HM_PORT" hm_wait_for 10 grep -q holding
 hm_spawn slurmctld slurmctld -D -f "$SLURM_CONF"
 check "slurmctld starts" hm_wait_for 30 scontrol ping
 check "slurmctld logs: disabled, cannot listen on 127.0.0.1:$HM_PORT: Address already in use" \
-	hm_wait_for 10 grep -q "sched/harmonics: disabled: server: cannot listen on 127.0.0.1:$HM_PORT: Address already in use" "$log"
+	hm_wait_for 10 grep -q "$HM_HOST_TYPE: disabled: server: cannot listen on 127.0.0.1:$HM_PORT: Address already in use" "$log"
 busy=$(sbatch --parsable -N1 --comm-sched=harmonics --comm-profile="$PROF" -o /dev/null \
 	--wrap "sleep 4")
 plain2=$(sbatch --parsable -N1 -o /dev/null --wrap "sleep 1")
@@ -126,10 +137,42 @@ check "a plain job completes" wait_state "$plain2" COMPLETED 30
 check "the --comm-sched job completes" wait_state "$busy" COMPLETED 30
 check "slurmctld still runs" ctld_alive
 hm_stop_pid holder
-n_up=$(grep -c 'sched/harmonics: reconfigure: enabled, coordinator up' "$log")
+n_up=$(grep -c "$HM_HOST_TYPE: reconfigure: enabled, coordinator up" "$log")
 scontrol reconfigure
 check "the port freed, scontrol reconfigure: coordinator up" \
-	hm_wait_for 15 bash -c "(( \$(grep -c 'sched/harmonics: reconfigure: enabled, coordinator up' '$log') > $n_up )) && ss -Htln | grep -q ':$HM_PORT\b'"
+	hm_wait_for 15 bash -c "(( \$(grep -c '$HM_HOST_TYPE: reconfigure: enabled, coordinator up' '$log') > $n_up )) && ss -Htln | grep -q ':$HM_PORT\b'"
 check "harmonicsctl status answers" hm_wait_for 10 ctl_status
+
+echo "=== 4. munged down when slurmctld starts (this test's mount namespace only)"
+# Empty directory over /run/munge: no munged socket for this namespace's
+# daemons; the machine's munged and other clusters are untouched.
+hm_ctld_stop
+mkdir -p "$HM_DIR/nomunge"
+mount --bind "$HM_DIR/nomunge" /run/munge || { fail "bind-mount over /run/munge"; hm_tier_end; }
+munge_down() { ! munge -n >/dev/null 2>&1; }
+check "munge fails in this namespace: $(munge -n 2>&1 | head -n1 | cut -c1-80)" munge_down
+n_up=$(grep -c "$HM_HOST_TYPE: coordinator up" "$log")
+hm_spawn slurmctld slurmctld -D -f "$SLURM_CONF"
+check "Harmonics logs why it answers no step while munged is down" \
+	hm_wait_for 20 grep -q "$HM_HOST_TYPE: .*[Mm]unge.*: the coordinator decides (AdminComment) but answers no step" "$log"
+say "$(grep -m1 -o "$HM_HOST_TYPE: .*[Mm]unge.*: the coordinator decides" "$log" | cut -c1-160)"
+sleep 5
+check "slurmctld still runs 5 s later, munged down" hm_alive "${HM_PIDS[slurmctld]}"
+check "every slurmd still runs" slurmds_alive
+check "the node agents log the munge failure and run on" \
+	hm_wait_for 10 bash -c "cat '$HM_DIR'/log/slurmd-n*.log | grep -q 'harmonics-agent .*[Mm]unge'"
+umount /run/munge
+check "munged back (the mount removed): munge works" bash -c "munge -n | unmunge >/dev/null"
+check "slurmctld answers" hm_wait_for 30 scontrol ping
+# Slurm's own recovery: the slurmd could not register while munged was down.
+scontrol reconfigure
+nodes_respond() { [[ -n $(sinfo -h -N -o %t) && -z $(sinfo -h -N -o %t | grep '[*~#]') ]]; }
+check "every node responds again (scontrol reconfigure: the slurmd register)" hm_wait_for 60 nodes_respond
+check "the coordinator answers (harmonicsctl status), no restart" hm_wait_for 15 ctl_status
+m_job=$(sbatch --parsable -N2 --comm-sched=harmonics --comm-profile="$PROF" -o /dev/null --wrap "sleep 30")
+check "a --comm-sched job runs" wait_state "$m_job" RUNNING 30
+check "it gets a decision in AdminComment" hm_wait_for 15 comment_has "$m_job" " p=harmonics "
+check "the $HM_NODES node agents are up again" hm_wait_for 30 agents_up
+scancel "$m_job"
 
 hm_tier_end tail -n 40 "$log"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build-and-load matrix: the three Slurm plugins built against each Slurm release
+# Build-and-load matrix: the four slurmctld and slurmd plugins (select, sched, job_submit, SPANK) built against each Slurm release
 # (scripts/slurm-tree.sh VERSION: a configured release tree, cached), each in its
 # own build dir, and each .so checked against that release:
 #   - plugin_version is the release's SLURM_VERSION_NUMBER (plugin.c refuses any
@@ -113,9 +113,10 @@ check_release() { # release
 		echo "$tree $vstr" >"$bdir/.hm-tree"
 	fi
 	if make -C "$bdir" -s -j"$jobs" src/plugins/sched/sched_harmonics.la \
+		src/plugins/jobsubmit/job_submit_harmonics.la \
 		src/plugins/select/select_harmonics_cons_tres.la src/plugins/spank/harmonics.la \
 		>"$bdir/make.out" 2>&1; then
-		pass "$rel: the three plugins build against Slurm $vstr's headers ($(($(date +%s) - t0)) s)"
+		pass "$rel: the four plugins build against Slurm $vstr's headers ($(($(date +%s) - t0)) s)"
 	else
 		fail "$rel: build" "$(grep -m5 -E 'error|Error' "$bdir/make.out")"
 		return
@@ -133,11 +134,14 @@ check_release() { # release
 	fi
 
 	local sel=$src/src/interfaces/select.c sch=$src/src/interfaces/sched_plugin.c
+	local jsub=$src/src/interfaces/job_submit.c
 	[[ -f $sel ]] || sel=$src/src/common/select.c
 	[[ -f $sch ]] || sch=$src/src/slurmctld/sched_plugin.c
+	[[ -f $jsub ]] || jsub=$src/src/slurmctld/job_submit.c
 	if ((vnum >= 0x190500)); then id_want=109; elif ((vnum >= 0x170200)); then id_want=180; else id_want=110; fi
 
-	for name in select/select_harmonics_cons_tres sched/sched_harmonics spank/harmonics; do
+	for name in select/select_harmonics_cons_tres sched/sched_harmonics jobsubmit/job_submit_harmonics \
+		spank/harmonics; do
 		local so=$bdir/src/plugins/${name%%/*}/.libs/${name#*/}.so short=${name#*/}
 		[[ -f $so ]] || { fail "$rel: $short.so built" "$so missing"; continue; }
 		got=$(so_u32 "$so" plugin_version)
@@ -153,6 +157,7 @@ check_release() { # release
 			else fail "$rel: $short.so plugin_id" "got ${got:-none}, want $id_want"; fi
 			want=$(sym_table "$sel" node_select_syms) ;;
 		sched_harmonics) want="plugin_name plugin_type plugin_version $(sym_table "$sch" syms)" ;;
+		job_submit_harmonics) want="plugin_name plugin_type plugin_version $(sym_table "$jsub" syms)" ;;
 		harmonics) # the callbacks its version script exports (spank.c looks each up)
 			want=$(sed -n 's/^ *\([a-z_]*\);$/\1/p' "$top/src/plugins/spank/harmonics_spank.sym") ;;
 		esac

@@ -101,7 +101,7 @@ gone "$bf" 30
 
 echo "=== no coordinator (sched/backfill): cons_tres' placement"
 hm_ctld_stop
-sed -i 's|^SchedulerType=.*|SchedulerType=sched/backfill|' "$SLURM_CONF"
+sed -i 's|^SchedulerType=.*|SchedulerType=sched/backfill|; /^JobSubmitPlugins=/d' "$SLURM_CONF"
 hm_spawn slurmctld slurmctld -D -f "$SLURM_CONF"
 hm_wait_for 30 scontrol ping || fail "slurmctld with sched/backfill answers"
 check "the heavy job survived the restart" wait_state "$heavy" RUNNING 20

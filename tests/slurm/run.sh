@@ -40,13 +40,14 @@ hm_tier_cluster_up "8 slurmd idle, slurmdbd"
 out=$HM_DIR/out
 
 echo "=== plugins load, log their versions"
-check "sched/harmonics logs its and Slurm's version" \
-	grep -q "sched/harmonics: harmonics .*built for Slurm $(slurmctld -V | awk '{print $2}')" "$HM_DIR/log/slurmctld.log"
+check "$HM_HOST_TYPE logs its and Slurm's version" \
+	grep -q "$HM_HOST_TYPE: harmonics .*built for Slurm $(slurmctld -V | awk '{print $2}')" "$HM_DIR/log/slurmctld.log"
 check "select wrapper logs its and Slurm's version (verbose)" \
 	grep -q "select/harmonics_cons_tres: harmonics .* built for Slurm" "$HM_DIR/log/slurmctld.log"
 check "coordinator topology from slurmctld's topology/tree switches" \
-	grep -q "sched/harmonics: topology from slurmctld's 3 topology/tree switches" "$HM_DIR/log/slurmctld.log"
-check "backfill kept" grep -q "sched/harmonics: backfill kept" "$HM_DIR/log/slurmctld.log"
+	grep -q "$HM_HOST_TYPE: topology from slurmctld's 3 topology/tree switches" "$HM_DIR/log/slurmctld.log"
+check "backfill kept (sched/backfill, or wrapped by sched/harmonics)" \
+	grep -q "sched/harmonics: backfill kept\|$HM_HOST_TYPE: .*SchedulerType=sched/backfill" "$HM_DIR/log/slurmctld.log"
 check "topology/tree: rack1, rack2, spine" \
 	bash -c '[[ $(scontrol show topology | grep -c "SwitchName=\(rack1\|rack2\|spine\)") == 3 ]]'
 check "select wrapper is the select plugin" \
@@ -267,7 +268,7 @@ check "foreign uid (nobody) refused for root's job: $r_foreign" bash -c "[[ '$r_
 r_status=$(printf '{"op":"status"}' | runuser -u nobody -- "$HM_PROBE" send 127.0.0.1 "$HM_PORT" --munge)
 check "status open to any authenticated uid" bash -c "[[ '$r_status' == *'\"ok\":true'* ]]"
 sleep 0.5
-check "refusals are logged by slurmctld" bash -c "grep -c 'sched/harmonics: .*refus' $HM_DIR/log/slurmctld.log | awk '\$1 >= 3 {ok=1} END {exit !ok}'"
+check "refusals are logged by slurmctld" bash -c "grep -c '$HM_HOST_TYPE: .*refus' $HM_DIR/log/slurmctld.log | awk '\$1 >= 3 {ok=1} END {exit !ok}'"
 
 echo "=== unreachable coordinator: the step runs unscheduled within the bound"
 mute_port=$((HM_PORT + 12))
@@ -319,11 +320,11 @@ check "slurmd's log says why: FailOpen=no: failing the step" \
 echo "=== scontrol reconfigure reloads harmonics.conf and keeps decisions"
 conf=$HM_DIR/etc/harmonics.conf
 c_before=$(admin_comment "$jrun")
-n_re=$(grep -c "sched/harmonics: reconfigured from" "$HM_DIR/log/slurmctld.log")
+n_re=$(grep -c "$HM_HOST_TYPE: reconfigured from" "$HM_DIR/log/slurmctld.log")
 sed -i 's/^EpochLength=.*/EpochLength=20s/' "$conf"
 scontrol reconfigure
-hm_wait_for 10 bash -c "(( \$(grep -c 'sched/harmonics: reconfigured from' $HM_DIR/log/slurmctld.log) > $n_re ))"
-check "reconfigure logged" bash -c "(( \$(grep -c 'sched/harmonics: reconfigured from' $HM_DIR/log/slurmctld.log) > $n_re ))"
+hm_wait_for 10 bash -c "(( \$(grep -c '$HM_HOST_TYPE: reconfigured from' $HM_DIR/log/slurmctld.log) > $n_re ))"
+check "reconfigure logged" bash -c "(( \$(grep -c '$HM_HOST_TYPE: reconfigured from' $HM_DIR/log/slurmctld.log) > $n_re ))"
 check "new EpochLength in effect (coordinator status says 20 s)" \
 	bash -c "printf '{\"op\":\"status\"}' | '$HM_PROBE' send 127.0.0.1 $HM_PORT --munge | grep -q '\"epoch_s\":20'"
 sleep 1
@@ -350,7 +351,7 @@ t0=$(date +%s.%N)
 hm_ctld_start
 echo "    slurmctld back in $(elapsed "$t0")s"
 check "job still RUNNING after restart" wait_state "$jrun" RUNNING 20
-check "decisions recovered from the state file" grep -q "sched/harmonics: decisions recovered" "$HM_DIR/log/slurmctld.log"
+check "decisions recovered from the state file" grep -q "$HM_HOST_TYPE: decisions recovered" "$HM_DIR/log/slurmctld.log"
 sleep 2
 check "AdminComment unchanged after restart" bash -c "[[ '$(admin_comment "$jrun")' == '$c_before' ]]"
 a_after=$(assign_of "$jrun")

@@ -168,6 +168,14 @@ static void test_queries(void **state)
 	r = call("{\"op\":\"job\",\"job_id\":101}", &err);
 	assert_true(hm_json_bool(r, "ok"));
 	json_object_put(r);
+	/* The configuration in force, as harmonics.conf text (the fixture's is set in
+	   code, not read from a file: its round trip is test_conf's). */
+	r = call("{\"op\":\"conf\"}", &err);
+	assert_true(hm_json_bool(r, "ok"));
+	assert_non_null(strstr(hm_json_str(r, "conf"), "Policy="));
+	assert_non_null(strstr(hm_json_str(r, "conf"), "\nListenPort="));
+	assert_non_null(strstr(hm_json_str(r, "conf"), "\nHeartbeatInterval="));
+	json_object_put(r);
 
 	/* Bad requests get a clear error, not a hang. */
 	r = call("{\"op\":\"explode\"}", &err);

@@ -2,12 +2,12 @@
  * hm_live.h - the coordinator's live view, as sched/harmonics lends it to
  * select/harmonics_cons_tres inside slurmctld (docs/placement.md).
  *
- * Slurm loads plugins RTLD_LOCAL, so the select plugin finds the sched plugin's
- * two exported accessors with hm_plugin_find_loaded("sched_harmonics.so") and
- * dlsym. A view is immutable once published; acquire takes a reference (a
- * short mutex, never a slurmctld lock, never the engine's), release drops it.
- * No sched/harmonics, another version of it, or no view yet: the select plugin
- * places as cons_tres.
+ * Slurm loads plugins RTLD_LOCAL, so the select plugin finds the two accessors
+ * exported by the coordinator's host (sched_harmonics.so, else
+ * job_submit_harmonics.so) with hm_plugin_find_loaded and dlsym. A view is
+ * immutable once published; acquire takes a reference (a short mutex, never a
+ * slurmctld lock, never the engine's), release drops it. No host, another
+ * version of it, or no view yet: the select plugin places as cons_tres.
  */
 #ifndef HM_LIVE_H
 #define HM_LIVE_H
@@ -24,6 +24,8 @@
 #define HM_LIVE_ACQUIRE_SYM "hm_sched_live_acquire_v1"
 #define HM_LIVE_RELEASE_SYM "hm_sched_live_release_v1"
 #define HM_LIVE_PLUGIN_FILE "sched_harmonics.so"
+/* Where SchedulerType stays sched/backfill (heterogeneous jobs). */
+#define HM_LIVE_PLUGIN_FILE_JOB_SUBMIT "job_submit_harmonics.so"
 /* A view not confirmed for this long means the coordinator's thread is stuck. */
 #define HM_LIVE_STALE_S 30.0
 

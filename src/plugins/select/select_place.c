@@ -75,6 +75,8 @@ static bool resolve(void)
 		return false;
 	P.tried_s = now;
 	h = hm_plugin_find_loaded(slurm_conf.plugindir, HM_LIVE_PLUGIN_FILE);
+	if (!h) /* the coordinator hosted by job_submit/harmonics */
+		h = hm_plugin_find_loaded(slurm_conf.plugindir, HM_LIVE_PLUGIN_FILE_JOB_SUBMIT);
 	if (h) {
 		*(void **)&P.acquire = dlsym(h, HM_LIVE_ACQUIRE_SYM);
 		*(void **)&P.release = dlsym(h, HM_LIVE_RELEASE_SYM);
@@ -88,7 +90,7 @@ static bool resolve(void)
 		P.said_missing = true;
 		return false;
 	}
-	verbose(LOG_PREFIX "live view from %s", HM_LIVE_PLUGIN_FILE);
+	verbose(LOG_PREFIX "live view from the coordinator's host plugin");
 	P.said_missing = false;
 	return true;
 }

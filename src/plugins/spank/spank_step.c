@@ -27,7 +27,51 @@
 #include "spank_compat.h"
 #include "spank_plugin.h"
 
-/* This node's name: the S_JOB_NODEID-th entry of the step's node list. */
+/*
+ * A heterogeneous step counts S_JOB_NODEID within its component (the job
+ * S_JOB_ID) while SLURM_STEP_NODELIST spans every component: keep the step's
+ * nodes that belong to this component (SLURM_JOB_NODELIST_HET_GROUP_K, where
+ * SLURM_JOB_ID_HET_GROUP_K is S_JOB_ID). Not a hetjob, or no such group: hl as is.
+ */
+static void het_component_nodes(spank_t sp, hostlist_t *hl)
+{
+	char v[64], key[64], comp[4096];
+	uint32_t job_id = 0;
+	unsigned long size, k;
+	hostlist_t mine = NULL, keep = NULL;
+	char *h;
+
+	if (spank_getenv(sp, "SLURM_HET_SIZE", v, sizeof(v)) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS)
+		return;
+	size = strtoul(v, NULL, 10);
+	for (k = 0; k < size && k < 1024; k++) {
+		snprintf(key, sizeof(key), "SLURM_JOB_ID_HET_GROUP_%lu", k);
+		if (spank_getenv(sp, key, v, sizeof(v)) == ESPANK_SUCCESS &&
+		    strtoul(v, NULL, 10) == job_id)
+			break;
+	}
+	snprintf(key, sizeof(key), "SLURM_JOB_NODELIST_HET_GROUP_%lu", k);
+	if (k == size || spank_getenv(sp, key, comp, sizeof(comp)) != ESPANK_SUCCESS ||
+	    !(mine = slurm_hostlist_create(comp)) || !(keep = slurm_hostlist_create(NULL)))
+		goto out;
+	while ((h = slurm_hostlist_shift(*hl))) {
+		if (slurm_hostlist_find(mine, h) >= 0)
+			slurm_hostlist_push_host(keep, h);
+		free(h);
+	}
+	slurm_hostlist_destroy(*hl);
+	*hl = keep;
+	keep = NULL;
+out:
+	if (mine)
+		slurm_hostlist_destroy(mine);
+	if (keep)
+		slurm_hostlist_destroy(keep);
+}
+
+/* This node's name: the S_JOB_NODEID-th entry of the step's node list (on its
+   component, for a heterogeneous step). */
 static void node_name(spank_t sp, char *buf, size_t len)
 {
 	char list[4096];
@@ -44,6 +88,7 @@ static void node_name(spank_t sp, char *buf, size_t len)
 	hl = slurm_hostlist_create(list);
 	if (!hl)
 		return;
+	het_component_nodes(sp, &hl);
 	for (uint32_t i = 0; i <= nodeid; i++) {
 		free(h);
 		h = slurm_hostlist_shift(hl);
@@ -54,6 +99,14 @@ static void node_name(spank_t sp, char *buf, size_t len)
 		snprintf(buf, len, "%s", h);
 	free(h);
 	slurm_hostlist_destroy(hl);
+}
+
+/* A step of a heterogeneous job (Slurm sets SLURM_HET_SIZE in its environment). */
+static bool het_step(spank_t sp)
+{
+	char v[16];
+
+	return spank_getenv(sp, "SLURM_HET_SIZE", v, sizeof(v)) == ESPANK_SUCCESS;
 }
 
 /* Coordinator address and bounds: plugstack.conf arguments over harmonics.conf.
@@ -201,6 +254,7 @@ int hm_sp_step_user_init(spank_t sp)
 	char nonce[HM_ASSIGN_NONCE_LEN + 1];
 	hm_assign_reply_t a;
 	double t0;
+	bool het_probe = false;
 
 	if (hm_sp_resolve(sp, &err) != HM_OK) {
 		snprintf(hm_sp.notice, sizeof(hm_sp.notice), "harmonics: %s; running unscheduled",
@@ -213,10 +267,17 @@ int hm_sp_step_user_init(spank_t sp)
 		spank_setenv(sp, HM_SPANK_ENV_PROFILE, hm_sp.choice.profile, 1);
 	if (strcmp(hm_sp.choice.mode, "off") == 0) {
 		spank_setenv(sp, HM_PACE_ENV_MODE, HM_PACE_MODE_OFF, 1);
-		goto out;
+		/* A heterogeneous step carries its launcher's options and job
+		   environment (Slurm's), not its component's: a component submitted
+		   with --comm-sched would run unscheduled. The coordinator knows each
+		   component's own choice: ask it, quietly, never failing the step. */
+		if (!het_step(sp))
+			goto out;
+		het_probe = true;
 	}
 	/* Scheduled or not by the coordinator: the assignment file may turn it on. */
-	hm_sp_step_preload(sp);
+	if (!het_probe)
+		hm_sp_step_preload(sp);
 	spank_get_item(sp, S_JOB_ID, &job_id);
 	spank_get_item(sp, S_JOB_STEPID, &step_id);
 	node_name(sp, node, sizeof(node));
@@ -235,7 +296,7 @@ int hm_sp_step_user_init(spank_t sp)
 		snprintf(why, sizeof(why),
 			 "coordinator %.100s:%d did not answer within %d ms (%.200s)", host, port,
 			 timeout_ms, err.msg);
-		if (!fail_open) {
+		if (!fail_open && !het_probe) {
 			slurm_error("harmonics: job %u step %u: %s; FailOpen=no: failing the step",
 				    job_id, step_id, why);
 			/* Failing here, Slurm would record a launch failure as a step
@@ -260,6 +321,14 @@ int hm_sp_step_user_init(spank_t sp)
 	if (scheduled) {
 		slurm_verbose("harmonics: job %u step %u on %s registered in %.3f s", job_id,
 			      step_id, node, hm_mono_s() - t0);
+		if (het_probe) { /* the component's own --comm-sched */
+			spank_setenv(sp, HM_SPANK_ENV_MODE, a.cur.policy, 1);
+			hm_sp_step_preload(sp);
+		}
+	} else if (het_probe) {
+		slurm_verbose("harmonics: job %u step %u on %s (hetjob component): %s; not "
+			      "scheduled",
+			      job_id, step_id, node, why);
 	} else {
 		spank_setenv(sp, HM_PACE_ENV_MODE, HM_PACE_MODE_OFF, 1);
 		slurm_info("harmonics: job %u step %u on %s: %s; running unscheduled", job_id,
