@@ -23,6 +23,8 @@ pkgs=(
 	jq
 	# the parser fuzzer (libFuzzer)
 	clang
+	# the releases tier: Slurm release sources unpacked, their symbols indexed
+	xz-utils universal-ctags
 	# Debian packages (make deb; scripts/check.sh packages)
 	debhelper dh-python
 	# real training: harmonics.torch's tests (make check) and PyTorch jobs;
