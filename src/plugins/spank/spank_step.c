@@ -33,12 +33,12 @@
  * nodes that belong to this component (SLURM_JOB_NODELIST_HET_GROUP_K, where
  * SLURM_JOB_ID_HET_GROUP_K is S_JOB_ID). Not a hetjob, or no such group: hl as is.
  */
-static void het_component_nodes(spank_t sp, hostlist_t *hl)
+static void het_component_nodes(spank_t sp, hm_hostlist_t *hl)
 {
 	char v[64], key[64], comp[4096];
 	uint32_t job_id = 0;
 	unsigned long size, k;
-	hostlist_t mine = NULL, keep = NULL;
+	hm_hostlist_t mine = NULL, keep = NULL;
 	char *h;
 
 	if (spank_getenv(sp, "SLURM_HET_SIZE", v, sizeof(v)) != ESPANK_SUCCESS ||
