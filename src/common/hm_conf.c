@@ -52,6 +52,9 @@ typedef enum {
 	K_RACK_SOLVE,
 	K_RACK_TIMEOUT,
 	K_RACK_PORT,
+	K_METRICS_LISTEN,
+	K_METRICS_DIR,
+	K_NICS_PER_NODE,
 	K__COUNT
 } conf_key_id_t;
 
@@ -96,6 +99,7 @@ void hm_conf_defaults(hm_conf_t *conf)
 	conf->decision_budget_s = 1.0; /* guard_s: 0 */
 	conf->valid_s = 600.0;
 	conf->gpus_per_node = HM_DEFAULT_GPUS_PER_HOST;
+	conf->nics_per_node = HM_DEFAULT_NICS_PER_HOST;
 	conf->nic_bps = HM_DEFAULT_NIC_BPS;
 	conf->uplink_bps = HM_DEFAULT_UPLINK_BPS;
 	snprintf(conf->listen_addr, sizeof(conf->listen_addr), "127.0.0.1");
@@ -254,6 +258,39 @@ static hm_rc_t check_abs_path(hm_conf_t *c, const conf_key_t *k, const char *val
 	return HM_OK;
 }
 
+bool hm_conf_split_listen(const char *s, char *addr, size_t len, int *port)
+{
+	const char *colon = strrchr(s, ':');
+	struct in_addr ia;
+	long p;
+	char *end;
+
+	if (!colon || (size_t)(colon - s) >= len || !colon[1])
+		return false;
+	memcpy(addr, s, (size_t)(colon - s));
+	addr[colon - s] = '\0';
+	errno = 0;
+	p = strtol(colon + 1, &end, 10);
+	if (*end || errno || p < 0 || p > 65535 || !isdigit((unsigned char)colon[1]) ||
+	    inet_pton(AF_INET, addr, &ia) != 1)
+		return false;
+	*port = (int)p;
+	return true;
+}
+
+/* MetricsListen: empty (off) or A.B.C.D:PORT. */
+static hm_rc_t check_listen(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
+{
+	char addr[HM_CONF_HOST_MAX];
+	int port;
+
+	if (*val && !hm_conf_split_listen(val, addr, sizeof(addr), &port))
+		return refuse(err, k, val, "an address and port",
+			      "A.B.C.D:PORT with PORT 0..65535, 0.0.0.0 for every interface; "
+			      "empty: off");
+	return HM_OK;
+}
+
 static hm_rc_t set_log_level(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
 {
 	int lv = hm_log_level_parse(val);
@@ -351,6 +388,12 @@ static const conf_key_t keys[K__COUNT] = {
 	"how long a decision round waits for the rack leaders' answers"),
     KEY(K_RACK_PORT, "RackPort", "N", CK_INT, 0, 65535, rack_port, NULL,
 	"TCP port of each node agent's rack channel (0: any)"),
+    KEY(K_METRICS_LISTEN, "MetricsListen", "A.B.C.D:PORT", CK_STR, 0, 0, metrics_listen,
+	check_listen, "where the coordinator serves Prometheus metrics (empty: off)"),
+    KEY(K_METRICS_DIR, "MetricsDir", "PATH", CK_STR, 0, 0, metrics_dir, check_abs_path,
+	"node_exporter textfile directory the node agents write to (empty: off)"),
+    KEY(K_NICS_PER_NODE, "NicsPerNode", "N", CK_INT, 1, HM_MAX_NICS_PER_HOST, nics_per_node,
+	NULL, "NICs per node where no node agent reported its hardware"),
 };
 
 size_t hm_conf_key_count(void)
@@ -710,4 +753,7 @@ void hm_conf_format(const hm_conf_t *c, char *buf, size_t len)
 		 c->state_file, c->admin_comment_max_bytes,
 		 c->rack_solve_leaders ? "leaders" : "coordinator", c->rack_timeout_ms,
 		 c->rack_port);
+	if (strlen(buf) + 1 < len)
+		snprintf(buf + strlen(buf), len - strlen(buf), "MetricsListen=%s\nMetricsDir=%s\nNicsPerNode=%d\n",
+			 c->metrics_listen, c->metrics_dir, c->nics_per_node);
 }

@@ -39,6 +39,8 @@ typedef struct {
 	const char *name;    /* job name for display; NULL = "" */
 	const char *nodes;   /* Slurm hostlist of its nodes ("n[1-4]"), required */
 	int gpus_per_node;   /* GPUs it uses per node; 0 = every GPU of the host (topology) */
+	const char *gpu_ids; /* which GPUs Slurm allocated: GRES indexes "0-3" on every node,
+				or per node "n1:0-3 n2:4,5"; NULL/"" = the first gpus_per_node */
 	const char *mode;    /* --comm-sched: "off", "auto" or a policy name; NULL/"" = conf
 				DefaultMode */
 	const char *profile; /* --comm-profile: catalogue model or "iter=250ms,comm=40%,
@@ -190,6 +192,11 @@ hm_rc_t hm_coord_jobs(hm_coord_t *c, hm_coord_job_view_t **out, int *n);
 hm_rc_t hm_coord_job(hm_coord_t *c, uint32_t job_id, hm_coord_job_view_t *out);
 /* Racks: malloc'd array of *n; caller frees. */
 hm_rc_t hm_coord_racks(hm_coord_t *c, hm_coord_rack_view_t **out, int *n);
+/* Links between switches (every one) and host NICs that carry a job's traffic,
+   in link order: malloc'd array of *n; caller frees (hm_coord_explain.c). */
+hm_rc_t hm_coord_links(hm_coord_t *c, hm_coord_link_view_t **out, int *n);
+/* Why job_id runs as it does. HM_ERR_NOTFOUND when unknown. */
+hm_rc_t hm_coord_explain(hm_coord_t *c, uint32_t job_id, hm_coord_explain_t *out);
 
 
 #endif

@@ -52,6 +52,9 @@ typedef struct {
 	uint64_t compute_n, compute_sum_us;            /* ready - iteration start */
 	uint64_t burst_n, burst_sum_us;                /* slot release -> last comm_end */
 	uint64_t slot_misses;                          /* skipped slots + late bursts */
+	/* Burst outcomes since the task started (version 1 keys) and the mean hold. */
+	long bursts, paced, late, skipped, unpaced; /* paced: released on time in its slot */
+	long wait_us; /* WAIT_US: mean hold of a burst (a whole microsecond) */
 } pace_report_t;
 
 /* Statistics over a window (between two reads, or merged over several tasks). */

@@ -18,7 +18,7 @@ enum { EXIT_REFUSED = 1, EXIT_USAGE = HM_TOOL_EXIT_USAGE, EXIT_UNREACHABLE = 3 }
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: harmonicsctl [OPTIONS] status|jobs|racks|nodes|job JOBID\n"
+		"Usage: harmonicsctl [OPTIONS] status|jobs|racks|nodes|job JOBID [--explain]\n"
 		"       harmonicsctl topology FILE\n"
 		"Show what the Harmonics coordinator (sched/harmonics in slurmctld) decided.\n\n"
 		"  status        coordinator, policy, epoch, counters\n"
@@ -26,6 +26,8 @@ static void usage(FILE *f)
 		"  racks         racks: leader, jobs and link load\n"
 		"  nodes         node agents: state, steps, GPUs and NICs they reported\n"
 		"  job JOBID     one job in detail (owner, root or SlurmUser only)\n"
+		"  job JOBID --explain  the links it is modelled on, who else is on them,\n"
+		"                its predicted share and the decision with its reason\n"
 		"  topology FILE a Slurm topology.conf (topology/tree) on stdout, from a host\n"
 		"                CSV (host,tor[,agg[,core]]) or a topology.conf; no coordinator\n\n"
 		"Options:\n"
@@ -83,6 +85,7 @@ int main(int argc, char **argv)
 					     {"conf", required_argument, NULL, 'c'},
 					     {"timeout", required_argument, NULL, 't'},
 					     {"csv-columns", required_argument, NULL, 'C'},
+					     {"explain", no_argument, NULL, 'E'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	const char *host = NULL, *conf_path = NULL;
@@ -90,7 +93,7 @@ int main(int argc, char **argv)
 	char default_conf[HM_CONF_PATH_MAX], req[128], where[HM_CONF_HOST_MAX + 16];
 	long port = -1, job_id = 0;
 	double timeout_s = 5;
-	bool json = false;
+	bool json = false, explain = false;
 	hm_conf_t conf;
 	hm_ctl_cmd_t cmd;
 	hm_err_t err = {0};
@@ -120,6 +123,9 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			columns = optarg;
+			break;
+		case 'E':
+			explain = true;
 			break;
 		default:
 			return hm_tool_help_or_usage(opt, usage);
@@ -153,6 +159,12 @@ int main(int argc, char **argv)
 		    HM_OK)
 			goto fail;
 		optind++;
+		if (explain)
+			cmd = HM_CTL_EXPLAIN;
+	}
+	if (explain && cmd != HM_CTL_EXPLAIN) {
+		hm_err_set(&err, HM_ERR_INVAL, "--explain goes with 'job ID'");
+		goto fail;
 	}
 	if (optind + 1 < argc) {
 		hm_err_set(&err, HM_ERR_INVAL, "unexpected argument '%s'", argv[optind + 1]);

@@ -226,7 +226,8 @@ static void run_env(hm_sched_env_t *env, const char *state_dir, const bool *take
 				.state_dir = state_dir,
 				.slurm_user_id = slurm_conf.slurm_user_id,
 				.switches = topo_from_switches,
-				.switches_arg = (void *)take_lock};
+				.switches_arg = (void *)take_lock,
+				.slurm_version = SLURM_VERSION_STRING};
 }
 
 /* --- job mirror ------------------------------------------------------ */
@@ -468,6 +469,7 @@ static void *agent(void *arg)
 		if (g.run.enabled) {
 			sync_round();
 			hm_live_pub_refresh(&live, g.run.coord, &g.run.conf, hm_real_s());
+			hm_sched_run_metrics(&g.run);
 			(void)hm_coord_wait_work(g.run.coord, TICK_MS);
 			continue;
 		}
