@@ -23,6 +23,9 @@ pkgs=(
 	jq
 	# the parser fuzzer (libFuzzer)
 	clang
+	# promtool (check metrics) for the metrics tests; Debian 12 ships it only in the
+	# server package (about 96 MB installed, its daemon is not started here)
+	prometheus
 	# real training: harmonics.torch's tests (make check) and PyTorch jobs;
 	# Debian's PyTorch 1.13 for the CPU, with gloo
 	python3-torch

@@ -5,8 +5,8 @@
  * overlapping nodes (n1-n2, n2-n3, ...), then they end one by one; after each
  * round (hm_coord_sync, as the sched plugin runs it) the metrics are rendered
  * with hm_metrics_render and a few series read back from the text.
- *   metrics_run [ROUNDS]     columns: t_s jobs_slot jobs_free decisions_total
- *                            decision_p_sum_s max_link_util
+ *   metrics_run [ROUNDS]     columns: t_s jobs_slot jobs_class jobs_free
+ *                            decisions_total decision_seconds_sum max_link_util
  */
 #include <math.h>
 #include <stdio.h>
@@ -54,7 +54,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "metrics_run: %s\n", err.msg);
 		return 1;
 	}
-	printf("t_s jobs_slot jobs_free decisions_total decision_seconds_sum max_link_util\n");
+	printf("t_s jobs_slot jobs_class jobs_free decisions_total decision_seconds_sum "
+	       "max_link_util\n");
 	for (int r = 0; r < rounds; r++) {
 		double t_s = 1000.0 + r;
 		/* Jobs 1..6 arrive every 2 s from t = 0, the first ones end from t = 20 s. */
@@ -81,8 +82,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "metrics_run: %s\n", err.msg);
 			break;
 		}
-		printf("%d %g %g %g %.6f %.4f\n", r,
+		printf("%d %g %g %g %g %.6f %.4f\n", r,
 		       fmax(series(text, "harmonics_jobs{mode=\"auto\",state=\"slot\"}"), 0),
+		       fmax(series(text, "harmonics_jobs{mode=\"auto\",state=\"class\"}"), 0),
 		       fmax(series(text, "harmonics_jobs{mode=\"auto\",state=\"free\"}"), 0),
 		       series(text, "harmonics_decisions_total "),
 		       series(text, "harmonics_decision_duration_seconds_sum "), max_util(text));
