@@ -4,7 +4,8 @@
  * 127.0.0.1 (any port), writes the port to argv[1], and serves until stdin closes
  * or 30 s pass (never outlives its test). With argv[2], it also serves
  * /metrics on 127.0.0.1 (any port, written to argv[2]) and publishes them on
- * every byte read from stdin (and once at the start).
+ * every byte read from stdin (and once at the start), with a fourth job, 15,
+ * on n[2-3]: it shares n2's NIC with job 12 (a contended job to explain).
  */
 #include <poll.h>
 #include <stdio.h>
@@ -55,6 +56,16 @@ int main(int argc, char **argv)
 		goto out;
 	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++)
 		hm_coord_job_upsert(c, &jobs[i], &err);
+	if (argc == 3) {
+		hm_coord_job_info_t j15 = {.job_id = 15,
+					   .name = "gpt",
+					   .nodes = "n[2-3]",
+					   .gpu_ids = "0-3",
+					   .mode = "auto",
+					   .profile = "iter=250ms,comm=40%,bytes=1.2GB"};
+
+		hm_coord_job_upsert(c, &j15, &err);
+	}
 	if (hm_coord_decide(c, hm_real_s(), &changed, &err) != HM_OK ||
 	    hm_server_start(c, &conf, 64030, &s, &err) != HM_OK)
 		goto out;

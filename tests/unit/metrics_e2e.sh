@@ -45,11 +45,14 @@ for f in harmonics_build_info harmonics_jobs harmonics_decisions_total \
 done
 grep -q '^harmonics_build_info{version="[^"]*",slurm_version="none",policy="script"} 1$' "$tmp/m" ||
 	fail "build info: $(grep build_info "$tmp/m")"
+grep -q '^harmonics_jobs{mode="auto",state="slot"} 2$' "$tmp/m" || fail "jobs slot: $(grep '^harmonics_jobs' "$tmp/m")"
 grep -q '^harmonics_jobs{mode="off",state="free"} 1$' "$tmp/m" || fail "jobs off: $(grep '^harmonics_jobs' "$tmp/m")"
 grep -q '^harmonics_decisions_total 1$' "$tmp/m" || fail "decisions: $(grep decisions_total "$tmp/m")"
 grep -q '^harmonics_decision_duration_seconds_count 1$' "$tmp/m" || fail "histogram count"
 grep -q '^harmonics_decision_duration_seconds_bucket{le="+Inf"} 1$' "$tmp/m" || fail "histogram +Inf"
 grep -q '^harmonics_agents{state="none"} 8$' "$tmp/m" || fail "agents: $(grep '^harmonics_agents' "$tmp/m")"
+grep -q '^harmonics_link_jobs{link="n2:nic0->rack1",level="0",direction="up",rack="rack1"} 2$' "$tmp/m" ||
+	fail "link jobs: $(grep '^harmonics_link_jobs' "$tmp/m")"
 if command -v promtool >/dev/null; then
 	promtool check metrics <"$tmp/m" >"$tmp/p" 2>&1 || fail "promtool: $(cat "$tmp/p")"
 else
@@ -79,11 +82,18 @@ i=0
 while ! curl -sf -m 5 "$url" | grep -q '^harmonics_decisions_total 1$' && [ $i -lt 50 ]; do
 	sleep 0.1; i=$((i + 1)); done
 
-# job --explain: job 12 and 13 share no rack (fixture): links, decision, reason.
+# job --explain: job 12 (n[1-2]) shares n2's NIC with job 15 (n[2-3], GPUs 0-3).
 "$ctl" --port "$port" job 12 --explain >"$tmp/o" 2>&1 || fail "explain: $(cat "$tmp/o")"
-grep -q '^Decision     ' "$tmp/o" || fail "explain decision: $(cat "$tmp/o")"
-grep -Eq '^Links        [0-9]+ crossed' "$tmp/o" || fail "explain links: $(cat "$tmp/o")"
-grep -q 'n1:nic0->' "$tmp/o" || fail "explain NIC link: $(cat "$tmp/o")"
+grep -q '^Decision     slot: script staggers it' "$tmp/o" || fail "explain decision: $(cat "$tmp/o")"
+grep -q '^Links        4 crossed, 2 shared with other jobs' "$tmp/o" || fail "explain links: $(cat "$tmp/o")"
+grep -Eq '^  n2:nic0->rack1 +up +100 +1.07 +0.55 +0.50  15$' "$tmp/o" || fail "explain shared NIC: $(cat "$tmp/o")"
+grep -Eq '^  n1:nic0->rack1 +up .* 1.00  -$' "$tmp/o" || fail "explain own NIC: $(cat "$tmp/o")"
+grep -q 'share 0.50 of its bottleneck, bursts 2.00x slower' "$tmp/o" || fail "explain share: $(cat "$tmp/o")"
+grep -q '^GPUs         n1:0-7 n2:0-7' "$tmp/o" || fail "explain GPUs: $(cat "$tmp/o")"
+"$ctl" --port "$port" job 15 --explain >"$tmp/o" 2>&1 || fail "explain 15"
+grep -q '^GPUs         n2:0-3 n3:0-3' "$tmp/o" || fail "explain GPU indexes: $(cat "$tmp/o")"
+"$ctl" --port "$port" job 14 --explain >"$tmp/o" 2>&1 || fail "explain 14"
+grep -q '^Decision     free: runs unpaced: comm-sched off' "$tmp/o" || fail "explain off: $(cat "$tmp/o")"
 "$ctl" --port "$port" --json job 12 --explain >"$tmp/o" 2>&1 || fail "explain --json"
 for k in decision reason predicted_share predicted_slowdown links shared_links other_jobs gpus; do
 	grep -q "\"$k\"" "$tmp/o" || fail "explain --json lacks $k: $(cat "$tmp/o")"
