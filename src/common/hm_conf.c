@@ -55,6 +55,8 @@ typedef enum {
 	K_METRICS_LISTEN,
 	K_METRICS_DIR,
 	K_NICS_PER_NODE,
+	K_CLASS_DSCP,
+	K_CLASS_SL,
 	K__COUNT
 } conf_key_id_t;
 
@@ -100,6 +102,8 @@ void hm_conf_defaults(hm_conf_t *conf)
 	conf->valid_s = 600.0;
 	conf->gpus_per_node = HM_DEFAULT_GPUS_PER_HOST;
 	conf->nics_per_node = HM_DEFAULT_NICS_PER_HOST;
+	snprintf(conf->class_dscp, sizeof(conf->class_dscp), "%s", HM_CLASS_DSCP_DEFAULT);
+	snprintf(conf->class_sl, sizeof(conf->class_sl), "%s", HM_CLASS_SL_DEFAULT);
 	conf->nic_bps = HM_DEFAULT_NIC_BPS;
 	conf->uplink_bps = HM_DEFAULT_UPLINK_BPS;
 	snprintf(conf->listen_addr, sizeof(conf->listen_addr), "127.0.0.1");
@@ -291,6 +295,22 @@ static hm_rc_t check_listen(hm_conf_t *c, const conf_key_t *k, const char *val, 
 	return HM_OK;
 }
 
+/* ClassDscp, ClassSL: eight values, 0..63 or 0..15. */
+static hm_rc_t check_class_table(hm_conf_t *c, const conf_key_t *k, const char *val,
+				 hm_err_t *err)
+{
+	int t[HM_PRIO_LEVELS_MAX];
+	bool dscp = strcmp(k->info.name, "ClassDscp") == 0;
+
+	if (!hm_class_table_parse(val, dscp ? HM_CLASS_DSCP_MAX : HM_CLASS_SL_MAX, t))
+		return refuse(err, k, val, "a class table",
+			      dscp ? "8 DSCPs 0..63 separated by commas, class 0 first, e.g. "
+				     HM_CLASS_DSCP_DEFAULT
+				   : "8 service levels 0..15 separated by commas, class 0 first, "
+				     "e.g. " HM_CLASS_SL_DEFAULT);
+	return HM_OK;
+}
+
 static hm_rc_t set_log_level(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
 {
 	int lv = hm_log_level_parse(val);
@@ -394,6 +414,10 @@ static const conf_key_t keys[K__COUNT] = {
 	"node_exporter textfile directory the node agents write to (empty: off)"),
     KEY(K_NICS_PER_NODE, "NicsPerNode", "N", CK_INT, 1, HM_MAX_NICS_PER_HOST, nics_per_node,
 	NULL, "NICs per node where no node agent reported its hardware"),
+    KEY(K_CLASS_DSCP, "ClassDscp", "D0,...,D7", CK_STR, 0, 0, class_dscp, check_class_table,
+	"DSCP of each priority class, 0 (highest) first"),
+    KEY(K_CLASS_SL, "ClassSL", "S0,...,S7", CK_STR, 0, 0, class_sl, check_class_table,
+	"InfiniBand service level of each priority class"),
 };
 
 size_t hm_conf_key_count(void)

@@ -107,6 +107,10 @@ typedef struct {
 	char metrics_dir[HM_CONF_PATH_MAX];    /* MetricsDir=: the node agents' node_exporter
 						 textfile directory; "" (default) = off */
 
+	/* The fabric's marks of the priority classes (hm_classes.h), as written. */
+	char class_dscp[32]; /* ClassDscp=: 8 DSCPs, default HM_CLASS_DSCP_DEFAULT */
+	char class_sl[24];   /* ClassSL=: 8 SLs, default HM_CLASS_SL_DEFAULT */
+
 	/* Where it was loaded from ("" for defaults). */
 	char source[HM_CONF_PATH_MAX];
 } hm_conf_t;

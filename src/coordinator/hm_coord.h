@@ -49,6 +49,15 @@ typedef struct {
 } hm_coord_job_info_t;
 
 /*
+ * gpu_ids for hm_coord_job_info_t from the GPU masks of a job's nodes (bit g:
+ * GPU g): one list when every node has the same ("0-3"), else "n1:0-3 n2:4,5"
+ * (nodes without GPUs left out). false, with buf "", when there is none or it
+ * does not fit len (the job is then modelled on its first GPUs).
+ */
+bool hm_coord_gpu_ids_format(const char *const *nodes, const uint32_t *masks, int n, char *buf,
+			     size_t len);
+
+/*
  * Create an engine. Takes ownership of topo (freed by hm_coord_destroy, also on
  * error). conf is copied. HM_ERR_NOTFOUND when conf->policy is unknown.
  */

@@ -6,6 +6,7 @@
  * per GPU pair two jobs on different GPUs use different NICs.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,4 +74,60 @@ int hm_coord_gpu_mask(const char *spec, const char *node, uint32_t *mask)
 		}
 	}
 	return *mask ? 1 : 0;
+}
+
+/* Indexes of mask as "0-3,6" at buf (len bytes); false when they do not fit. */
+static bool idx_format(uint32_t mask, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int g = 0; g < 32; g++) {
+		int e = g, w;
+
+		if (!(mask >> g & 1u))
+			continue;
+		while (e + 1 < 32 && (mask >> (e + 1) & 1u))
+			e++;
+		w = snprintf(buf + used, len - used, e > g ? "%s%d-%d" : "%s%d", used ? "," : "", g,
+			     e);
+		if (w < 0 || (size_t)w >= len - used)
+			return false;
+		used += (size_t)w;
+		g = e;
+	}
+	return true;
+}
+
+bool hm_coord_gpu_ids_format(const char *const *nodes, const uint32_t *masks, int n, char *buf,
+			     size_t len)
+{
+	size_t used = 0;
+	bool same = n > 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (int i = 0; i < n; i++)
+		same &= masks[i] == masks[0] && masks[i] != 0;
+	if (same) { /* the common case: one list for every node */
+		if (idx_format(masks[0], buf, len))
+			return true;
+		buf[0] = '\0';
+		return false;
+	}
+	for (int i = 0; i < n; i++) {
+		char ids[96];
+		int w;
+
+		if (!masks[i])
+			continue;
+		idx_format(masks[i], ids, sizeof(ids));
+		w = snprintf(buf + used, len - used, "%s%s:%s", used ? " " : "", nodes[i], ids);
+		if (w < 0 || (size_t)w >= len - used) {
+			buf[0] = '\0';
+			return false;
+		}
+		used += (size_t)w;
+	}
+	return used > 0;
 }

@@ -98,6 +98,26 @@ static void test_gpu_mask(void **state)
 	assert_int_equal(hm_coord_gpu_mask("n1:", "n1", &m), -1);
 }
 
+static void test_gpu_ids_format(void **state)
+{
+	const char *nodes[] = {"n1", "n2", "n3"};
+	uint32_t same[] = {0xf, 0xf, 0xf}, per[] = {0xf, 0x30, 0}, m;
+	char buf[64], tiny[8];
+
+	(void)state;
+	assert_true(hm_coord_gpu_ids_format(nodes, same, 3, buf, sizeof(buf)));
+	assert_string_equal(buf, "0-3");
+	assert_true(hm_coord_gpu_ids_format(nodes, per, 3, buf, sizeof(buf)));
+	assert_string_equal(buf, "n1:0-3 n2:4-5");
+	/* What it writes, the engine reads back. */
+	assert_int_equal(hm_coord_gpu_mask(buf, "n2", &m), 1);
+	assert_int_equal(m, 0x30);
+	assert_int_equal(hm_coord_gpu_mask(buf, "n3", &m), 0);
+	assert_false(hm_coord_gpu_ids_format(nodes, per, 3, tiny, sizeof(tiny)));
+	assert_string_equal(tiny, "");
+	assert_false(hm_coord_gpu_ids_format(nodes, per + 2, 1, buf, sizeof(buf)));
+}
+
 static void test_nics_from_agents(void **state)
 {
 	hm_coord_t *c = coord();
@@ -171,6 +191,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_gpu_mask),
+	    cmocka_unit_test(test_gpu_ids_format),
 	    cmocka_unit_test(test_nics_from_agents),
 	    cmocka_unit_test(test_unusable_report),
 	};

@@ -64,6 +64,7 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 typedef struct {
 	uint32_t job_id, uid;
 	char *name, *nodes, *mode, *profile, *comment;
+	char *gpu_ids; /* the GRES indexes it was given, NULL = unknown */
 	int gpus_per_node;
 	time_t start;
 } snap_job_t;
@@ -270,8 +271,49 @@ static void snap_free(snap_job_t *s, int n)
 		free(s[i].mode);
 		free(s[i].profile);
 		free(s[i].comment);
+		free(s[i].gpu_ids);
 	}
 	free(s);
+}
+
+/*
+ * The GPU indexes the job was given on each of its nodes (GRES with File=, so
+ * that Slurm tracks which GPUs: gres_bit_alloc), as hm_coord_gpu_ids_format
+ * writes them; NULL when unknown (no such record, or too long).
+ */
+static char *alloc_gpu_ids(job_record_t *job)
+{
+	static uint32_t masks[HM_MAX_HOSTS_PER_JOB_SCAN]; /* the coordinator thread's */
+	static const char *names[HM_MAX_HOSTS_PER_JOB_SCAN];
+	char buf[256];
+	ListIterator it;
+	gres_state_t *gs;
+	int n = 0;
+
+	if (!job->gres_list_alloc || !job->node_bitmap)
+		return NULL;
+	for (int i = 0; i < node_record_count && n < HM_MAX_HOSTS_PER_JOB_SCAN; i++)
+		if (bit_test(job->node_bitmap, i) && node_record_table_ptr[i]) {
+			names[n] = node_record_table_ptr[i]->name;
+			masks[n++] = 0;
+		}
+	it = list_iterator_create(job->gres_list_alloc);
+	while ((gs = list_next(it))) {
+		gres_job_state_t *gj = gs->gres_data;
+
+		if (!gs->gres_name || strcmp(gs->gres_name, "gpu") != 0 || !gj ||
+		    !gj->gres_bit_alloc)
+			continue;
+		for (uint32_t k = 0; k < gj->node_cnt && k < (uint32_t)n; k++) {
+			bitstr_t *b = gj->gres_bit_alloc[k];
+
+			for (int gpu = 0; b && gpu < bit_size(b) && gpu < 32; gpu++)
+				if (bit_test(b, gpu))
+					masks[k] |= 1u << gpu;
+		}
+	}
+	list_iterator_destroy(it);
+	return hm_coord_gpu_ids_format(names, masks, n, buf, sizeof(buf)) ? strdup(buf) : NULL;
 }
 
 static char *dup_or_null(const char *s)
@@ -320,6 +362,7 @@ static int snapshot(snap_job_t **out, bool all_jobs)
 		s[n].gpus_per_node = alloc_gpus_per_node(job);
 		if (s[n].gpus_per_node <= 0)
 			s[n].gpus_per_node = hm_plugin_gpus_per_node(job->tres_per_node);
+		s[n].gpu_ids = alloc_gpu_ids(job);
 		s[n].start = job->start_time;
 		n++;
 	}
@@ -361,6 +404,7 @@ static void sync_round(void)
 		    .name = s[i].name,
 		    .nodes = s[i].nodes,
 		    .gpus_per_node = s[i].gpus_per_node,
+		    .gpu_ids = s[i].gpu_ids,
 		    .mode = s[i].mode,
 		    .profile = s[i].profile,
 		    .start_s = (double)s[i].start,
