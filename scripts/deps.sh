@@ -27,6 +27,9 @@ pkgs=(
 	xz-utils universal-ctags
 	# Debian packages (make deb; scripts/check.sh packages)
 	debhelper dh-python
+	# promtool (check metrics) for the metrics tests; Debian 12 ships it only in the
+	# server package (about 96 MB installed, its daemon is not started here)
+	prometheus
 	# real training: harmonics.torch's tests (make check) and PyTorch jobs;
 	# Debian's PyTorch 1.13 for the CPU, with gloo
 	python3-torch

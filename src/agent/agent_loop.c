@@ -23,6 +23,7 @@
 #include "agent.h"
 #include "agent_conn.h"
 #include "agent_jobs.h"
+#include "agent_metrics.h"
 #include "agent_rack.h"
 #include "config.h"
 #include "hm_harmonics_tier.h"
@@ -43,7 +44,7 @@ struct agent {
 	hm_hwnode_t topo;
 	bool has_topo;
 	int node_fd;
-	hm_log_once_t node_once, beat_once, state_once;
+	hm_log_once_t node_once, beat_once, state_once, metrics_once;
 	agent_role_t role;                   /* the node's role in its rack, as last told */
 	agent_rack_t rack;                   /* the rack channel (leader and member sides) */
 	bool cut_applied;                    /* a leader's push was applied since the cut */
@@ -116,6 +117,9 @@ static bool node_state(agent_t *a, hm_aw_msg_t *m)
 		agent_jobs_scan(&a->jobs, a->node_fd, &a->cfg.log);
 	agent_jobs_state(&a->jobs, hm_clock_us(CLOCK_REALTIME), &m->nodes[0], &a->cfg.log,
 			 &a->state_once);
+	if (a->cfg.conf.metrics_dir[0] &&
+	    agent_metrics_write(&a->jobs, a->cfg.conf.metrics_dir, a->cfg.node, &err) != HM_OK)
+		hm_log_once(&a->cfg.log, &a->metrics_once, HM_LOG_ERROR, "%s", err.msg);
 	return true;
 }
 
@@ -541,6 +545,7 @@ static void *agent_main(void *arg)
 	agent_rack_free(&a->rack);
 	agent_conn_free(&a->conn);
 	agent_jobs_free(&a->jobs);
+	agent_metrics_remove(a->cfg.conf.metrics_dir, a->cfg.node); /* its jobs' series go */
 	if (a->node_fd >= 0)
 		close(a->node_fd);
 	hm_logf(&a->cfg.log, HM_LOG_INFO, "stopped");

@@ -24,6 +24,7 @@ src_agent_libhmagent_la_SOURCES = \
 	src/agent/agent_files.c src/agent/agent_files.h \
 	src/agent/agent_jobs.c src/agent/agent_jobs.h \
 	src/agent/agent_meas.c \
+	src/agent/agent_metrics.c src/agent/agent_metrics.h \
 	src/agent/agent_loop.c \
 	src/agent/agent_rack.c src/agent/agent_rack.h \
 	src/agent/agent_node.c \
@@ -49,6 +50,8 @@ UNIT_TESTS += tests/unit/test_agent_files
 tests_unit_test_agent_files_SOURCES = tests/unit/test_agent_files.c
 UNIT_TESTS += tests/unit/test_agent_jobs
 tests_unit_test_agent_jobs_SOURCES = tests/unit/test_agent_jobs.c
+UNIT_TESTS += tests/unit/test_agent_metrics
+tests_unit_test_agent_metrics_SOURCES = tests/unit/test_agent_metrics.c
 UNIT_TESTS += tests/unit/test_agent_util
 tests_unit_test_agent_util_SOURCES = tests/unit/test_agent_util.c
 UNIT_TESTS += tests/unit/test_agent_rack

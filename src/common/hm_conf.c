@@ -56,6 +56,11 @@ typedef enum {
 	K_CLOCK_SKEW_MAX,
 	K_MAX_CONN_ADDR,
 	K_MAX_REQ_USER,
+	K_METRICS_LISTEN,
+	K_METRICS_DIR,
+	K_NICS_PER_NODE,
+	K_CLASS_DSCP,
+	K_CLASS_SL,
 	K__COUNT
 } conf_key_id_t;
 
@@ -100,6 +105,9 @@ void hm_conf_defaults(hm_conf_t *conf)
 	conf->decision_budget_s = 1.0; /* guard_s: 0 */
 	conf->valid_s = 600.0;
 	conf->gpus_per_node = HM_DEFAULT_GPUS_PER_HOST;
+	conf->nics_per_node = HM_DEFAULT_NICS_PER_HOST;
+	snprintf(conf->class_dscp, sizeof(conf->class_dscp), "%s", HM_CLASS_DSCP_DEFAULT);
+	snprintf(conf->class_sl, sizeof(conf->class_sl), "%s", HM_CLASS_SL_DEFAULT);
 	conf->nic_bps = HM_DEFAULT_NIC_BPS;
 	conf->uplink_bps = HM_DEFAULT_UPLINK_BPS;
 	snprintf(conf->listen_addr, sizeof(conf->listen_addr), "127.0.0.1");
@@ -261,6 +269,55 @@ static hm_rc_t check_abs_path(hm_conf_t *c, const conf_key_t *k, const char *val
 	return HM_OK;
 }
 
+bool hm_conf_split_listen(const char *s, char *addr, size_t len, int *port)
+{
+	const char *colon = strrchr(s, ':');
+	struct in_addr ia;
+	long p;
+	char *end;
+
+	if (!colon || (size_t)(colon - s) >= len || !colon[1])
+		return false;
+	memcpy(addr, s, (size_t)(colon - s));
+	addr[colon - s] = '\0';
+	errno = 0;
+	p = strtol(colon + 1, &end, 10);
+	if (*end || errno || p < 0 || p > 65535 || !isdigit((unsigned char)colon[1]) ||
+	    inet_pton(AF_INET, addr, &ia) != 1)
+		return false;
+	*port = (int)p;
+	return true;
+}
+
+/* MetricsListen: empty (off) or A.B.C.D:PORT. */
+static hm_rc_t check_listen(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
+{
+	char addr[HM_CONF_HOST_MAX];
+	int port;
+
+	if (*val && !hm_conf_split_listen(val, addr, sizeof(addr), &port))
+		return refuse(err, k, val, "an address and port",
+			      "A.B.C.D:PORT with PORT 0..65535, 0.0.0.0 for every interface; "
+			      "empty: off");
+	return HM_OK;
+}
+
+/* ClassDscp, ClassSL: eight values, 0..63 or 0..15. */
+static hm_rc_t check_class_table(hm_conf_t *c, const conf_key_t *k, const char *val,
+				 hm_err_t *err)
+{
+	int t[HM_PRIO_LEVELS_MAX];
+	bool dscp = strcmp(k->info.name, "ClassDscp") == 0;
+
+	if (!hm_class_table_parse(val, dscp ? HM_CLASS_DSCP_MAX : HM_CLASS_SL_MAX, t))
+		return refuse(err, k, val, "a class table",
+			      dscp ? "8 DSCPs 0..63 separated by commas, class 0 first, e.g. "
+				     HM_CLASS_DSCP_DEFAULT
+				   : "8 service levels 0..15 separated by commas, class 0 first, "
+				     "e.g. " HM_CLASS_SL_DEFAULT);
+	return HM_OK;
+}
+
 static hm_rc_t set_log_level(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
 {
 	int lv = hm_log_level_parse(val);
@@ -365,6 +422,16 @@ static const conf_key_t keys[K__COUNT] = {
 	NULL, "coordinator connections open at once from one IP address"),
     KEY(K_MAX_REQ_USER, "MaxRequestsPerUser", "N", CK_INT, 1, 32768, max_requests_per_user, NULL,
 	"requests of one uid (not root or SlurmUser) in progress at once, waiting ones included"),
+    KEY(K_METRICS_LISTEN, "MetricsListen", "A.B.C.D:PORT", CK_STR, 0, 0, metrics_listen,
+	check_listen, "where the coordinator serves Prometheus metrics (empty: off)"),
+    KEY(K_METRICS_DIR, "MetricsDir", "PATH", CK_STR, 0, 0, metrics_dir, check_abs_path,
+	"node_exporter textfile directory the node agents write to (empty: off)"),
+    KEY(K_NICS_PER_NODE, "NicsPerNode", "N", CK_INT, 1, HM_MAX_NICS_PER_HOST, nics_per_node,
+	NULL, "NICs per node where no node agent reported its hardware"),
+    KEY(K_CLASS_DSCP, "ClassDscp", "D0,...,D7", CK_STR, 0, 0, class_dscp, check_class_table,
+	"DSCP of each priority class, 0 (highest) first"),
+    KEY(K_CLASS_SL, "ClassSL", "S0,...,S7", CK_STR, 0, 0, class_sl, check_class_table,
+	"InfiniBand service level of each priority class"),
 };
 
 size_t hm_conf_key_count(void)
@@ -731,4 +798,7 @@ void hm_conf_format(const hm_conf_t *c, char *buf, size_t len)
 		snprintf(buf + strlen(buf), len - strlen(buf),
 			 "MaxConnectionsPerAddress=%d\nMaxRequestsPerUser=%d\n",
 			 c->max_conns_per_addr, c->max_requests_per_user);
+	if (strlen(buf) + 1 < len)
+		snprintf(buf + strlen(buf), len - strlen(buf), "MetricsListen=%s\nMetricsDir=%s\nNicsPerNode=%d\n",
+			 c->metrics_listen, c->metrics_dir, c->nics_per_node);
 }

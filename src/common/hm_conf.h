@@ -54,6 +54,9 @@ typedef struct {
 	int gpus_per_node;               /* GpusPerNode=: default HM_DEFAULT_GPUS_PER_HOST */
 	double nic_bps;                  /* NicSpeed=: bandwidth, default HM_DEFAULT_NIC_BPS */
 	double uplink_bps;               /* UplinkSpeed=: default HM_DEFAULT_UPLINK_BPS */
+	int nics_per_node;               /* NicsPerNode=: NICs of a node whose agent did not
+					    report them, default HM_DEFAULT_NICS_PER_HOST (GPUs
+					    spread round robin over them) */
 
 	/* Service. */
 	char listen_addr[HM_CONF_HOST_MAX]; /* ListenAddress=: IPv4 address the coordinator binds;
@@ -106,6 +109,16 @@ typedef struct {
 	int max_requests_per_user; /* MaxRequestsPerUser=: one uid's requests in progress
 				      (root and SlurmUser exempt), default 64 */
 
+	/* Metrics (docs/metrics.md). */
+	char metrics_listen[HM_CONF_HOST_MAX]; /* MetricsListen=: "A.B.C.D:PORT" of the
+						  coordinator's /metrics; "" (default) = off */
+	char metrics_dir[HM_CONF_PATH_MAX];    /* MetricsDir=: the node agents' node_exporter
+						 textfile directory; "" (default) = off */
+
+	/* The fabric's marks of the priority classes (hm_classes.h), as written. */
+	char class_dscp[32]; /* ClassDscp=: 8 DSCPs, default HM_CLASS_DSCP_DEFAULT */
+	char class_sl[24];   /* ClassSL=: 8 SLs, default HM_CLASS_SL_DEFAULT */
+
 	/* Where it was loaded from ("" for defaults). */
 	char source[HM_CONF_PATH_MAX];
 } hm_conf_t;
@@ -137,6 +150,10 @@ void hm_conf_topology_path(const hm_conf_t *conf, char *buf, size_t len);
 /* Host a client should connect to (coordinator_host, else listen_addr, 0.0.0.0 ->
    127.0.0.1). Points into conf. */
 const char *hm_conf_client_host(const hm_conf_t *conf);
+
+/* "A.B.C.D:PORT" into addr (len bytes) and *port (0..65535); false when it is
+   not that (MetricsListen). */
+bool hm_conf_split_listen(const char *s, char *addr, size_t len, int *port);
 
 /* Write the effective configuration as harmonics.conf text (harmonicsctl config). */
 void hm_conf_format(const hm_conf_t *conf, char *buf, size_t len);

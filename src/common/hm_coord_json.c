@@ -114,3 +114,72 @@ void hm_json_rack_view_parse(json_object *o, hm_coord_rack_view_t *r)
 	r->last_epoch = -1;
 	hm_fields_read(o, rack_view_fields, HM_NFIELDS(rack_view_fields), r);
 }
+
+static const hm_field_t link_view_fields[] = {
+    HM_FIELD(hm_coord_link_view_t, name, "link", HM_F_STR),
+    HM_FIELD(hm_coord_link_view_t, level, "level", HM_F_INT),
+    HM_FIELD(hm_coord_link_view_t, dir, "direction", HM_F_STR),
+    HM_FIELD(hm_coord_link_view_t, rack, "rack", HM_F_STR),
+    HM_FIELD(hm_coord_link_view_t, capacity_bps, "capacity_bps", HM_F_DBL),
+    HM_FIELD(hm_coord_link_view_t, util, "predicted_utilisation", HM_F_DBL),
+    HM_FIELD(hm_coord_link_view_t, njobs, "jobs", HM_F_INT),
+};
+
+/* One link of an explained job: the link's members, then the job's part. */
+static const hm_field_t explain_link_fields[] = {
+    HM_FIELD(hm_coord_explain_link_t, link.name, "link", HM_F_STR),
+    HM_FIELD(hm_coord_explain_link_t, link.level, "level", HM_F_INT),
+    HM_FIELD(hm_coord_explain_link_t, link.dir, "direction", HM_F_STR),
+    HM_FIELD(hm_coord_explain_link_t, link.rack, "rack", HM_F_STR),
+    HM_FIELD(hm_coord_explain_link_t, link.capacity_bps, "capacity_bps", HM_F_DBL),
+    HM_FIELD(hm_coord_explain_link_t, link.util, "predicted_utilisation", HM_F_DBL),
+    HM_FIELD(hm_coord_explain_link_t, link.njobs, "jobs", HM_F_INT),
+    HM_FIELD(hm_coord_explain_link_t, own_util, "own_utilisation", HM_F_DBL),
+    HM_FIELD(hm_coord_explain_link_t, share, "share", HM_F_DBL),
+    HM_FIELD(hm_coord_explain_link_t, nothers, "others", HM_F_INT),
+    HM_FIELD(hm_coord_explain_link_t, others, "other_jobs", HM_F_STR),
+};
+
+static const hm_field_t explain_fields[] = {
+    HM_FIELD_OBJ(hm_coord_explain_t, job, "job", job_view_fields),
+    HM_FIELD(hm_coord_explain_t, gpus, "gpus", HM_F_STR),
+    HM_FIELD(hm_coord_explain_t, nlinks_total, "links_total", HM_F_INT),
+    HM_FIELD(hm_coord_explain_t, nshared, "shared_links", HM_F_INT),
+    HM_FIELD(hm_coord_explain_t, share, "predicted_share", HM_F_DBL),
+    HM_FIELD(hm_coord_explain_t, slowdown, "predicted_slowdown", HM_F_DBL),
+    HM_FIELD(hm_coord_explain_t, decision, "decision", HM_F_STR),
+    HM_FIELD(hm_coord_explain_t, why, "reason", HM_F_STR),
+};
+
+json_object *hm_json_link_view(const hm_coord_link_view_t *l)
+{
+	return hm_fields_new(link_view_fields, HM_NFIELDS(link_view_fields), l);
+}
+
+json_object *hm_json_explain(const hm_coord_explain_t *e)
+{
+	json_object *o = hm_fields_new(explain_fields, HM_NFIELDS(explain_fields), e);
+	json_object *arr = json_object_new_array();
+
+	for (int i = 0; i < e->nlinks; i++)
+		json_object_array_add(arr,
+				      hm_fields_new(explain_link_fields,
+						    HM_NFIELDS(explain_link_fields), &e->links[i]));
+	json_object_object_add(o, "links", arr);
+	return o;
+}
+
+void hm_json_explain_parse(json_object *o, hm_coord_explain_t *e)
+{
+	json_object *arr = NULL;
+
+	memset(e, 0, sizeof(*e));
+	hm_fields_read(o, explain_fields, HM_NFIELDS(explain_fields), e);
+	if (!o || !json_object_object_get_ex(o, "links", &arr) ||
+	    !json_object_is_type(arr, json_type_array))
+		return;
+	for (size_t i = 0; i < json_object_array_length(arr) && e->nlinks < HM_EXPLAIN_MAX_LINKS;
+	     i++)
+		hm_fields_read(json_object_array_get_idx(arr, i), explain_link_fields,
+			       HM_NFIELDS(explain_link_fields), &e->links[e->nlinks++]);
+}

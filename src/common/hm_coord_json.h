@@ -29,4 +29,10 @@ void hm_json_stats_parse(json_object *o, hm_coord_stats_t *s);
 json_object *hm_json_rack_view(const hm_coord_rack_view_t *r);
 void hm_json_rack_view_parse(json_object *o, hm_coord_rack_view_t *r);
 
+/* The links of the metrics and of an explained job. */
+json_object *hm_json_link_view(const hm_coord_link_view_t *l);
+/* A job explained: its view under "job", its links as an array under "links". */
+json_object *hm_json_explain(const hm_coord_explain_t *e);
+void hm_json_explain_parse(json_object *o, hm_coord_explain_t *e);
+
 #endif

@@ -95,5 +95,41 @@ typedef struct {
 	bool clock_skewed;   /* beyond ClockSkewMax: its steps run free */
 	int64_t clock_offset_us; /* the node's clock minus the coordinator's */
 } hm_coord_node_view_t;
+/* One link as the model sees it (metrics, harmonicsctl job --explain). */
+#define HM_LINK_NAME_MAX 96
+typedef struct {
+	char name[HM_LINK_NAME_MAX]; /* "n1:nic0->s1" up, "s1->n1:nic0" down, "s1->s9" */
+	int level;                   /* 0 host<->ToR, 1 ToR<->next level, ... */
+	char dir[8];                 /* "up" (towards the core) or "down" */
+	char rack[HM_NAME_MAX];      /* owning rack's switch, "" above the racks */
+	double capacity_bps;
+	double util; /* predicted: summed contention-free utilisation of its jobs */
+	int njobs;   /* scheduled or not, jobs whose traffic crosses it */
+} hm_coord_link_view_t;
+
+/* A link of an explained job: the link, the job's own part, who else is on it. */
+#define HM_EXPLAIN_MAX_LINKS  16
+#define HM_EXPLAIN_MAX_OTHERS 8
+typedef struct {
+	hm_coord_link_view_t link;
+	double own_util; /* this job's part of link.util */
+	double share;    /* predicted max-min share of the link this job gets, 0..1 */
+	int nothers;     /* other jobs on it (all of them) */
+	char others[96]; /* their ids, comma-separated, the first HM_EXPLAIN_MAX_OTHERS */
+} hm_coord_explain_link_t;
+
+/* Why a job runs as it does (harmonicsctl job ID --explain). */
+typedef struct {
+	hm_coord_job_view_t job;
+	int nlinks_total; /* links its traffic crosses */
+	int nlinks;       /* of those, listed: shared ones first, busiest first */
+	hm_coord_explain_link_t links[HM_EXPLAIN_MAX_LINKS];
+	int nshared;      /* links it shares with another job */
+	double share;     /* its bottleneck share if bursts overlapped, 1 = alone */
+	double slowdown;  /* predicted burst slowdown if they overlapped (1/share), 1 alone */
+	char decision[8]; /* "slot", "class" (class only, no stagger) or "free" */
+	char why[192];    /* the reason in words */
+	char gpus[128];   /* GPUs modelled per node ("n1:0-7 n2:0-3") */
+} hm_coord_explain_t;
 
 #endif

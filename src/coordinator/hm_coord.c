@@ -221,6 +221,7 @@ void hm_coord_derive(hm_coord_t *c, hm_cjob_t *j)
 	for (int i = 0; i < nnames; i++) {
 		int h = hm_topo_host_index(c->topo, names[i]);
 		const hm_host_t *host;
+		uint32_t mask = 0;
 		int g;
 
 		if (h < 0) {
@@ -231,7 +232,15 @@ void hm_coord_derive(hm_coord_t *c, hm_cjob_t *j)
 		host = &c->topo->hosts[h];
 		g = j->gpus_per_node > 0 && j->gpus_per_node < host->gpus ? j->gpus_per_node
 									  : host->gpus;
-		j->pl.slots[j->pl.nslots++] = (hm_slot_t){.host = h, .gpus = g};
+		/* The GPUs Slurm allocated, when known: their NICs carry the job. */
+		if (hm_coord_gpu_mask(j->gpu_ids, names[i], &mask) < 0 || (mask >> host->gpus)) {
+			snprintf(j->reason, sizeof(j->reason), "bad GPU indexes '%.40s' on %.40s",
+				 j->gpu_ids, names[i]);
+			goto out;
+		}
+		if (mask)
+			g = __builtin_popcount(mask);
+		j->pl.slots[j->pl.nslots++] = (hm_slot_t){.host = h, .gpus = g, .gpu_mask = mask};
 		gpus += g;
 		if (host->rack >= 0 && host->rack < c->topo->nracks && !rack_seen[host->rack]) {
 			rack_seen[host->rack] = true;
@@ -379,7 +388,7 @@ hm_rc_t hm_coord_job_upsert(hm_coord_t *c, const hm_coord_job_info_t *info, hm_e
 	j = hm_coord_find(c, info->job_id);
 	if (j && strcmp(j->nodes, info->nodes) == 0 && strcmp(j->mode, mode) == 0 &&
 	    strcmp(j->profile_spec, profile) == 0 && j->gpus_per_node == info->gpus_per_node &&
-	    j->uid == info->uid)
+	    strcmp(j->gpu_ids, info->gpu_ids ? info->gpu_ids : "") == 0 && j->uid == info->uid)
 		goto out; /* unchanged: keep the decision */
 	if (!j) {
 		if (!(j = hm_coord_add(c, info))) {
@@ -401,6 +410,7 @@ hm_rc_t hm_coord_job_upsert(hm_coord_t *c, const hm_coord_job_info_t *info, hm_e
 	j->uid = info->uid;
 	snprintf(j->name, sizeof(j->name), "%s", info->name ? info->name : "");
 	j->gpus_per_node = info->gpus_per_node;
+	snprintf(j->gpu_ids, sizeof(j->gpu_ids), "%s", info->gpu_ids ? info->gpu_ids : "");
 	snprintf(j->mode, sizeof(j->mode), "%s", mode);
 	snprintf(j->profile_spec, sizeof(j->profile_spec), "%s", profile);
 	j->start_s = info->start_s;
@@ -679,6 +689,7 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 	c->had_departure = false;
 	c->last_decide_s = now_s;
 	c->last_decide_wall_s = hm_mono_s() - t0;
+	hm_coord_mx_decision(&c->mx, c->last_decide_wall_s, nchanged);
 	*changed = nchanged > 0;
 	if (nchanged)
 		hm_log(HM_LOG_INFO,

@@ -39,12 +39,23 @@ typedef struct {
 	const char *name;    /* job name for display; NULL = "" */
 	const char *nodes;   /* Slurm hostlist of its nodes ("n[1-4]"), required */
 	int gpus_per_node;   /* GPUs it uses per node; 0 = every GPU of the host (topology) */
+	const char *gpu_ids; /* which GPUs Slurm allocated: GRES indexes "0-3" on every node,
+				or per node "n1:0-3 n2:4,5"; NULL/"" = the first gpus_per_node */
 	const char *mode;    /* --comm-sched: "off", "auto" or a policy name; NULL/"" = conf
 				DefaultMode */
 	const char *profile; /* --comm-profile: catalogue model or "iter=250ms,comm=40%,
 				bytes=1.2GB"; NULL/"" = conf DefaultProfile */
 	double start_s;      /* when it started running */
 } hm_coord_job_info_t;
+
+/*
+ * gpu_ids for hm_coord_job_info_t from the GPU masks of a job's nodes (bit g:
+ * GPU g): one list when every node has the same ("0-3"), else "n1:0-3 n2:4,5"
+ * (nodes without GPUs left out). false, with buf "", when there is none or it
+ * does not fit len (the job is then modelled on its first GPUs).
+ */
+bool hm_coord_gpu_ids_format(const char *const *nodes, const uint32_t *masks, int n, char *buf,
+			     size_t len);
 
 /*
  * Create an engine. Takes ownership of topo (freed by hm_coord_destroy, also on
@@ -190,6 +201,11 @@ hm_rc_t hm_coord_jobs(hm_coord_t *c, hm_coord_job_view_t **out, int *n);
 hm_rc_t hm_coord_job(hm_coord_t *c, uint32_t job_id, hm_coord_job_view_t *out);
 /* Racks: malloc'd array of *n; caller frees. */
 hm_rc_t hm_coord_racks(hm_coord_t *c, hm_coord_rack_view_t **out, int *n);
+/* Links between switches (every one) and host NICs that carry a job's traffic,
+   in link order: malloc'd array of *n; caller frees (hm_coord_explain.c). */
+hm_rc_t hm_coord_links(hm_coord_t *c, hm_coord_link_view_t **out, int *n);
+/* Why job_id runs as it does. HM_ERR_NOTFOUND when unknown. */
+hm_rc_t hm_coord_explain(hm_coord_t *c, uint32_t job_id, hm_coord_explain_t *out);
 
 
 #endif

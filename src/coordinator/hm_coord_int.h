@@ -7,6 +7,7 @@
 #include "hm_coord.h"
 #include "hm_coord_nodes.h"
 #include "hm_hwnode.h"
+#include "hm_metrics.h"
 #include "hm_policy.h"
 #include "hm_rack_msg.h"
 
@@ -16,6 +17,7 @@ typedef struct {
 	char name[HM_NAME_MAX];
 	char *nodes;
 	int gpus_per_node;
+	char gpu_ids[256]; /* the GPUs Slurm allocated (hm_coord_job_info_t.gpu_ids) */
 	char mode[HM_CONF_NAME_MAX];
 	char profile_spec[256];
 	double start_s;
@@ -148,6 +150,7 @@ struct hm_coord {
 	/* Hosts of each rack in name order (hm_hostname_cmp): rack r's are
 	   rack_hosts[rack_first[r] .. rack_first[r + 1] - 1]. */
 	int *rack_hosts, *rack_first;
+	hm_coord_mx_t mx; /* counters for the metrics (hm_metrics.c) */
 };
 
 /* Lock mu for a change of jobs, nodes or configuration: waits out a rack round
@@ -183,6 +186,22 @@ void hm_coord_racks_free(hm_coord_t *c);
 void hm_coord_elect_host(hm_coord_t *c, int h, double now_s);
 /* Fill the leader members of rack r's view (caller holds mu). */
 void hm_coord_rack_leader_view(const hm_coord_t *c, int r, hm_coord_rack_view_t *v);
+
+/*
+ * Add the utilisation job j's contention-free traffic puts on each of its
+ * links (summed over phases) to util[]; ju[] is zero on entry and on return.
+ */
+void hm_coord_job_link_util(const hm_topo_t *t, const hm_cjob_t *j, double *util, double *ju);
+
+/*
+ * The GPUs of node in a job's gpu_ids spec ("0-3" for every node, "n1:0-3
+ * n2:4-7" per node; a node's own list wins): 1 with *mask set, 0 when the spec
+ * names none for it (NULL or ""), -1 when the spec is not such a list.
+ */
+int hm_coord_gpu_mask(const char *spec, const char *node, uint32_t *mask);
+
+/* Job j as the status views show it (caller holds mu). */
+void hm_coord_view_of(const hm_cjob_t *j, hm_coord_job_view_t *v);
 
 /* Find a job (caller holds mu); NULL when absent. */
 hm_cjob_t *hm_coord_find(hm_coord_t *c, uint32_t job_id);

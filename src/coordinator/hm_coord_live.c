@@ -50,6 +50,8 @@ static unsigned long table_sig(const hm_coord_t *c)
 		for (int s = 0; s < j->pl.nslots; s++)
 			h = mix(h, (unsigned long)j->pl.slots[s].host * 64 +
 				       (unsigned)j->pl.slots[s].gpus);
+		for (int s = 0; s < j->pl.nslots; s++) /* which GPUs: which NICs */
+			h = mix(h, j->pl.slots[s].gpu_mask);
 	}
 	return h ? h : 1;
 }

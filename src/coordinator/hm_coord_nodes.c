@@ -93,22 +93,88 @@ void hm_coord_fold_measures(hm_cjob_t *j)
 	j->acc_compute_n = j->acc_compute_us = j->acc_burst_n = j->acc_burst_us = 0;
 }
 
-/* The agent's GPU -> NIC map on host h when it fits the topology; why not in note. */
-static bool apply_topo(hm_coord_t *c, int h, const hm_hwnode_t *hw, char *note, size_t len)
+/* Why an agent's report cannot shape its host ("" when it can). */
+static void topo_unusable(const hm_hwnode_t *hw, char *note, size_t len)
 {
-	hm_host_t *host = &c->topo->hosts[h];
-
 	note[0] = '\0';
-	if (hw->ngpus != host->gpus || hw->nnics != host->nics) {
+	if (hw->ngpus < 1 || hw->nnics < 1) {
 		snprintf(note, len,
-			 "reports %d GPUs and %d NICs, the topology has %d and %d: GPU -> NIC map "
-			 "not used (set GpusPerNode/NicsPerNode)",
-			 hw->ngpus, hw->nnics, host->gpus, host->nics);
-		return false;
+			 "reports %d GPUs and %d NICs: the configured ones are kept (GpusPerNode, "
+			 "NicsPerNode)",
+			 hw->ngpus, hw->nnics);
+		return;
 	}
-	if (memcmp(host->gpu_nic, hw->gpu_nic, (size_t)hw->ngpus * sizeof(int)) == 0)
-		return false;
-	memcpy(host->gpu_nic, hw->gpu_nic, (size_t)hw->ngpus * sizeof(int));
+	for (int g = 0; g < hw->ngpus; g++)
+		if (hw->gpu_nic[g] < 0 || hw->gpu_nic[g] >= hw->nnics) {
+			snprintf(note, len, "reports GPU %d on NIC %d of %d: not used", g,
+				 hw->gpu_nic[g], hw->nnics);
+			return;
+		}
+}
+
+/* Host h differs from what agent report hw says. */
+static bool host_differs(const hm_host_t *host, const hm_hwnode_t *hw)
+{
+	return hw->ngpus != host->gpus || hw->nnics != host->nics ||
+	       memcmp(host->gpu_nic, hw->gpu_nic, (size_t)hw->ngpus * sizeof(int)) != 0;
+}
+
+/*
+ * Give every host whose agent reported usable hardware its GPUs, NICs and GPU
+ * -> NIC map: the map alone in place, other counts by a reshaped topology (its
+ * links renumbered: every job is derived again). Caller holds mu. Returns
+ * whether anything changed.
+ */
+static bool apply_reports(hm_coord_t *c)
+{
+	hm_topo_t *t = c->topo, *n = NULL;
+	hm_host_t *shape = NULL;
+	hm_err_t err = {0};
+	bool counts = false, maps = false;
+	char note[128];
+
+	for (int h = 0; c->nodes && h < t->nhosts; h++) {
+		const hm_hwnode_t *hw = &c->nodes[h].topo;
+
+		topo_unusable(hw, note, sizeof(note));
+		if (!c->nodes[h].has_topo || note[0] || !host_differs(&t->hosts[h], hw))
+			continue;
+		if (hw->ngpus == t->hosts[h].gpus && hw->nnics == t->hosts[h].nics) {
+			memcpy(t->hosts[h].gpu_nic, hw->gpu_nic, (size_t)hw->ngpus * sizeof(int));
+			maps = true;
+		} else {
+			counts = true;
+		}
+	}
+	if (!counts)
+		return maps;
+	if (!(shape = malloc((size_t)t->nhosts * sizeof(*shape)))) {
+		hm_log(HM_LOG_ERROR, "node hardware: out of memory (the topology is kept)");
+		return maps;
+	}
+	memcpy(shape, t->hosts, (size_t)t->nhosts * sizeof(*shape));
+	for (int h = 0; h < t->nhosts; h++) {
+		const hm_hwnode_t *hw = &c->nodes[h].topo;
+
+		topo_unusable(hw, note, sizeof(note));
+		if (!c->nodes[h].has_topo || note[0])
+			continue;
+		shape[h].gpus = hw->ngpus;
+		shape[h].nics = hw->nnics;
+		memcpy(shape[h].gpu_nic, hw->gpu_nic, (size_t)hw->ngpus * sizeof(int));
+	}
+	if (hm_topo_reshape(t, shape, &n, &err) != HM_OK) {
+		hm_log(HM_LOG_ERROR, "node hardware: %s (the topology is kept)", err.msg);
+		free(shape);
+		return maps;
+	}
+	free(shape);
+	c->topo = n;
+	c->hj_stale = true;
+	hm_topo_free(t);
+	for (int i = 0; i < c->njobs; i++) /* link ids changed */
+		hm_coord_derive(c, &c->jobs[i]);
+	c->need_decide = true;
 	return true;
 }
 
@@ -133,13 +199,8 @@ hm_rc_t hm_coord_nodes_rebuild(hm_coord_t *c, const hm_topo_t *old_topo)
 	}
 	free(c->nodes);
 	c->nodes = nn;
-	/* A new topology comes without the agents' GPU -> NIC maps: put them back. */
-	for (int h = 0; h < c->topo->nhosts; h++) {
-		char note[128];
-
-		if (nn[h].has_topo)
-			(void)apply_topo(c, h, &nn[h].topo, note, sizeof(note));
-	}
+	/* A new topology comes without the agents' hardware: put it back. */
+	(void)apply_reports(c);
 	old_racks = c->racks;
 	c->racks = NULL; /* rebuilt from the old one, then freed */
 	rc = hm_coord_racks_rebuild(c, old_topo, old_racks);
@@ -164,8 +225,13 @@ hm_rc_t hm_coord_node_hello(hm_coord_t *c, const char *node, const hm_hwnode_t *
 	n->last_s = n->up_s = now_s;
 	n->has_topo = topo != NULL;
 	if (topo) {
+		hm_host_t before = c->topo->hosts[h];
+
 		n->topo = *topo;
-		if (apply_topo(c, h, topo, note, sizeof(note))) {
+		topo_unusable(topo, note, sizeof(note));
+		if (note[0]) {
+			hm_log(HM_LOG_INFO, "node %s: %s", node, note);
+		} else if (host_differs(&before, topo) && apply_reports(c)) {
 			/* Rails changed: the traffic of its jobs changes with them. */
 			for (int i = 0; i < c->njobs; i++) {
 				if (on_host(&c->jobs[i], h, NULL)) {
@@ -173,9 +239,10 @@ hm_rc_t hm_coord_node_hello(hm_coord_t *c, const char *node, const hm_hwnode_t *
 					c->need_decide = true;
 				}
 			}
-			hm_log(HM_LOG_INFO, "node %s: GPU -> NIC map from its agent applied", node);
-		} else if (note[0]) {
-			hm_log(HM_LOG_INFO, "node %s: %s", node, note);
+			hm_log(HM_LOG_INFO,
+			       "node %s: %d GPUs, %d NICs and the GPU -> NIC map from its agent "
+			       "applied (the topology had %d and %d)",
+			       node, topo->ngpus, topo->nnics, before.gpus, before.nics);
 		}
 	}
 	hm_log(HM_LOG_VERBOSE, "node %s: agent up", node);
@@ -483,13 +550,7 @@ hm_rc_t hm_coord_nodes(hm_coord_t *c, hm_coord_node_view_t **out, int *n)
 		v->has_topo = cn->has_topo;
 		if (cn->has_topo) {
 			v->topo = cn->topo;
-			if (cn->topo.ngpus != c->topo->hosts[h].gpus ||
-			    cn->topo.nnics != c->topo->hosts[h].nics)
-				snprintf(v->topo_note, sizeof(v->topo_note),
-					 "GPU -> NIC map not used: %d GPUs/%d NICs reported, "
-					 "%d/%d in the topology",
-					 cn->topo.ngpus, cn->topo.nnics, c->topo->hosts[h].gpus,
-					 c->topo->hosts[h].nics);
+			topo_unusable(&cn->topo, v->topo_note, sizeof(v->topo_note));
 		}
 		for (int i = 0; i < c->njobs; i++)
 			v->jobs += on_host(&c->jobs[i], h, NULL);

@@ -16,6 +16,14 @@ static bool listed(const hm_coord_sync_job_t *jobs, int n, uint32_t id)
 	return false;
 }
 
+static bool listed_id(const uint32_t *ids, int n, uint32_t id)
+{
+	for (int i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
 void hm_coord_sync(hm_coord_t *c, const hm_coord_sync_job_t *jobs, int n, double now_s,
 		   hm_coord_comment_fn store, void *arg, hm_coord_sync_result_t *out)
 {
@@ -43,6 +51,8 @@ void hm_coord_sync(hm_coord_t *c, const hm_coord_sync_job_t *jobs, int n, double
 		}
 	}
 	for (int i = 0; i < n; i++) {
+		if (!listed_id(ids, nids, jobs[i].info.job_id)) /* first sight: how it was placed */
+			hm_coord_note_placement(c, jobs[i].comment);
 		memset(&err, 0, sizeof(err));
 		if (hm_coord_job_upsert(c, &jobs[i].info, &err) != HM_OK)
 			hm_log(HM_LOG_INFO, "job %u: %s", jobs[i].info.job_id, err.msg);

@@ -5,7 +5,8 @@
 
 #include "hm_coord_int.h"
 
-static void view_of(const hm_cjob_t *j, hm_coord_job_view_t *v)
+/* hm_coord_int.h */
+void hm_coord_view_of(const hm_cjob_t *j, hm_coord_job_view_t *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->job_id = j->job_id;
@@ -81,7 +82,7 @@ hm_rc_t hm_coord_jobs(hm_coord_t *c, hm_coord_job_view_t **out, int *n)
 		goto out;
 	}
 	for (int i = 0; i < c->njobs; i++)
-		view_of(&c->jobs[i], &(*out)[i]);
+		hm_coord_view_of(&c->jobs[i], &(*out)[i]);
 	*n = c->njobs;
 out:
 	pthread_mutex_unlock(&c->mu);
@@ -97,18 +98,15 @@ hm_rc_t hm_coord_job(hm_coord_t *c, uint32_t job_id, hm_coord_job_view_t *out)
 
 	pthread_mutex_lock(&c->mu);
 	if ((j = hm_coord_find(c, job_id)))
-		view_of(j, out);
+		hm_coord_view_of(j, out);
 	else
 		rc = HM_ERR_NOTFOUND;
 	pthread_mutex_unlock(&c->mu);
 	return rc;
 }
 
-/*
- * Add the utilisation job j's contention-free traffic puts on each of its
- * links (summed over phases) to util[]; ju[] is zero on entry and on return.
- */
-static void job_link_util(const hm_topo_t *t, const hm_cjob_t *j, double *util, double *ju)
+/* hm_coord_int.h */
+void hm_coord_job_link_util(const hm_topo_t *t, const hm_cjob_t *j, double *util, double *ju)
 {
 	if (!j->have_tr || j->tr.alone_iter_s <= 0)
 		return;
@@ -179,7 +177,7 @@ hm_rc_t hm_coord_racks(hm_coord_t *c, hm_coord_rack_view_t **out, int *n)
 			(*out)[r].njobs++;
 			(*out)[r].ncross += j->nracks > 1;
 		}
-		job_link_util(t, j, util, ju);
+		hm_coord_job_link_util(t, j, util, ju);
 	}
 	for (int l = 0; l < t->nlinks; l++) {
 		int r = t->links[l].rack;

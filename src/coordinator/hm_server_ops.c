@@ -262,6 +262,30 @@ static json_object *op_job(req_t *r, json_object *req)
 	return out;
 }
 
+/* A job's contention explained (hm_coord_explain.c); same rights as "job". */
+static json_object *op_explain(req_t *r, json_object *req)
+{
+	uint32_t job_id;
+	hm_coord_explain_t *e;
+	json_object *out;
+	hm_rc_t rc;
+
+	if (!get_job_id(req, &job_id))
+		return error_reply("proto", "explain needs \"job_id\": a positive integer");
+	if ((out = authorise(r, "query", job_id)))
+		return out;
+	if (!(e = malloc(sizeof(*e))))
+		return error_reply("nomem", "out of memory");
+	if ((rc = hm_coord_explain(hm_srv_coord(r->srv), job_id, e)) == HM_ERR_NOTFOUND)
+		out = error_reply("notfound", "job %u is not known to the coordinator", job_id);
+	else if (rc != HM_OK)
+		out = error_reply("nomem", "out of memory");
+	else
+		json_object_object_add(out = ok_reply(), "explain", hm_json_explain(e));
+	free(e);
+	return out;
+}
+
 /* Seal json for uid (HM_PROTO_UID_ANY: anyone) into the task's next output frame. */
 static void emit(hm_srv_task_t *t, const char *json, uint32_t uid)
 {
@@ -541,10 +565,12 @@ static void handle(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, uint32_t gid,
 		out = op_job(&r, req);
 	else if (strcmp(op, "conf") == 0)
 		out = op_conf(&r);
+	else if (strcmp(op, "explain") == 0)
+		out = op_explain(&r, req);
 	else
 		out = error_reply("proto",
 				  "unknown op '%.40s' (accepted: register, report, status, jobs, "
-				  "racks, nodes, job, conf, agent_hello)",
+				  "racks, nodes, job, explain, conf, agent_hello)",
 				  op);
 	if (park) {
 		json_object_put(req);

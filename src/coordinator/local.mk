@@ -17,6 +17,10 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_coord_state.c \
 	src/coordinator/hm_coord_sync.c \
 	src/coordinator/hm_coord_view.c \
+	src/coordinator/hm_coord_explain.c \
+	src/coordinator/hm_coord_gpus.c \
+	src/coordinator/hm_metrics.c src/coordinator/hm_metrics.h \
+	src/coordinator/hm_metrics_http.c \
 	src/coordinator/hm_server.c src/coordinator/hm_server.h \
 	src/coordinator/hm_server_int.h \
 	src/coordinator/hm_server_ops.c
@@ -38,7 +42,9 @@ UNIT_TESTS += \
 	tests/unit/test_coord_live \
 	tests/unit/test_server \
 	tests/unit/test_server_agent \
-	tests/unit/test_server_admit
+	tests/unit/test_server_admit \
+	tests/unit/test_coord_hw
+tests_unit_test_coord_hw_SOURCES = tests/unit/test_coord_hw.c tests/unit/coord_fixture.h
 tests_unit_test_coord_SOURCES = tests/unit/test_coord.c tests/unit/coord_fixture.h
 tests_unit_test_server_agent_SOURCES = tests/unit/test_server_agent.c tests/unit/coord_fixture.h \
 	tests/unit/server_fixture.h \
@@ -61,6 +67,8 @@ tests_unit_coord_serve_SOURCES = tests/unit/coord_serve.c tests/unit/coord_fixtu
 tests_unit_coord_serve_LDADD = $(HMCOORD_LIBS)
 TESTS += tests/unit/harmonicsctl_e2e.sh
 EXTRA_DIST += tests/unit/harmonicsctl_e2e.sh
+TESTS += tests/unit/metrics_e2e.sh
+EXTRA_DIST += tests/unit/metrics_e2e.sh contrib/grafana/harmonics.json
 
 # Timing of decisions and of a register round trip (not a test: prints numbers).
 noinst_PROGRAMS += tests/coord/coord_bench
@@ -68,6 +76,14 @@ tests_coord_coord_bench_SOURCES = tests/coord/coord_bench.c tests/unit/coord_fix
 tests_coord_coord_bench_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 tests_coord_coord_bench_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_coord_coord_bench_LDADD = $(HMCOORD_LIBS)
+
+# The metrics over a short run of the engine (not a test: a table for
+# scripts/metrics-plot.sh, docs/metrics.md).
+noinst_PROGRAMS += tests/coord/metrics_run
+tests_coord_metrics_run_SOURCES = tests/coord/metrics_run.c tests/unit/coord_fixture.h
+tests_coord_metrics_run_CPPFLAGS = $(HMCOORD_CPPFLAGS)
+tests_coord_metrics_run_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_coord_metrics_run_LDADD = $(HMCOORD_LIBS) -lm
 
 # One epoch round with a leader per rack against one coordinator, 16 to 1,024
 # racks (not a test: prints numbers; docs/eval/tiers-measured.md).

@@ -10,6 +10,10 @@
 #ifndef HM_PACE_ENV_H
 #define HM_PACE_ENV_H
 
+#include <stdlib.h>
+
+#include "hm_classes.h"
+
 /* Policy name that produced the assignment, or "off": never wait. */
 #define HM_PACE_ENV_MODE "HARMONICS_MODE"
 /* Slurm job id the assignment belongs to (informational, echoed in the report). */
@@ -59,17 +63,39 @@
 /* The value of HARMONICS_MODE that disables pacing. */
 #define HM_PACE_MODE_OFF "off"
 
+/* The class tables harmonics.conf sets (ClassDscp=, ClassSL=), exported by
+   the SPANK plugin to the tasks; unset or unreadable: hm_classes.h's defaults. */
+#define HM_PACE_ENV_CLASS_DSCP "HARMONICS_CLASS_DSCP"
+#define HM_PACE_ENV_CLASS_SL   "HARMONICS_CLASS_SL"
+
+/* Entry prio of the table in environment variable env, else of the default text. */
+static inline int hm_pace_class_lookup(int prio, const char *env, const char *def, int max)
+{
+	int t[HM_PRIO_LEVELS_MAX];
+
+	if (prio < 0 || prio >= HM_PRIO_LEVELS_MAX)
+		return -1;
+	if (!hm_class_table_parse(getenv(env), max, t) && !hm_class_table_parse(def, max, t))
+		return -1;
+	return t[prio];
+}
+
 /*
- * DSCP of priority class prio (HARMONICS_PRIO), or -1 outside [0, 7]: EF, AF41,
- * AF31, AF21, AF11, best effort, then CS1 ("scavenger", below best effort) for
- * the two lowest. IP's TOS byte and RoCE's traffic class are DSCP << 2. The
- * switches' (or tc's) DSCP -> queue map is site configuration.
+ * DSCP of priority class prio (HARMONICS_PRIO), or -1 outside [0, 7]. IP's TOS
+ * byte and RoCE's traffic class are DSCP << 2. The switches' (or tc's) DSCP ->
+ * queue map is site configuration (docs/admin-guide.md, "The fabric").
  */
 static inline int hm_pace_class_dscp(int prio)
 {
-	static const int class_dscp[8] = {46, 34, 26, 18, 10, 0, 8, 8};
+	return hm_pace_class_lookup(prio, HM_PACE_ENV_CLASS_DSCP, HM_CLASS_DSCP_DEFAULT,
+				    HM_CLASS_DSCP_MAX);
+}
 
-	return prio >= 0 && prio < 8 ? class_dscp[prio] : -1;
+/* InfiniBand service level of class prio, or -1 outside [0, 7]. */
+static inline int hm_pace_class_sl(int prio)
+{
+	return hm_pace_class_lookup(prio, HM_PACE_ENV_CLASS_SL, HM_CLASS_SL_DEFAULT,
+				    HM_CLASS_SL_MAX);
 }
 
 #endif

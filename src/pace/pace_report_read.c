@@ -50,6 +50,12 @@ static const struct {
     U64_FIELD("SLOT_MISSES", slot_misses),
     /* Optional (a runtime without the NCCL interposer's class writes none): -1. */
     LONG_FIELD(OPTIONAL_NCCL_CLASS, nccl_class, -1, 7),
+    LONG_FIELD("BURSTS", bursts, 0, 4611686018427387903L),
+    LONG_FIELD("PACED", paced, 0, 4611686018427387903L),
+    LONG_FIELD("LATE", late, 0, 4611686018427387903L),
+    LONG_FIELD("SKIPPED", skipped, 0, 4611686018427387903L),
+    LONG_FIELD("UNPACED", unpaced, 0, 4611686018427387903L),
+    LONG_FIELD("WAIT_US", wait_us, 0, 4611686018427387903L),
 #undef LONG_FIELD
 #undef U64_FIELD
 };

@@ -54,6 +54,9 @@ typedef struct {
 	uint64_t slot_misses;                          /* skipped slots + late bursts */
 	int nccl_class; /* NCCL_CLASS: class the paced NCCL communicator carries; -1 none
 			 * or not given (optional) */
+	/* Burst outcomes since the task started (version 1 keys) and the mean hold. */
+	long bursts, paced, late, skipped, unpaced; /* paced: released on time in its slot */
+	long wait_us; /* WAIT_US: mean hold of a burst (a whole microsecond) */
 } pace_report_t;
 
 /* Statistics over a window (between two reads, or merged over several tasks). */

@@ -106,7 +106,7 @@ static int fragmented_place(scen_t *s, int gpus, uint64_t *rng, hm_placement_t *
 	int nh = t->nhosts, start = (int)(hm_rng_next(rng) % (uint64_t)nh), need = gpus;
 
 	pl->nslots = 0;
-	pl->slots = malloc(sizeof(hm_slot_t) * (size_t)(gpus + 1));
+	pl->slots = calloc((size_t)(gpus + 1), sizeof(hm_slot_t)); /* gpu_mask 0: first GPUs */
 	if (!pl->slots)
 		return -1;
 	for (int k = 0; k < nh && need > 0; k++) {

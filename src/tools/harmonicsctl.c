@@ -18,7 +18,7 @@ enum { EXIT_REFUSED = 1, EXIT_USAGE = HM_TOOL_EXIT_USAGE, EXIT_UNREACHABLE = 3 }
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: harmonicsctl [OPTIONS] status|jobs|racks|nodes|job JOBID\n"
+		"Usage: harmonicsctl [OPTIONS] status|jobs|racks|nodes|job JOBID [--explain]\n"
 		"       harmonicsctl topology FILE\n"
 		"Show what the Harmonics coordinator (sched/harmonics in slurmctld) decided.\n\n"
 		"  status        coordinator, policy, epoch, counters\n"
@@ -26,6 +26,8 @@ static void usage(FILE *f)
 		"  racks         racks: leader, jobs and link load\n"
 		"  nodes         node agents: state, steps, GPUs and NICs they reported\n"
 		"  job JOBID     one job in detail (owner, root or SlurmUser only)\n"
+		"  job JOBID --explain  the links it is modelled on, who else is on them,\n"
+		"                its predicted share and the decision with its reason\n"
 		"  topology FILE a Slurm topology.conf (topology/tree) or topology.yaml on\n"
 		"                stdout, from a host CSV (host,tor[,agg[,core]]), a topology.conf\n"
 		"                (tree or block) or a topology.yaml; no coordinator\n\n"
@@ -94,6 +96,7 @@ int main(int argc, char **argv)
 					     {"csv-columns", required_argument, NULL, 'C'},
 					     {"format", required_argument, NULL, 'F'},
 					     {"topology-name", required_argument, NULL, 'N'},
+					     {"explain", no_argument, NULL, 'E'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	const char *host = NULL, *conf_path = NULL, *topo_name = NULL;
@@ -102,7 +105,7 @@ int main(int argc, char **argv)
 	char default_conf[HM_CONF_PATH_MAX], req[128], where[HM_CONF_HOST_MAX + 16];
 	long port = -1, job_id = 0;
 	double timeout_s = 5;
-	bool json = false;
+	bool json = false, explain = false;
 	hm_conf_t conf;
 	hm_ctl_cmd_t cmd;
 	hm_err_t err = {0};
@@ -144,6 +147,9 @@ int main(int argc, char **argv)
 		case 'N':
 			topo_name = optarg;
 			break;
+		case 'E':
+			explain = true;
+			break;
 		default:
 			return hm_tool_help_or_usage(opt, usage);
 		}
@@ -176,6 +182,12 @@ int main(int argc, char **argv)
 		    HM_OK)
 			goto fail;
 		optind++;
+		if (explain)
+			cmd = HM_CTL_EXPLAIN;
+	}
+	if (explain && cmd != HM_CTL_EXPLAIN) {
+		hm_err_set(&err, HM_ERR_INVAL, "--explain goes with 'job ID'");
+		goto fail;
 	}
 	if (optind + 1 < argc) {
 		hm_err_set(&err, HM_ERR_INVAL, "unexpected argument '%s'", argv[optind + 1]);

@@ -3,6 +3,7 @@
 
 #include <json-c/json.h>
 #include <pwd.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -10,6 +11,7 @@
 #include "hm_coord_json.h"
 #include "hm_node_json.h"
 
+/* Command words; explain is the op of "job ID --explain". */
 static const char *const cmd_names[] = {"status", "jobs", "racks", "nodes", "job"};
 
 hm_rc_t hm_ctl_parse_cmd(const char *word, hm_ctl_cmd_t *cmd, hm_err_t *err)
@@ -26,8 +28,9 @@ hm_rc_t hm_ctl_parse_cmd(const char *word, hm_ctl_cmd_t *cmd, hm_err_t *err)
 
 void hm_ctl_request(hm_ctl_cmd_t cmd, uint32_t job_id, char *buf, size_t len)
 {
-	if (cmd == HM_CTL_JOB)
-		snprintf(buf, len, "{\"op\":\"job\",\"job_id\":%u}", job_id);
+	if (cmd == HM_CTL_JOB || cmd == HM_CTL_EXPLAIN)
+		snprintf(buf, len, "{\"op\":\"%s\",\"job_id\":%u}",
+			 cmd == HM_CTL_JOB ? "job" : "explain", job_id);
 	else
 		snprintf(buf, len, "{\"op\":\"%s\"}", cmd_names[cmd]);
 }
@@ -239,6 +242,60 @@ static void print_job(json_object *r, FILE *out)
 	fprintf(out, "Priority     class %d, path %d\n", a->prio, a->path);
 }
 
+/* job ID --explain: its links, who else is on them, the decision and why. */
+static void print_explain(json_object *r, FILE *out)
+{
+	json_object *eo = NULL;
+	hm_coord_explain_t *e = malloc(sizeof(*e));
+	const hm_coord_job_view_t *v;
+
+	if (!e) {
+		fprintf(out, "harmonicsctl: out of memory\n");
+		return;
+	}
+	json_object_object_get_ex(r, "explain", &eo);
+	hm_json_explain_parse(eo, e);
+	v = &e->job;
+	fprintf(out, "JobId        %u (%s), mode %s, profile %s\n", v->job_id, v->name, v->mode,
+		v->profile[0] ? v->profile : "-");
+	fprintf(out, "GPUs         %s (modelled per node)\n", e->gpus[0] ? e->gpus : "-");
+	fprintf(out, "Decision     %s: %s\n", e->decision, e->why);
+	fprintf(out, "Links        %d crossed, %d shared with other jobs\n", e->nlinks_total,
+		e->nshared);
+	if (e->nshared)
+		fprintf(out,
+			"Predicted    share %.2f of its bottleneck, bursts %.2fx slower if they "
+			"overlapped\n",
+			e->share, e->slowdown);
+	if (e->nlinks) {
+		fprintf(out, "  %-28s %-4s %9s %6s %6s %6s  %s\n", "LINK", "DIR", "GBIT/S", "UTIL",
+			"OWN", "SHARE", "OTHER JOBS");
+		for (int i = 0; i < e->nlinks; i++) {
+			const hm_coord_explain_link_t *l = &e->links[i];
+
+			fprintf(out, "  %-28s %-4s %9.4g %6.2f %6.2f %6.2f  %s%s\n", l->link.name,
+				l->link.dir, l->link.capacity_bps / 1e9, l->link.util, l->own_util,
+				l->share, l->nothers ? l->others : "-",
+				l->nothers > HM_EXPLAIN_MAX_OTHERS ? ",..." : "");
+		}
+		if (e->nlinks < e->nlinks_total)
+			fprintf(out, "  (%d more, none shared)\n", e->nlinks_total - e->nlinks);
+	}
+	if (v->measured_period_us >= 0)
+		fprintf(out, "Measured     iteration %.6g ms, burst %.6g ms, %ld slot misses\n",
+			v->measured_period_us / 1e3,
+			v->measured_burst_us >= 0 ? v->measured_burst_us / 1e3 : 0.0,
+			v->slot_misses > 0 ? v->slot_misses : 0);
+	else
+		fprintf(out, "Measured     nothing yet (no step reported)\n");
+	if (v->applied_epoch >= 0)
+		fprintf(out, "Applied      epoch %ld on every node (decided: epoch %lu)\n",
+			v->applied_epoch, v->a.epoch);
+	else
+		fprintf(out, "Applied      not reported (no node agent, or no burst yet)\n");
+	free(e);
+}
+
 hm_rc_t hm_ctl_print(hm_ctl_cmd_t cmd, const char *reply_json, bool json, const char *where,
 		     FILE *out, FILE *err_out)
 {
@@ -280,6 +337,9 @@ hm_rc_t hm_ctl_print(hm_ctl_cmd_t cmd, const char *reply_json, bool json, const 
 		break;
 	case HM_CTL_JOB:
 		print_job(r, out);
+		break;
+	case HM_CTL_EXPLAIN:
+		print_explain(r, out);
 		break;
 	}
 out:

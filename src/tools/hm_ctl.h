@@ -11,12 +11,21 @@
 
 #include "hm_error.h"
 
-typedef enum { HM_CTL_STATUS, HM_CTL_JOBS, HM_CTL_RACKS, HM_CTL_NODES, HM_CTL_JOB } hm_ctl_cmd_t;
+/* HM_CTL_EXPLAIN is "job ID --explain", not a command word. */
+typedef enum {
+	HM_CTL_STATUS,
+	HM_CTL_JOBS,
+	HM_CTL_RACKS,
+	HM_CTL_NODES,
+	HM_CTL_JOB,
+	HM_CTL_EXPLAIN
+} hm_ctl_cmd_t;
 
 /* Command word to enum; HM_ERR_INVAL naming the word and the accepted ones. */
 hm_rc_t hm_ctl_parse_cmd(const char *word, hm_ctl_cmd_t *cmd, hm_err_t *err);
 
-/* Request JSON for a command (job_id only for HM_CTL_JOB). Writes into buf. */
+/* Request JSON for a command (job_id only for HM_CTL_JOB and HM_CTL_EXPLAIN). Writes
+   into buf. */
 void hm_ctl_request(hm_ctl_cmd_t cmd, uint32_t job_id, char *buf, size_t len);
 
 /*

@@ -120,7 +120,7 @@ static int cluster_make(int nodes, cluster_t *c, hm_err_t *err)
 
 			if (c->free_host[h]) {
 				c->free_host[h] = 0;
-				pl.slots[pl.nslots++] = (hm_slot_t){h, 8};
+				pl.slots[pl.nslots++] = (hm_slot_t){h, 8, 0};
 			}
 		}
 		busy += pl.nslots;

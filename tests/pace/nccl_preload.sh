@@ -59,10 +59,10 @@ fi
 echo "== pacing off"
 clean_env HM_TEST_PACING=off HM_TEST_EXPECT_TC=unset HM_TEST_EXPECT_SL=unset \
 	LD_PRELOAD="$pre" "$t" || rc=1
-echo "== pacing on, priority class 1 -> NCCL_IB_TC=136 (AF41), NCCL_IB_SL=1"
-paced HM_TEST_EXPECT_TC=136 HM_TEST_EXPECT_SL=1 LD_PRELOAD="$pre" "$t" || rc=1
+echo "== pacing on, priority class 1 -> NCCL_IB_TC=136 (AF41), NCCL_IB_SL=2 (SL 0 is unmarked traffic's)"
+paced HM_TEST_EXPECT_TC=136 HM_TEST_EXPECT_SL=2 LD_PRELOAD="$pre" "$t" || rc=1
 echo "== pacing on, user NCCL_IB_TC=99 is kept"
-paced NCCL_IB_TC=99 HM_TEST_EXPECT_TC=99 HM_TEST_EXPECT_SL=1 LD_PRELOAD="$pre" "$t" || rc=1
+paced NCCL_IB_TC=99 HM_TEST_EXPECT_TC=99 HM_TEST_EXPECT_SL=2 LD_PRELOAD="$pre" "$t" || rc=1
 echo "== pacing on, only communicators with a config: trafficClass, no NCCL_IB_TC/SL"
 paced HM_TEST_CONFIG_ONLY=1 LD_PRELOAD="$pre" "$t" || rc=1
 exit $rc

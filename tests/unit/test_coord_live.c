@@ -57,8 +57,8 @@ static double score_on(const hm_lview_t *v, const char *a, const char *b)
 	assert_int_equal(hm_spec_profile_parse(PROF, &prof, &err), HM_OK);
 	pl.slots = calloc(2, sizeof(*pl.slots));
 	assert_non_null(pl.slots);
-	pl.slots[0] = (hm_slot_t){hm_topo_host_index(t, a), 8};
-	pl.slots[1] = (hm_slot_t){hm_topo_host_index(t, b), 8};
+	pl.slots[0] = (hm_slot_t){hm_topo_host_index(t, a), 8, 0};
+	pl.slots[1] = (hm_slot_t){hm_topo_host_index(t, b), 8, 0};
 	pl.nslots = 2;
 	assert_int_equal(hm_traffic_derive(t, &prof, &pl, 0, &tr, &err), HM_OK);
 	hm_lview_job_times(&prof, &tr, &x.period_s, &x.burst_s);

@@ -244,7 +244,7 @@ static void test_nodes_view(void **state)
 	hw.nnics = 1;
 	snprintf(hw.nics[0].name, sizeof(hw.nics[0].name), "mlx5_0");
 	assert_int_equal(hm_coord_node_hello(c, "n1", &hw, T0_S, &err), HM_OK);
-	hw.nnics = 4; /* does not fit the topology's one NIC: kept, noted */
+	hw.nnics = 4; /* more NICs than the topology's one: the node is modelled with 4 */
 	assert_int_equal(hm_coord_node_hello(c, "n2", &hw, T0_S, &err), HM_OK);
 	hm_coord_node_lost(c, "n2", T0_S + 5);
 	assert_int_equal(hm_coord_nodes(c, &v, &n), HM_OK);
@@ -256,7 +256,8 @@ static void test_nodes_view(void **state)
 	assert_int_equal(v[0].jobs, 1);
 	assert_string_equal(v[0].topo_note, "");
 	assert_string_equal(v[1].state, "lost");
-	assert_non_null(strstr(v[1].topo_note, "not used"));
+	assert_string_equal(v[1].topo_note, "");
+	assert_int_equal(c->topo->hosts[hm_topo_host_index(c->topo, "n2")].nics, 4);
 	assert_string_equal(v[2].state, "none");
 	free(v);
 	hm_coord_destroy(c);

@@ -39,12 +39,25 @@ static void add_port(const char *dev, const char *port, const char *link_layer)
 
 static void test_tables(void **state)
 {
-	static const int tc[8] = {184, 136, 104, 72, 40, 0, 32, 32};
+	/* No class on unmarked traffic's code points (DSCP 0, SL 0) by default. */
+	static const int tc[8] = {184, 136, 104, 72, 40, 64, 32, 32};
 
+	unsetenv("HARMONICS_CLASS_DSCP");
+	unsetenv("HARMONICS_CLASS_SL");
 	for (int c = 0; c < 8; c++) {
 		assert_int_equal(hm_nccl_class_tc(c), tc[c]);
-		assert_int_equal(hm_nccl_class_sl(c), c);
+		assert_int_equal(hm_nccl_class_sl(c), c + 1);
 	}
+	/* harmonics.conf's tables, as the SPANK plugin exports them; a broken one is
+	   the default. */
+	setenv("HARMONICS_CLASS_DSCP", "46,34,26,18,10,0,8,8", 1);
+	setenv("HARMONICS_CLASS_SL", "0,1,2,3,4,5,6,7", 1);
+	assert_int_equal(hm_nccl_class_tc(5), 0);
+	assert_int_equal(hm_nccl_class_sl(0), 0);
+	setenv("HARMONICS_CLASS_DSCP", "46,34,26", 1);
+	assert_int_equal(hm_nccl_class_tc(5), 64);
+	unsetenv("HARMONICS_CLASS_DSCP");
+	unsetenv("HARMONICS_CLASS_SL");
 	assert_int_equal(hm_nccl_class_tc(8), -1);
 	assert_int_equal(hm_nccl_class_sl(-1), -1);
 	assert_int_equal(hm_nccl_config_traffic_class(8, ib), -1);
@@ -54,9 +67,9 @@ static void test_tables(void **state)
 static void test_link_layers(void **state)
 {
 	/* No RDMA device at all (sockets): the service level, harmless. */
-	assert_int_equal(hm_nccl_config_traffic_class(1, "/nonexistent/infiniband"), 1);
+	assert_int_equal(hm_nccl_config_traffic_class(1, "/nonexistent/infiniband"), 2);
 	assert_int_equal(mkdir(ib, 0755), 0);
-	assert_int_equal(hm_nccl_config_traffic_class(1, ib), 1);
+	assert_int_equal(hm_nccl_config_traffic_class(1, ib), 2);
 	/* Only RoCE ports: the traffic class (DSCP << 2). */
 	add_port("mlx5_0", "1", "Ethernet");
 	add_port("mlx5_1", "1", "Ethernet");
@@ -64,8 +77,8 @@ static void test_link_layers(void **state)
 	assert_int_equal(hm_nccl_config_traffic_class(0, ib), 184);
 	/* One InfiniBand port: SL, since NCCL would take 136 as SL 8 there. */
 	add_port("mlx5_2", "1", "InfiniBand");
-	assert_int_equal(hm_nccl_config_traffic_class(1, ib), 1);
-	assert_int_equal(hm_nccl_config_traffic_class(6, ib), 6);
+	assert_int_equal(hm_nccl_config_traffic_class(1, ib), 2);
+	assert_int_equal(hm_nccl_config_traffic_class(6, ib), 7);
 }
 
 int main(void)

@@ -56,24 +56,24 @@ static void test_single_host_first_fit(void **state)
 	assert_int_equal(hm_cluster_state_init(&cs, t), HM_OK);
 	for (int i = 0; i < 8; i++) {
 		assert_int_equal(hm_place_default(&cs, &one, &p[i], &err), HM_OK);
-		expect_slots(&p[i], (hm_slot_t[]){{0, 1}}, 1);
+		expect_slots(&p[i], (hm_slot_t[]){{0, 1, 0}}, 1);
 	}
 	assert_int_equal(cs.free_gpus[0], 0);
 	assert_int_equal(hm_place_default(&cs, &one, &p[8], &err), HM_OK);
-	expect_slots(&p[8], (hm_slot_t[]){{1, 1}}, 1);
+	expect_slots(&p[8], (hm_slot_t[]){{1, 1, 0}}, 1);
 	/* Host 0 gets one GPU back: the next 1-GPU job takes it (index order), but a
 	 * 4-GPU job goes to host 1, the first host with 4 free. */
 	hm_place_release(&cs, &p[3]);
 	hm_placement_free(&p[3]);
 	assert_int_equal(cs.free_gpus[0], 1);
 	assert_int_equal(hm_place_default(&cs, &four, &p[3], &err), HM_OK);
-	expect_slots(&p[3], (hm_slot_t[]){{1, 4}}, 1);
+	expect_slots(&p[3], (hm_slot_t[]){{1, 4, 0}}, 1);
 	assert_int_equal(cs.free_gpus[1], 3);
 	assert_int_equal(cs.free_gpus[0], 1);
 	hm_place_release(&cs, &p[3]);
 	hm_placement_free(&p[3]);
 	assert_int_equal(hm_place_default(&cs, &one, &p[3], &err), HM_OK);
-	expect_slots(&p[3], (hm_slot_t[]){{0, 1}}, 1);
+	expect_slots(&p[3], (hm_slot_t[]){{0, 1, 0}}, 1);
 	for (int i = 0; i < 9; i++)
 		hm_placement_free(&p[i]);
 	hm_cluster_state_free(&cs);
@@ -93,24 +93,24 @@ static void test_rack_packing(void **state)
 	assert_int_equal(hm_cluster_state_init(&cs, t), HM_OK);
 	/* Empty cluster: the first rack, two whole hosts. */
 	assert_int_equal(hm_place_default(&cs, &j16, &a, &err), HM_OK);
-	expect_slots(&a, (hm_slot_t[]){{0, 8}, {1, 8}}, 2);
+	expect_slots(&a, (hm_slot_t[]){{0, 8, 0}, {1, 8, 0}}, 2);
 	hm_place_release(&cs, &a);
 	hm_placement_free(&a);
 
 	/* Host 0 half used: fewest hosts is 1 and 2 (8 free each), not 0 and 1 and 2. */
 	assert_int_equal(hm_place_default(&cs, &j4, &a, &err), HM_OK);
-	expect_slots(&a, (hm_slot_t[]){{0, 4}}, 1);
+	expect_slots(&a, (hm_slot_t[]){{0, 4, 0}}, 1);
 	assert_int_equal(hm_place_default(&cs, &j16, &b, &err), HM_OK);
-	expect_slots(&b, (hm_slot_t[]){{1, 8}, {2, 8}}, 2);
+	expect_slots(&b, (hm_slot_t[]){{1, 8, 0}, {2, 8, 0}}, 2);
 	/* Rack 0 has 12 free (4 + 8), rack 1 has 32: a 16-GPU job goes to rack 1. */
 	assert_int_equal(hm_place_default(&cs, &j16, &c, &err), HM_OK);
-	expect_slots(&c, (hm_slot_t[]){{4, 8}, {5, 8}}, 2);
+	expect_slots(&c, (hm_slot_t[]){{4, 8, 0}, {5, 8, 0}}, 2);
 	hm_place_release(&cs, &c);
 	hm_placement_free(&c);
 	/* 40 GPUs: no rack holds it; racks most-free first (rack 1: 32, rack 0: 12),
 	 * hosts most-free first, ring order rack then index. */
 	assert_int_equal(hm_place_default(&cs, &j40, &c, &err), HM_OK);
-	expect_slots(&c, (hm_slot_t[]){{3, 8}, {4, 8}, {5, 8}, {6, 8}, {7, 8}}, 5);
+	expect_slots(&c, (hm_slot_t[]){{3, 8, 0}, {4, 8, 0}, {5, 8, 0}, {6, 8, 0}, {7, 8, 0}}, 5);
 	assert_int_equal(total_free(&cs), 64 - 4 - 16 - 40);
 	hm_place_release(&cs, &a);
 	hm_place_release(&cs, &b);
@@ -138,7 +138,7 @@ static void test_best_fit_rack(void **state)
 	cs.free_gpus[2] = cs.free_gpus[3] = 0;
 	cs.free_gpus[0] = 4;
 	assert_int_equal(hm_place_default(&cs, &j12, &p, &err), HM_OK);
-	expect_slots(&p, (hm_slot_t[]){{0, 4}, {1, 8}}, 2);
+	expect_slots(&p, (hm_slot_t[]){{0, 4, 0}, {1, 8, 0}}, 2);
 	hm_placement_free(&p);
 	/* Rack 0: 4 free on each host (3 hosts for 12), rack 1 whole (2 hosts): fewer
 	 * hosts wins over the tighter rack. */
@@ -147,7 +147,7 @@ static void test_best_fit_rack(void **state)
 	for (int h = 4; h < 8; h++)
 		cs.free_gpus[h] = 8;
 	assert_int_equal(hm_place_default(&cs, &j12, &p, &err), HM_OK);
-	expect_slots(&p, (hm_slot_t[]){{4, 8}, {5, 4}}, 2);
+	expect_slots(&p, (hm_slot_t[]){{4, 8, 0}, {5, 4, 0}}, 2);
 	hm_placement_free(&p);
 	hm_cluster_state_free(&cs);
 	hm_topo_free(t);
@@ -205,7 +205,7 @@ static void test_fixed_nodes(void **state)
 		 t->hosts[1].name, t->hosts[7].name);
 	j = job_of(6, nodes);
 	assert_int_equal(hm_place_default(&cs, &j, &p, &err), HM_OK);
-	expect_slots(&p, (hm_slot_t[]){{5, 2}, {0, 2}, {1, 1}, {7, 1}}, 4);
+	expect_slots(&p, (hm_slot_t[]){{5, 2, 0}, {0, 2, 0}, {1, 1, 0}, {7, 1, 0}}, 4);
 	assert_int_equal(cs.free_gpus[5], 6);
 
 	/* The same list again needs 2 on host 5 (6 free) ... fits; 16 on 2 hosts does not now. */
@@ -264,7 +264,7 @@ static void test_no_racks(void **state)
 	assert_int_equal(hm_cluster_state_init(&cs, &t), HM_OK);
 	cs.free_gpus[0] = 2;
 	assert_int_equal(hm_place_default(&cs, &j, &p, &err), HM_OK);
-	expect_slots(&p, (hm_slot_t[]){{1, 8}, {2, 4}}, 2);
+	expect_slots(&p, (hm_slot_t[]){{1, 8, 0}, {2, 4, 0}}, 2);
 	hm_placement_free(&p);
 	j.gpus = 20;
 	assert_int_equal(hm_place_default(&cs, &j, &p, &err), HM_ERR_PLACE);

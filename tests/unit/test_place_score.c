@@ -49,7 +49,7 @@ static void place(const hm_topo_t *t, const hm_profile_t *prof, const int *hosts
 	out->pl.slots = calloc((size_t)n, sizeof(hm_slot_t));
 	assert_non_null(out->pl.slots);
 	for (int i = 0; i < n; i++)
-		out->pl.slots[out->pl.nslots++] = (hm_slot_t){hosts[i], 1};
+		out->pl.slots[out->pl.nslots++] = (hm_slot_t){hosts[i], 1, 0};
 	assert_int_equal(hm_traffic_derive(t, prof, &out->pl, 0, &out->tr, &err), HM_OK);
 	out->j.id = id;
 	out->j.gpus = n;

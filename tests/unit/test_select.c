@@ -53,10 +53,10 @@ static void fx_up(fx_t *f, bool with_heavy)
 	f->pl.slots = calloc(4, sizeof(hm_slot_t));
 	assert_non_null(f->pl.slots);
 	f->pl.nslots = 4;
-	f->pl.slots[0] = (hm_slot_t){0, 1};
-	f->pl.slots[1] = (hm_slot_t){1, 1};
-	f->pl.slots[2] = (hm_slot_t){3, 1};
-	f->pl.slots[3] = (hm_slot_t){4, 1};
+	f->pl.slots[0] = (hm_slot_t){0, 1, 0};
+	f->pl.slots[1] = (hm_slot_t){1, 1, 0};
+	f->pl.slots[2] = (hm_slot_t){3, 1, 0};
+	f->pl.slots[3] = (hm_slot_t){4, 1, 0};
 	assert_int_equal(hm_traffic_derive(f->t, &f->prof, &f->pl, 0, &f->tr, &err), HM_OK);
 	f->heavy = (hm_lview_job_t){.id = 100, .gpus = 4, .scheduled = true, .tr = &f->tr};
 	hm_lview_job_times(&f->prof, &f->tr, &f->heavy.period_s, &f->heavy.burst_s);

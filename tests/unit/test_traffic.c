@@ -48,7 +48,7 @@ static int tor_of(const hm_topo_t *t, int host)
 static void test_two_racks(void **state)
 {
 	hm_topo_t *t = fixture_topo("racks=2,hosts=1,gpus=4,nics=1,nic=100G,uplink=50G");
-	hm_slot_t slots[] = {{0, 4}, {1, 4}};
+	hm_slot_t slots[] = {{0, 4, 0}, {1, 4, 0}};
 	hm_placement_t pl = {2, slots};
 	hm_profile_t p = profile(0.1, HM_COLL_ALLREDUCE_RING, 1e9, 0);
 	hm_traffic_t tr;
@@ -89,7 +89,7 @@ static void test_two_racks(void **state)
 static void test_single_host(void **state)
 {
 	hm_topo_t *t = fixture_topo("racks=1,hosts=2,gpus=8");
-	hm_slot_t slots[] = {{1, 8}};
+	hm_slot_t slots[] = {{1, 8, 0}};
 	hm_placement_t pl = {1, slots};
 	hm_profile_t p = profile(0.3, HM_COLL_ALLREDUCE_RING, 5e9, 0);
 	hm_traffic_t tr;
@@ -110,7 +110,7 @@ static void test_single_host(void **state)
 static void test_ring_in_rack(void **state)
 {
 	hm_topo_t *t = fixture_topo("racks=1,hosts=3,gpus=2,nic=100G");
-	hm_slot_t slots[] = {{2, 2}, {0, 2}, {1, 2}};
+	hm_slot_t slots[] = {{2, 2, 0}, {0, 2, 0}, {1, 2, 0}};
 	hm_placement_t pl = {3, slots};
 	hm_profile_t p = profile(0.5, HM_COLL_REDUCESCATTER_RING, 6e8, 0);
 	hm_traffic_t tr;
@@ -142,7 +142,7 @@ static void test_ring_in_rack(void **state)
 static void test_multi_nic(void **state)
 {
 	hm_topo_t *t = fixture_topo("racks=1,hosts=2,gpus=4,nics=2,nic=100G");
-	hm_slot_t slots[] = {{0, 4}, {1, 4}};
+	hm_slot_t slots[] = {{0, 4, 0}, {1, 4, 0}};
 	hm_placement_t pl = {2, slots};
 	hm_profile_t p = profile(0, HM_COLL_BROADCAST_RING, 1e9, 0);
 	hm_traffic_t tr;
@@ -189,7 +189,7 @@ static void test_multi_nic(void **state)
 static void test_alltoall(void **state)
 {
 	hm_topo_t *t = fixture_topo("racks=1,hosts=3,gpus=8,nic=100G");
-	hm_slot_t slots[] = {{0, 2}, {1, 6}};
+	hm_slot_t slots[] = {{0, 2, 0}, {1, 6, 0}};
 	hm_placement_t pl = {2, slots};
 	hm_profile_t p = profile(0, HM_COLL_ALLTOALL, 8e8, 0);
 	hm_traffic_t tr;
@@ -212,7 +212,7 @@ static void test_alltoall(void **state)
 static void test_overlap(void **state)
 {
 	hm_topo_t *t = fixture_topo("racks=1,hosts=2,gpus=1,nic=100G");
-	hm_slot_t slots[] = {{0, 1}, {1, 1}};
+	hm_slot_t slots[] = {{0, 1, 0}, {1, 1, 0}};
 	hm_placement_t pl = {2, slots};
 	hm_profile_t p = profile(0.2, HM_COLL_ALLREDUCE_RING, 1.75e9, 0.5);
 	hm_traffic_t tr;
@@ -244,7 +244,7 @@ static void test_overlap(void **state)
 static void test_paths(void **state)
 {
 	hm_topo_t *t = fixture_topo("racks=2,hosts=1,gpus=1,spines=2");
-	hm_slot_t slots[] = {{0, 1}, {1, 1}};
+	hm_slot_t slots[] = {{0, 1, 0}, {1, 1, 0}};
 	hm_placement_t pl = {2, slots};
 	hm_profile_t p = profile(0.1, HM_COLL_ALLREDUCE_RING, 1e9, 0);
 	hm_traffic_t a, b;
@@ -269,7 +269,7 @@ static void test_paths(void **state)
 static void test_clos_across_pods(void **state)
 {
 	hm_topo_t *t = fixture_topo("racks=4,hosts=1,gpus=2,racks_per_pod=2,aggs=2,cores=2");
-	hm_slot_t slots[] = {{0, 2}, {3, 2}};
+	hm_slot_t slots[] = {{0, 2, 0}, {3, 2, 0}};
 	hm_placement_t pl = {2, slots};
 	hm_profile_t p = profile(0.1, HM_COLL_ALLREDUCE_RING, 1e9, 0);
 	hm_traffic_t tr;
@@ -298,7 +298,7 @@ static void test_clos_across_pods(void **state)
 static void test_errors(void **state)
 {
 	hm_topo_t *t = fixture_topo("racks=1,hosts=2,gpus=4");
-	hm_slot_t slots[] = {{0, 4}, {0, 2}};
+	hm_slot_t slots[] = {{0, 4, 0}, {0, 2, 0}};
 	hm_placement_t pl = {2, slots};
 	hm_profile_t p = profile(0.1, HM_COLL_ALLREDUCE_RING, 1e9, 0);
 	hm_traffic_t tr;

@@ -86,7 +86,7 @@ static hm_rc_t spread(sim_t *s, int j, hm_placement_t *out, hm_err_t *err)
 	for (int i = 0; i < n && need > 0; i++) {
 		int g = s->cs.free_gpus[hosts[i]] < need ? s->cs.free_gpus[hosts[i]] : need;
 
-		out->slots[out->nslots++] = (hm_slot_t){hosts[i], g};
+		out->slots[out->nslots++] = (hm_slot_t){.host = hosts[i], .gpus = g};
 		need -= g;
 	}
 	free(hosts);

@@ -191,6 +191,15 @@ int hm_topo_gpus(const hm_topo_t *t);
  */
 hm_rc_t hm_topo_apply_hwloc_xml(hm_topo_t *t, int host, const char *xml_path, hm_err_t *err);
 
+/*
+ * A new topology with t's switches, uplinks and hosts (same order, names and
+ * racks), each host h with shape[h]'s gpus, nics, nic_bps and gpu_nic (the
+ * rest of shape is ignored; NULL: t's own). Links are numbered anew. A GPU on
+ * a NIC outside 0..nics-1 is HM_ERR_RANGE naming the host (hm_topo_reshape.c).
+ */
+hm_rc_t hm_topo_reshape(const hm_topo_t *t, const hm_host_t *shape, hm_topo_t **out,
+			hm_err_t *err);
+
 /* One-line summary ("4 racks, 32 hosts, 256 GPUs, 2 levels, 72 links"). */
 void hm_topo_describe(const hm_topo_t *t, char *buf, size_t len);
 

@@ -6,6 +6,7 @@ src_libharmonics_topo_libhmtopo_la_SOURCES = \
 	src/libharmonics/topo/hm_topo.c src/libharmonics/topo/hm_topo.h \
 	src/libharmonics/topo/hm_topo_build.c src/libharmonics/topo/hm_topo_build.h \
 	src/libharmonics/topo/hm_topo_gen.c \
+	src/libharmonics/topo/hm_topo_reshape.c \
 	src/libharmonics/topo/hm_topo_slurm.c \
 	src/libharmonics/topo/hm_topo_csv.c \
 	src/libharmonics/topo/hm_topo_write.c \

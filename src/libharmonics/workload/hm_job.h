@@ -13,6 +13,7 @@
 #define HM_JOB_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "hm_error.h"
@@ -64,6 +65,8 @@ hm_rc_t hm_profile_from_model(const char *name, hm_profile_t *out, hm_err_t *err
 typedef struct {
 	int host;
 	int gpus;
+	uint32_t gpu_mask; /* the GPUs it uses (bit g: GPU g of the host, gpus bits set);
+			      0 = GPUs 0..gpus-1 */
 } hm_slot_t;
 
 typedef struct {

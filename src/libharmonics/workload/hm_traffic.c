@@ -78,14 +78,18 @@ static hm_rc_t check_profile(const hm_profile_t *prof, hm_err_t *err)
 	return HM_OK;
 }
 
-/* Distinct NICs (ascending) used by the first `gpus` GPUs of host h; returns their count or -1. */
-static int slot_nics(const hm_host_t *h, int gpus, int *nics)
+/* Distinct NICs (ascending) used by slot sl's GPUs on host h (its mask, else the first
+   sl->gpus); returns their count or -1. */
+static int slot_nics(const hm_host_t *h, const hm_slot_t *sl, int *nics)
 {
 	bool used[HM_MAX_NICS_PER_HOST] = {false};
 	int n = 0;
 
-	for (int g = 0; g < gpus; g++) {
+	for (int g = 0; g < (sl->gpu_mask ? h->gpus : sl->gpus); g++) {
 		int nic = h->gpu_nic[g];
+
+		if (sl->gpu_mask && !(sl->gpu_mask >> g & 1u))
+			continue;
 
 		if (nic < 0 || nic >= h->nics)
 			return -1;
@@ -128,7 +132,14 @@ static hm_rc_t check_placement(const hm_topo_t *t, const hm_placement_t *pl, int
 				    err, HM_ERR_INVAL,
 				    "placement: host %s appears twice (slots %d and %d)",
 				    h->name ? h->name : "?", o, s);
-		n = slot_nics(h, sl->gpus, nics[s]);
+		if (sl->gpu_mask && (__builtin_popcount(sl->gpu_mask) != sl->gpus ||
+				     sl->gpu_mask >> h->gpus))
+			return hm_err_set(err, HM_ERR_INVAL,
+					  "placement slot %d: GPU mask 0x%x on host %s, accepted %d of "
+					  "GPUs 0..%d",
+					  s, sl->gpu_mask, h->name ? h->name : "?", sl->gpus,
+					  h->gpus - 1);
+		n = slot_nics(h, sl, nics[s]);
 		if (n < 1)
 			return hm_err_set(err, HM_ERR_INVAL,
 					  "host %s: a GPU maps to a NIC outside 0..%d (gpu_nic)",

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../hm_pace_env.h" /* the class -> DSCP table */
+#include "../hm_pace_env.h" /* the class -> DSCP and SL tables */
 
 /* RoCE traffic class = DSCP << 2. */
 int hm_nccl_class_tc(int prio)
@@ -17,9 +17,10 @@ int hm_nccl_class_tc(int prio)
 	return dscp < 0 ? -1 : dscp << 2;
 }
 
+/* SL 0 is every other traffic's: the table starts at 1 unless configured. */
 int hm_nccl_class_sl(int prio)
 {
-	return prio >= 0 && prio < 8 ? prio : -1;
+	return hm_pace_class_sl(prio);
 }
 
 /* Does link_layer of every port of every device read "Ethernet" (and is there one)? */

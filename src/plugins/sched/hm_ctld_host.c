@@ -59,6 +59,7 @@
 typedef struct {
 	uint32_t job_id, uid;
 	char *name, *nodes, *mode, *profile, *comment;
+	char *gpu_ids; /* the GRES indexes it was given, NULL = unknown */
 	int gpus_per_node;
 	time_t start;
 } snap_job_t;
@@ -226,7 +227,8 @@ static void run_env(hm_sched_env_t *env, const char *state_dir)
 				.state_dir = state_dir,
 				.slurm_user_id = slurm_conf.slurm_user_id,
 				.switches = topo_from_switches,
-				.switches_arg = NULL};
+				.switches_arg = NULL,
+				.slurm_version = SLURM_VERSION_STRING};
 }
 
 /* --- job mirror ------------------------------------------------------ */
@@ -269,8 +271,49 @@ static void snap_free(snap_job_t *s, int n)
 		free(s[i].mode);
 		free(s[i].profile);
 		free(s[i].comment);
+		free(s[i].gpu_ids);
 	}
 	free(s);
+}
+
+/*
+ * The GPU indexes the job was given on each of its nodes (GRES with File=, so
+ * that Slurm tracks which GPUs: gres_bit_alloc), as hm_coord_gpu_ids_format
+ * writes them; NULL when unknown (no such record, or too long).
+ */
+static char *alloc_gpu_ids(job_record_t *job)
+{
+	static uint32_t masks[HM_MAX_HOSTS_PER_JOB_SCAN]; /* the coordinator thread's */
+	static const char *names[HM_MAX_HOSTS_PER_JOB_SCAN];
+	char buf[256];
+	list_itr_t *it;
+	gres_state_t *gs;
+	int n = 0;
+
+	if (!job->gres_list_alloc || !job->node_bitmap)
+		return NULL;
+	for (int i = 0; i < node_record_count && n < HM_MAX_HOSTS_PER_JOB_SCAN; i++)
+		if (bit_test(job->node_bitmap, i) && node_record_table_ptr[i]) {
+			names[n] = node_record_table_ptr[i]->name;
+			masks[n++] = 0;
+		}
+	it = list_iterator_create(job->gres_list_alloc);
+	while ((gs = list_next(it))) {
+		gres_job_state_t *gj = gs->gres_data;
+
+		if (!gs->gres_name || strcmp(gs->gres_name, "gpu") != 0 || !gj ||
+		    !gj->gres_bit_alloc)
+			continue;
+		for (uint32_t k = 0; k < gj->node_cnt && k < (uint32_t)n; k++) {
+			bitstr_t *b = gj->gres_bit_alloc[k];
+
+			for (int gpu = 0; b && gpu < bit_size(b) && gpu < 32; gpu++)
+				if (bit_test(b, gpu))
+					masks[k] |= 1u << gpu;
+		}
+	}
+	list_iterator_destroy(it);
+	return hm_coord_gpu_ids_format(names, masks, n, buf, sizeof(buf)) ? strdup(buf) : NULL;
 }
 
 static char *dup_or_null(const char *s)
@@ -319,6 +362,7 @@ static int snapshot(snap_job_t **out, bool all_jobs)
 		s[n].gpus_per_node = alloc_gpus_per_node(job);
 		if (s[n].gpus_per_node <= 0)
 			s[n].gpus_per_node = hm_plugin_gpus_per_node(job->tres_per_node);
+		s[n].gpu_ids = alloc_gpu_ids(job);
 		s[n].start = job->start_time;
 		n++;
 	}
@@ -360,6 +404,7 @@ static void sync_round(void)
 		    .name = s[i].name,
 		    .nodes = s[i].nodes,
 		    .gpus_per_node = s[i].gpus_per_node,
+		    .gpu_ids = s[i].gpu_ids,
 		    .mode = s[i].mode,
 		    .profile = s[i].profile,
 		    .start_s = (double)s[i].start,
@@ -536,6 +581,7 @@ static void run_loop(void)
 		if (g.run.enabled) {
 			sync_round();
 			hm_live_pub_refresh(&live, g.run.coord, &g.run.conf, hm_real_s());
+			hm_sched_run_metrics(&g.run);
 			(void)hm_coord_wait_work(g.run.coord, TICK_MS);
 			continue;
 		}

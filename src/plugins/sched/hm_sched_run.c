@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "hm_log.h"
+#include "hm_metrics.h"
 #include "hm_proto.h"
 
 #define DISABLED_TAG  "harmonics:e"
@@ -68,6 +69,7 @@ static hm_rc_t load(const hm_sched_env_t *env, hm_conf_t *conf, hm_topo_t **topo
 	*phase = "topology";
 	memset(&opts, 0, sizeof(opts));
 	opts.gpus_per_host = conf->gpus_per_node;
+	opts.nics_per_host = conf->nics_per_node;
 	opts.nic_bps = conf->nic_bps;
 	opts.uplink_bps = conf->uplink_bps;
 	if (!conf->topology[0] && env->switches) {
@@ -171,6 +173,10 @@ hm_rc_t hm_sched_run_start(hm_sched_run_t *r, const hm_sched_env_t *env, hm_err_
 		hm_err_prefix(err, "server");
 		goto fail;
 	}
+	/* Metrics are a view: a port that cannot be bound leaves them off, not Harmonics. */
+	if (r->conf.metrics_listen[0] &&
+	    hm_metrics_srv_start(r->conf.metrics_listen, env->slurm_version, &r->mx, &serr) != HM_OK)
+		hm_log(HM_LOG_ERROR, "%s (running without metrics)", serr.msg);
 	munge_probe();
 	r->enabled = true;
 	r->why[0] = '\0';
@@ -210,14 +216,24 @@ hm_rc_t hm_sched_run_reconfigure(hm_sched_run_t *r, const hm_sched_env_t *env, b
 	    strcmp(conf.listen_addr, r->conf.listen_addr) != 0)
 		hm_log(HM_LOG_INFO, "ListenAddress/ListenPort changes take effect at slurmctld "
 				    "restart");
+	if (strcmp(conf.metrics_listen, r->conf.metrics_listen) != 0)
+		hm_log(HM_LOG_INFO, "MetricsListen changes take effect at slurmctld restart");
 	if ((rc = hm_coord_reconfigure(r->coord, &conf, topo, err)) != HM_OK)
 		return rc; /* topo taken, also on error */
 	r->conf = conf;
 	return HM_OK;
 }
 
+void hm_sched_run_metrics(hm_sched_run_t *r)
+{
+	if (r->enabled)
+		hm_metrics_srv_refresh(r->mx, r->coord);
+}
+
 void hm_sched_run_stop(hm_sched_run_t *r)
 {
+	hm_metrics_srv_stop(r->mx);
+	r->mx = NULL;
 	hm_server_stop(r->srv);
 	r->srv = NULL;
 	if (r->coord && r->conf.state_file[0]) {

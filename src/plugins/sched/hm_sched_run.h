@@ -38,6 +38,7 @@ typedef struct {
 	uint32_t slurm_user_id; /* SlurmUser: the server trusts it like root */
 	hm_sched_switches_fn switches; /* NULL = the topology file only */
 	void *switches_arg;
+	const char *slurm_version; /* the running Slurm's, for the metrics; NULL = none */
 } hm_sched_env_t;
 
 /* The cause of a disabled Harmonics in one AdminComment token (no blanks, no ';'). */
@@ -48,6 +49,7 @@ typedef struct {
 	hm_conf_t conf;    /* in force while enabled */
 	hm_coord_t *coord; /* enabled: the engine (owned); NULL when disabled */
 	hm_server_t *srv;  /* enabled: its socket server (owned) */
+	struct hm_metrics_srv *mx; /* its /metrics listener when MetricsListen is set */
 	/* Disabled: why, as logged ("/etc/slurm/harmonics.conf:3: unknown key ...",
 	   "server: cannot listen on 127.0.0.1:6830: Address already in use"), and
 	   the same as a token ("harmonics.conf:3", "listen-127.0.0.1:6830"). */
@@ -84,6 +86,9 @@ hm_rc_t hm_sched_run_start(hm_sched_run_t *r, const hm_sched_env_t *env, hm_err_
  */
 hm_rc_t hm_sched_run_reconfigure(hm_sched_run_t *r, const hm_sched_env_t *env, bool *started,
 				 hm_err_t *err);
+
+/* Publish the metrics of this round (MetricsListen set; else nothing). */
+void hm_sched_run_metrics(hm_sched_run_t *r);
 
 /* Save the state file, stop the server, free the coordinator: disabled
    ("stopped"). Safe on a disabled r. */

@@ -122,6 +122,10 @@ static int service_conf(spank_t sp, char *host, size_t host_len, int *port, int 
 	*port = hm_sp.args.port ? hm_sp.args.port : conf.listen_port;
 	*timeout_ms = hm_sp.args.timeout_ms ? hm_sp.args.timeout_ms : conf.request_timeout_ms;
 	*fail_open = conf.fail_open;
+	if (rc >= 0) { /* the classes' marks for the runtime (hm_pace_env.h) */
+		spank_setenv(sp, HM_PACE_ENV_CLASS_DSCP, conf.class_dscp, 1);
+		spank_setenv(sp, HM_PACE_ENV_CLASS_SL, conf.class_sl, 1);
+	}
 	return rc;
 }
 
