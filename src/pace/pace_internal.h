@@ -20,7 +20,7 @@ struct hm_pace {
 	bool valid;            /* a parsed and is consistent (it may still be off or stale) */
 	bool warned_stale;     /* one warning while stale */
 	bool paused;           /* pacing stopped by staleness or garbage: say "resumed" once back */
-	char garbage_msg[512]; /* last garbage warning: the same one is not repeated */
+	char garbage_msg[1024]; /* last garbage warning: the same one is not repeated */
 	int rank;
 
 	char *assign_file; /* owned, NULL when none */

@@ -29,7 +29,7 @@ typedef enum {
 /* Message buffer. Zero-initialise before use; msg is always NUL-terminated. */
 typedef struct {
 	hm_rc_t rc;
-	char msg[512];
+	char msg[1024];
 } hm_err_t;
 
 /* Short static description of an error code; never NULL. */
