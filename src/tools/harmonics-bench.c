@@ -59,7 +59,7 @@ typedef struct {
 	int jobs;
 	int finished;
 	int ok;
-	char err[600];
+	char err[sizeof(((hm_err_t *)0)->msg)]; /* an hm_err_t message, whole */
 } sample_t;
 
 typedef struct {
@@ -68,7 +68,7 @@ typedef struct {
 	double decision_s, cpu_s;
 	long peak_rss_bytes;
 	bool finished, ran;
-	char err[600];
+	char err[sizeof(((hm_err_t *)0)->msg)];
 } row_t;
 
 typedef struct {

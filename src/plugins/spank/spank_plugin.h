@@ -30,7 +30,7 @@ typedef struct {
 	bool cli_no_preload;
 	hm_spank_choice_t choice; /* after precedence (hm_sp_resolve) */
 	/* Remote context: what user_init found, for the one-time notice in task_init. */
-	char notice[640];
+	char notice[1152]; /* an hm_err_t message and the words around it */
 	bool fail_tasks; /* FailOpen=no and no coordinator: each task exits 1 */
 	char job_dir[HM_CONF_PATH_MAX]; /* the local channel's job directory, "" = none */
 } hm_sp_state_t;
