@@ -67,9 +67,11 @@ done
 	fail "missing symbol fails open" "$(cat "$dir"/err.* | head -5)"
 
 # 5. A class change reaches the communicators created after it; the report says the class.
+# The stand-in has no Ethernet port, so trafficClass carries the class's InfiniBand
+# SL: the default ClassSL is class + 1 (class 1 -> 2, class 3 -> 4).
 ok=1
 for r in $ranks; do
-	[[ $(val "$r" TC_DP) == 1 && $(val "$r" TC_DP2) == 3 ]] || ok=0
+	[[ $(val "$r" TC_DP) == 2 && $(val "$r" TC_DP2) == 4 ]] || ok=0
 	grep -qx 'NCCL_CLASS=3' "$dir/report.$r" || ok=0
 done
 echo "    rank 0: $(grep -h TC_DP "$dir/out.0"), report $(grep -h NCCL_CLASS "$dir/report.0")"
