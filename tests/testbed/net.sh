@@ -85,10 +85,16 @@ tb_load_classes() {
 			"$emujob" --dry-run | jq -r .dscp) || return 1
 		[[ $d =~ ^[0-9]+$ ]] || { tb_log "emujob --dry-run gave no DSCP for class $k"; return 1; }
 		TB_CLASS_DSCP[$k]=$d
-		# Unmarked traffic (ARP, other DSCPs) shares best effort's (DSCP 0) leaf.
+		# Unmarked traffic (ARP, other DSCPs) shares the leaf of a class on DSCP 0.
 		((d == 0)) && [[ -z $TB_DEFAULT_LEAF ]] && TB_DEFAULT_LEAF=$((10 + k))
 	done
-	[[ -n $TB_DEFAULT_LEAF ]] || { tb_log "no class has DSCP 0 (best effort)"; return 1; }
+	# No class on DSCP 0 (the default ClassDscp): unmarked traffic shares the lowest
+	# class's leaf (the first class with class 7's code point).
+	for k in 0 1 2 3 4 5 6 7; do
+		[[ -z $TB_DEFAULT_LEAF && ${TB_CLASS_DSCP[$k]} == "${TB_CLASS_DSCP[7]}" ]] &&
+			TB_DEFAULT_LEAF=$((10 + k))
+	done
+	return 0
 }
 
 # htb of RATE on NS's DEV: one leaf per distinct DSCP, strict priority by class.
