@@ -66,7 +66,7 @@ check_PROGRAMS += tests/unit/coord_serve
 tests_unit_coord_serve_SOURCES = tests/unit/coord_serve.c tests/unit/coord_fixture.h
 tests_unit_coord_serve_LDADD = $(HMCOORD_LIBS)
 TESTS += tests/unit/harmonicsctl_e2e.sh
-EXTRA_DIST += tests/unit/harmonicsctl_e2e.sh
+EXTRA_DIST += tests/unit/harmonicsctl_e2e.sh tests/unit/coord_serve_e2e.sh
 TESTS += tests/unit/metrics_e2e.sh
 EXTRA_DIST += tests/unit/metrics_e2e.sh contrib/grafana/harmonics.json
 

@@ -5,22 +5,8 @@
 # answers to other paths and methods, and harmonicsctl job --explain.
 # Needs munged (skips otherwise).
 set -u
-: "${top_builddir:=.}" "${top_srcdir:=.}"
-ctl="$top_builddir/src/tools/harmonicsctl"
-serve="$top_builddir/tests/unit/coord_serve"
-tmp=$(mktemp -d) || exit 99
-fifo="$tmp/in"
-pid=""
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
-if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
-	echo "SKIP: munged is not running (scripts/munge-up.sh starts it)"; exit 77
-fi
+: "${top_srcdir:=.}"
+. "$top_srcdir/tests/unit/coord_serve_e2e.sh"
 command -v curl >/dev/null || { echo "SKIP: no curl"; exit 77; }
 export HARMONICS_CONF="$tmp/none.conf"
 
