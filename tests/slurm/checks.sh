@@ -65,6 +65,18 @@ wait_state() { # job state secs
 	return 1
 }
 admin_comment() { scontrol show job "$1" 2>/dev/null | sed -n 's/^ *AdminComment=//p'; }
+job_id_of() { squeue -h -n "$1" -o %i | head -1; }
+
+# Jobs as harmonicsctl shows them (jobs --json): job_q ID JQ_EXPR over its entry;
+# applied_now ID [EPOCH]: its applied epoch is its decided one (> EPOCH if given).
+ctl_json() { "$HM_CTL" --json --timeout 2s jobs 2>/dev/null; }
+job_q() { ctl_json | jq -r --argjson j "$1" ".jobs[] | select(.job_id == \$j) | $2"; }
+applied_now() {
+	ctl_json | jq -e --argjson j "$1" --argjson e "${2:--1}" \
+		'.jobs[] | select(.job_id == $j) | .applied_epoch != null and .applied_epoch == .decided_epoch and .decided_epoch > $e' >/dev/null
+}
+now_us() { date +%s%6N; }
+ms() { awk -v d="$1" 'BEGIN { printf "%.0f", d / 1000 }'; } # us -> ms
 
 # The summary line. After a failure: the names, the cluster's directory kept,
 # and COMMAND's output (default: the last 30 lines of slurmctld's log).

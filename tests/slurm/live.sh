@@ -29,9 +29,6 @@ for t in jq runuser; do
 	command -v "$t" >/dev/null || { echo "live: $t not installed (scripts/deps.sh)" >&2; exit 1; }
 done
 
-now_us() { date +%s%6N; }
-ms() { awk -v d="$1" 'BEGIN { printf "%.0f", d / 1000 }'; } # us -> ms
-
 # Short timings so that the whole tier takes well under a minute: beats every
 # 250 ms, files valid 1 s after the coordinator's last frame, switches 500 ms
 # ahead, launch-time assignments valid 1 s (the files must carry the steps).
@@ -65,15 +62,6 @@ run=$HM_DIR/run/harmonics
 # found free (the daemons take HM_PORT-3 .. HM_PORT+8).
 port_a=$((HM_PORT + 9)) port_b=$((HM_PORT + 10)) port_c=$((HM_PORT + 11))
 
-ctl_json() { "$HM_CTL" --json --timeout 2s jobs 2>/dev/null; }
-# jq expression EXPR over job $1's entry of harmonicsctl jobs --json.
-job_q() { ctl_json | jq -r --argjson j "$1" ".jobs[] | select(.job_id == \$j) | $2"; }
-job_id_of() { squeue -h -n "$1" -o %i | head -1; }
-# The job's applied epoch is its decided epoch (> $2 when given).
-applied_now() {
-	ctl_json | jq -e --argjson j "$1" --argjson e "${2:--1}" \
-		'.jobs[] | select(.job_id == $j) | .applied_epoch != null and .applied_epoch == .decided_epoch and .decided_epoch > $e' >/dev/null
-}
 node_state() { "$HM_CTL" --json --timeout 2s nodes 2>/dev/null | jq -r --arg n "$1" '.nodes[] | select(.node == $n) | .state'; }
 report_pid() { sed -n 's/^PID=//p' "$run/$1/job.$2/report.0.$3" 2>/dev/null; }
 # Rank 0's per-iteration records with the time each burst was planned (the

@@ -30,9 +30,6 @@ done
 lib=$build/src/pace/.libs/libharmonics-pace.so.2
 [[ -e $lib ]] || { echo "torch-live: $lib not built" >&2; exit 1; }
 
-now_us() { date +%s%6N; }
-ms() { awk -v d="$1" 'BEGIN { printf "%.0f", d / 1000 }'; } # us -> ms
-
 # live.sh's timings and profiles: beats every 250 ms, switches 500 ms ahead,
 # epochs of 4 s; A declares the burst-heavy profile and B the compute-heavy one,
 # so whatever the policy picks for the pair, A's decision is the one that changes.
@@ -58,13 +55,6 @@ out=$HM_DIR/out
 mkdir -p "$out"
 port_a=$((HM_PORT + 9)) port_b=$((HM_PORT + 10))
 
-ctl_json() { "$HM_CTL" --json --timeout 2s jobs 2>/dev/null; }
-job_q() { ctl_json | jq -r --argjson j "$1" ".jobs[] | select(.job_id == \$j) | $2"; }
-job_id_of() { squeue -h -n "$1" -o %i | head -1; }
-applied_now() {
-	ctl_json | jq -e --argjson j "$1" --argjson e "${2:--1}" \
-		'.jobs[] | select(.job_id == $j) | .applied_epoch != null and .applied_epoch == .decided_epoch and .decided_epoch > $e' >/dev/null
-}
 export -f ctl_json job_q applied_now
 
 echo "=== A: PyTorch DDP (gloo) under srun --comm-sched=harmonics, alone on n1,n5"
