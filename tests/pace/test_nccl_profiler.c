@@ -89,16 +89,23 @@ static void *standin_handle(int i)
 
 /* ---- STAND-IN driver: NCCL's calls for one operation ---- */
 
-/* Version 5: Coll (or P2p) started and stopped at enqueue; later, from the proxy
- * thread, one KernelCh per channel under the stopped Coll, its GPU start in the
- * descriptor and its stop in the KernelChStop state. Returns the Coll handle. */
+/* Version 5: the API event (NCCL 2.28 starts it whenever Coll or KernelCh events
+ * are active, asked for or not), then Coll (or P2p) under it, both stopped at
+ * enqueue; later, from the proxy thread, one KernelCh per channel under the
+ * stopped Coll, its GPU start in the descriptor and its stop in the
+ * KernelChStop state. Returns the API event's handle. */
 static void *op_v5(void *ctx, uint64_t type, uint64_t t0_ns, uint64_t t1_ns, int channels)
 {
 	nprof_descr_v5_t d = {.type = type, .rank = 0};
-	void *op = NULL;
+	nprof_descr_v5_t ad = {.type = type == NPROF_COLL ? NPROF_COLL_API : NPROF_P2P_API};
+	void *op = NULL, *api = NULL;
 
+	assert_int_equal(p5->startEvent(ctx, &api, &ad), NPROF_SUCCESS);
+	d.parentObj = api;
 	assert_int_equal(p5->startEvent(ctx, &op, &d), NPROF_SUCCESS);
 	assert_int_equal(p5->stopEvent(op), NPROF_SUCCESS);
+	if (api)
+		assert_int_equal(p5->stopEvent(api), NPROF_SUCCESS);
 	for (int ch = 0; ch < channels; ch++) {
 		nprof_descr_v5_t k = {.type = NPROF_KERNEL_CH, .parentObj = op};
 		nprof_state_args_t a = {.kernelCh = {.pTimer = t1_ns - (uint64_t)ch * 100 * US}};
@@ -111,7 +118,7 @@ static void *op_v5(void *ctx, uint64_t type, uint64_t t0_ns, uint64_t t1_ns, int
 				 NPROF_SUCCESS);
 		assert_int_equal(p5->stopEvent(kh), NPROF_SUCCESS);
 	}
-	return op;
+	return api;
 }
 
 /* The same through version 4 (NCCL 2.27). */
@@ -166,7 +173,8 @@ static void test_measure_two_comms(void **state)
 
 		/* A: an all-reduce on 2 channels [0, 800] us and a send [1000, 2000] us:
 		 * one 2000 us burst (the gap, HARMONICS_NCCL_GAP_US, is 1000 us). */
-		op_v5(a, NPROF_COLL, t, t + 800 * US, 2);
+		/* API events nobody asked for get no handle. */
+		assert_null(op_v5(a, NPROF_COLL, t, t + 800 * US, 2));
 		op_v5(a, NPROF_P2P, t + 1000 * US, t + 2000 * US, 1);
 		/* B: [5000, 5300] us. */
 		op_v5(b, NPROF_COLL, t + 5000 * US, t + 5300 * US, 1);
