@@ -147,6 +147,16 @@ void hm_pace_comm_begin(hm_pace_t *p);
 void hm_pace_comm_end(hm_pace_t *p);
 void hm_pace_comm_end_at(hm_pace_t *p, int64_t end_us);
 
+/*
+ * A burst length measured by NCCL's own profiler events (libnccl-profiler-harmonics.so:
+ * first kernel start to last kernel end of one iteration's collectives on the
+ * measured communicator, GPU timestamps). From the first call on, these alone
+ * make BURST_N / BURST_SUM_US: hm_pace_comm_end_at then only marks the burst end
+ * (for the compute measurement), so the two sources never double count.
+ * Negative lengths are ignored; NULL is fine.
+ */
+void hm_pace_burst_measured(hm_pace_t *p, int64_t burst_us);
+
 /* Current measured profile. */
 void hm_pace_stats(hm_pace_t *p, hm_pace_stats_t *out);
 

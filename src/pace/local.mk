@@ -16,7 +16,8 @@ src_pace_libharmonics_pace_la_CFLAGS = $(AM_CFLAGS)
 src_pace_libharmonics_pace_la_LIBADD = src/pace/libhmpaceassign.la $(HM_PARSE_LIBS) -lm
 # 1:0:0: slot ids became times (a meaning change) and hm_pace_stats_t grew.
 # 3:0:1: hm_pace_plan_shared and hm_pace_set_nccl_class added (soname unchanged).
-src_pace_libharmonics_pace_la_LDFLAGS = -version-info 3:0:1 \
+# 4:0:2: hm_pace_burst_measured added (soname unchanged).
+src_pace_libharmonics_pace_la_LDFLAGS = -version-info 4:0:2 \
 	-Wl,--version-script=$(srcdir)/src/pace/libharmonics-pace.sym
 EXTRA_src_pace_libharmonics_pace_la_DEPENDENCIES = src/pace/libharmonics-pace.sym
 EXTRA_DIST += src/pace/libharmonics-pace.sym
@@ -129,6 +130,39 @@ endif
 EXTRA_DIST += src/pace/nccl/libharmonics-nccl.sym tests/pace/nccl_preload.sh \
 	tests/pace/nccl_local.sh tests/pace/nccl_job_local.sh tests/pace/nccl_job_check.sh \
 	tests/slurm/nccl_standin.sh
+
+# ---- NCCL profiler plugin: needs no NCCL header (nprof_abi.h), always built ----
+# NCCL dlopens it by NCCL_PROFILER_PLUGIN (the SPANK plugin sets the full path).
+lib_LTLIBRARIES += src/pace/libnccl-profiler-harmonics.la
+src_pace_libnccl_profiler_harmonics_la_SOURCES = \
+	src/pace/nccl/profiler/nprof_abi.h \
+	src/pace/nccl/profiler/nprof_burst.c src/pace/nccl/profiler/nprof_burst.h \
+	src/pace/nccl/profiler/nprof_chain.c src/pace/nccl/profiler/nprof_chain.h \
+	src/pace/nccl/profiler/nprof_plugin.c
+src_pace_libnccl_profiler_harmonics_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace
+src_pace_libnccl_profiler_harmonics_la_CFLAGS = $(AM_CFLAGS)
+src_pace_libnccl_profiler_harmonics_la_LIBADD = src/pace/libharmonics-pace.la $(HM_PARSE_LIBS) -ldl
+src_pace_libnccl_profiler_harmonics_la_LDFLAGS = -module -avoid-version -shared \
+	-Wl,-z,defs -Wl,--version-script=$(srcdir)/src/pace/nccl/profiler/libnccl-profiler-harmonics.sym
+EXTRA_src_pace_libnccl_profiler_harmonics_la_DEPENDENCIES = \
+	src/pace/nccl/profiler/libnccl-profiler-harmonics.sym
+EXTRA_DIST += src/pace/nccl/profiler/libnccl-profiler-harmonics.sym
+# STAND-IN chained profiler plugin (the user's own), tests only, never installed.
+check_LTLIBRARIES += tests/pace/libnccl-profiler-standin.la
+tests_pace_libnccl_profiler_standin_la_SOURCES = tests/pace/standin_profiler.c \
+	tests/pace/standin_profiler.h
+tests_pace_libnccl_profiler_standin_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/src/pace/nccl/profiler
+tests_pace_libnccl_profiler_standin_la_LDFLAGS = -module -shared -avoid-version \
+	-rpath $(abs_builddir)/tests/pace
+check_PROGRAMS += tests/pace/test_nccl_profiler
+tests_pace_test_nccl_profiler_SOURCES = tests/pace/test_nccl_profiler.c
+tests_pace_test_nccl_profiler_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/pace \
+	-I$(top_srcdir)/src/pace/nccl/profiler -I$(top_srcdir)/tests/pace
+tests_pace_test_nccl_profiler_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_pace_test_nccl_profiler_LDADD = src/pace/libharmonics-pace.la $(CMOCKA_LIBS) -ldl
+TESTS += tests/pace/nccl_profiler.sh
+EXTRA_DIST += tests/pace/nccl_profiler.sh
 
 # ---- harmonics-emujob: the emulated training job over the runtime -------------
 bin_PROGRAMS += src/tools/harmonics-emujob

@@ -498,10 +498,11 @@ void hm_pace_comm_end_at(hm_pace_t *p, int64_t end_us)
 	if (p->burst_start_us > 0 && end_us > p->burst_start_us) {
 		int64_t from = p->burst_end_us ? p->burst_end_us : p->burst_start_us;
 
-		if (!p->burst_end_us)
+		if (!p->burst_end_us && !p->burst_nccl)
 			p->burst_n++;
 		if (end_us > from) {
-			p->burst_sum_us += (uint64_t)(end_us - from);
+			if (!p->burst_nccl)
+				p->burst_sum_us += (uint64_t)(end_us - from);
 			p->burst_end_us = end_us;
 		}
 	}
@@ -511,6 +512,17 @@ void hm_pace_comm_end_at(hm_pace_t *p, int64_t end_us)
 void hm_pace_comm_end(hm_pace_t *p)
 {
 	hm_pace_comm_end_at(p, hm_pace_now_us());
+}
+
+void hm_pace_burst_measured(hm_pace_t *p, int64_t burst_us)
+{
+	if (!p || burst_us < 0)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->burst_nccl = true; /* from now on NCCL's events alone give burst lengths */
+	p->burst_n++;
+	p->burst_sum_us += (uint64_t)burst_us;
+	pthread_mutex_unlock(&p->mu);
 }
 
 void hm_pace_stats(hm_pace_t *p, hm_pace_stats_t *out)

@@ -48,6 +48,8 @@ struct hm_pace {
 	bool iter_open;         /* an iteration began and has no burst yet */
 	int64_t burst_start_us; /* 0 when no burst is open */
 	int64_t burst_end_us;   /* last end stamp of the current/previous burst, 0 = none */
+	bool burst_nccl;        /* burst lengths come from NCCL's profiler events (comm_end_at
+				   then only marks the end: no double count) */
 	int64_t bursts, paced, late, skipped, unpaced;
 	/* Cumulative sums (report version 2); unsigned, they wrap modulo 2^64. */
 	uint64_t iter_n, iter_sum_us, iter_sq_sum_us2;

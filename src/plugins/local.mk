@@ -107,7 +107,8 @@ src_plugins_spank_harmonics_la_SOURCES = \
 src_plugins_spank_harmonics_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) \
 	$(HM_COMMON_CPPFLAGS) -I$(top_srcdir)/src/pace -I$(top_srcdir)/src/agent \
 	$(PLUGIN_COMMON_CPPFLAGS) -DHM_AGENT_PATH='"$(pkglibdir)/harmonics_agent.so"' \
-	-DHM_NCCL_PRELOAD_PATH='"$(HM_NCCL_PRELOAD)"'
+	-DHM_NCCL_PRELOAD_PATH='"$(HM_NCCL_PRELOAD)"' \
+	-DHM_NCCL_PROFILER_PATH='"$(libdir)/libnccl-profiler-harmonics.so"'
 src_plugins_spank_harmonics_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 src_plugins_spank_harmonics_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(top_srcdir)/src/plugins/spank/harmonics_spank.sym

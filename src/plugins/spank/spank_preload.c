@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
@@ -19,6 +20,42 @@
 #ifndef HM_NCCL_PRELOAD_PATH
 #define HM_NCCL_PRELOAD_PATH ""
 #endif
+#ifndef HM_NCCL_PROFILER_PATH
+#define HM_NCCL_PROFILER_PATH ""
+#endif
+/* Read by libnccl-profiler-harmonics.so: the user's profiler plugin, chained to. */
+#define HM_NCCL_PROFILER_CHAIN_ENV "HARMONICS_NCCL_PROFILER_CHAIN"
+
+/*
+ * NCCL loads one profiler plugin (NCCL_PROFILER_PLUGIN): ours, which measures
+ * the bursts from NCCL's own events and forwards every call to the user's
+ * plugin, recorded in HARMONICS_NCCL_PROFILER_CHAIN. The user's "none" (no
+ * profiler at all) and ours already there (a nested step) are left alone.
+ */
+static void step_profiler(spank_t sp)
+{
+	const char *ours = HM_NCCL_PROFILER_PATH;
+	char cur[HM_SPANK_PRELOAD_PATH_MAX];
+	spank_err_t e;
+
+	if (!ours[0] || access(ours, R_OK) != 0)
+		return;
+	e = spank_getenv(sp, "NCCL_PROFILER_PLUGIN", cur, sizeof(cur));
+	if (e == ESPANK_SUCCESS && cur[0]) {
+		if (strcasecmp(cur, "none") == 0 || strcmp(cur, ours) == 0 ||
+		    strcmp(cur, "harmonics") == 0)
+			return;
+		if (spank_setenv(sp, HM_NCCL_PROFILER_CHAIN_ENV, cur, 0) != ESPANK_SUCCESS)
+			return; /* the user's plugin stays NCCL's */
+	} else if (e != ESPANK_SUCCESS && e != ESPANK_ENV_NOEXIST) {
+		slurm_error("harmonics: the tasks' NCCL_PROFILER_PLUGIN cannot be read (%s): left "
+			    "as it is",
+			    spank_strerror(e));
+		return;
+	}
+	if (spank_setenv(sp, "NCCL_PROFILER_PLUGIN", ours, 1) != ESPANK_SUCCESS)
+		slurm_error("harmonics: cannot set the tasks' NCCL_PROFILER_PLUGIN");
+}
 
 /*
  * In user_init (remote, once per step and node, as the job's user: the access
@@ -50,6 +87,7 @@ void hm_sp_step_preload(spank_t sp)
 		spank_setenv(sp, HM_SPANK_ENV_PRELOAD, "no", 1);
 		return;
 	}
+	step_profiler(sp);
 	if (!lib[0] || access(lib, R_OK) != 0) {
 		if (!said_missing)
 			slurm_debug("harmonics: %s%s: tasks run without the NCCL runtime",
