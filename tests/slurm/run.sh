@@ -151,6 +151,8 @@ else
 		shift
 		srun -N1 "$@" -o "$f" bash -c 'echo "LD_PRELOAD=${LD_PRELOAD:-}"
 			echo "HARMONICS_COMM_PRELOAD=${HARMONICS_COMM_PRELOAD:-}"
+			echo "NCCL_PROFILER_PLUGIN=${NCCL_PROFILER_PLUGIN:-}"
+			echo "HARMONICS_NCCL_PROFILER_CHAIN=${HARMONICS_NCCL_PROFILER_CHAIN:-}"
 			grep -q "libharmonics-nccl\.so" /proc/self/maps && echo loaded=yes || echo loaded=no'
 	}
 	# One line per task with LD_PRELOAD and loaded=, for the output.
@@ -165,9 +167,17 @@ else
 		bash -c 'echo "LD_PRELOAD=${LD_PRELOAD:-}"; grep -q "libharmonics-nccl\.so" /proc/self/maps && echo loaded=yes'
 	check "--comm-sched without a user LD_PRELOAD: the runtime alone, in both tasks: $(seen "$out/pre-none-1.out")" \
 		bash -c "for t in 0 1; do grep -qx 'LD_PRELOAD=$rt' $out/pre-none-\$t.out && grep -qx loaded=yes $out/pre-none-\$t.out || exit 1; done"
+	# NCCL's profiler plugin: ours (beside the interposer), the user's chained behind it.
+	prof=$(dirname "$rt")/libnccl-profiler-harmonics.so
+	NCCL_PROFILER_PLUGIN=/opt/site/libmine.so preload_step "$out/pre-prof.out" --comm-sched=harmonics --comm-profile="$PROFILE"
+	check "--comm-sched: NCCL_PROFILER_PLUGIN is ours, the user's chained (HARMONICS_NCCL_PROFILER_CHAIN): $(seen "$out/pre-prof.out")" \
+		bash -c "grep -qx 'NCCL_PROFILER_PLUGIN=$prof' $out/pre-prof.out && grep -qx 'HARMONICS_NCCL_PROFILER_CHAIN=/opt/site/libmine.so' $out/pre-prof.out"
+	NCCL_PROFILER_PLUGIN=none preload_step "$out/pre-prof-none.out" --comm-sched=harmonics --comm-profile="$PROFILE"
+	check "NCCL_PROFILER_PLUGIN=none (no profiler) is kept: $(seen "$out/pre-prof-none.out")" \
+		bash -c "grep -qx 'NCCL_PROFILER_PLUGIN=none' $out/pre-prof-none.out && grep -qx 'HARMONICS_NCCL_PROFILER_CHAIN=' $out/pre-prof-none.out"
 	LD_PRELOAD=$user preload_step "$out/pre-plain.out"
 	check "plain job: the user's LD_PRELOAD untouched, runtime not loaded: $(seen "$out/pre-plain.out")" \
-		bash -c "grep -qx 'LD_PRELOAD=$user' $out/pre-plain.out && grep -qx loaded=no $out/pre-plain.out"
+		bash -c "grep -qx 'LD_PRELOAD=$user' $out/pre-plain.out && grep -qx loaded=no $out/pre-plain.out && grep -qx 'NCCL_PROFILER_PLUGIN=' $out/pre-plain.out"
 	LD_PRELOAD=$user preload_step "$out/pre-optout.out" --comm-sched=harmonics --comm-profile="$PROFILE" --no-comm-preload
 	check "--no-comm-preload: untouched, not loaded, nested steps told (HARMONICS_COMM_PRELOAD=no): $(seen "$out/pre-optout.out")" \
 		bash -c "grep -qx 'LD_PRELOAD=$user' $out/pre-optout.out && grep -qx loaded=no $out/pre-optout.out && grep -qx HARMONICS_COMM_PRELOAD=no $out/pre-optout.out"

@@ -25,6 +25,7 @@
 #endif
 /* Read by libnccl-profiler-harmonics.so: the user's profiler plugin, chained to. */
 #define HM_NCCL_PROFILER_CHAIN_ENV "HARMONICS_NCCL_PROFILER_CHAIN"
+#define HM_NCCL_PROFILER_LIB       "libnccl-profiler-harmonics.so"
 
 /*
  * NCCL loads one profiler plugin (NCCL_PROFILER_PLUGIN): ours, which measures
@@ -32,12 +33,18 @@
  * plugin, recorded in HARMONICS_NCCL_PROFILER_CHAIN. The user's "none" (no
  * profiler at all) and ours already there (a nested step) are left alone.
  */
-static void step_profiler(spank_t sp)
+static void step_profiler(spank_t sp, const char *lib)
 {
-	const char *ours = HM_NCCL_PROFILER_PATH;
-	char cur[HM_SPANK_PRELOAD_PATH_MAX];
+	const char *ours = HM_NCCL_PROFILER_PATH, *slash = strrchr(lib, '/');
+	char cur[HM_SPANK_PRELOAD_PATH_MAX], near[HM_SPANK_PRELOAD_PATH_MAX];
 	spank_err_t e;
 
+	/* The plugin installed beside the interposer in use (plugstack preload=PATH)
+	 * comes first: a site's or a build tree's pair stays together. */
+	if (slash && snprintf(near, sizeof(near), "%.*s/" HM_NCCL_PROFILER_LIB,
+			      (int)(slash - lib), lib) < (int)sizeof(near) &&
+	    access(near, R_OK) == 0)
+		ours = near;
 	if (!ours[0] || access(ours, R_OK) != 0)
 		return;
 	e = spank_getenv(sp, "NCCL_PROFILER_PLUGIN", cur, sizeof(cur));
@@ -87,7 +94,7 @@ void hm_sp_step_preload(spank_t sp)
 		spank_setenv(sp, HM_SPANK_ENV_PRELOAD, "no", 1);
 		return;
 	}
-	step_profiler(sp);
+	step_profiler(sp, lib);
 	if (!lib[0] || access(lib, R_OK) != 0) {
 		if (!said_missing)
 			slurm_debug("harmonics: %s%s: tasks run without the NCCL runtime",
