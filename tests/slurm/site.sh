@@ -57,11 +57,11 @@ wait_s() {
 	done
 }
 echo "=== two jobs on n1,n5 with --gres=gpu:2 each"
-jobs=() sruns=()
+jobs=() sruns=() prof="iter=100ms,comm=20%,bytes=100MB"
 for k in 0 1; do
 	name=hm-site$k
 	cmd=(srun -J "$name" -w n1,n5 -N2 -n2 --gres=gpu:2 --time=2 --comm-sched=harmonics
-		--comm-profile="iter=100ms,comm=20%,bytes=100MB" -o "$out/$name.json" -e "$out/$name-%t.err"
+		--comm-profile="$prof" -o "$out/$name.json" -e "$out/$name-%t.err"
 		"$EJ" --rendezvous "127.0.0.1:$((HM_PORT + 9 + k))" --compute 50ms --bytes 1MB
 		--iterations 100000 --warmup 0 --json --timeout 20s)
 	say "\$ ${cmd[*]}"
@@ -72,6 +72,15 @@ for k in 0 1; do
 done
 ja=${jobs[0]} jb=${jobs[1]}
 check "both jobs running (${jobs[*]})" bash -c "[[ -n '$ja' && -n '$jb' ]]"
+# The other ways to ask for GPUs (no step: the coordinator models the job from
+# slurmctld's record alone).
+jc=$(sbatch --parsable -J hm-site-gpn -w n2,n6 -N2 --gpus-per-node=1 --time=2 --comm-sched=harmonics --comm-profile="$prof" \
+	-o /dev/null --wrap "sleep 60")
+jd=$(sbatch --parsable -J hm-site-gpus -w n3 -N1 --gpus=3 --time=2 --comm-sched=harmonics --comm-profile="$prof" \
+	-o /dev/null --wrap "sleep 60")
+say "\$ sbatch -w n2,n6 -N2 --gpus-per-node=1 --comm-sched=harmonics ...: job $jc"
+say "\$ sbatch -w n3 -N1 --gpus=3 --comm-sched=harmonics ...: job $jd"
+wait_s 10 bash -c "[[ \$(squeue -h -j $jc,$jd -t R -o %i | wc -l) == 2 ]]"
 
 # The GPU indexes Slurm gave job $1 on node $2 ("0-1"), from scontrol show job -d
 # (" Nodes=n[1,5] CPU_IDs=0 Mem=0 GRES=gpu:2(IDX:0-1)": nodes alike share a line).
@@ -99,9 +108,15 @@ for n in n1 n5; do
 done
 
 explain_json() { "$HM_CTL" --json --timeout 2s job "$1" --explain 2>/dev/null; }
-# The explanation's "GPUs": per node, as Slurm's IDX lists.
-want_gpus() { echo "n1:$(slurm_idx "$1" n1) n5:$(slurm_idx "$1" n5)"; }
-for j in "$ja" "$jb"; do
+# The explanation's "GPUs": per node of the job, as Slurm's IDX lists.
+want_gpus() {
+	local n w=()
+	for n in $(scontrol show hostnames "$(squeue -h -j "$1" -o %N)"); do
+		w+=("$n:$(slurm_idx "$1" "$n")")
+	done
+	echo "${w[*]}"
+}
+for j in "$ja" "$jb" "$jc" "$jd"; do
 	want=$(want_gpus "$j")
 	# The coordinator has the job once the host's mirror ran (each scheduling pass).
 	wait_s 10 bash -c "[[ \$(\"$HM_CTL\" --json --timeout 2s job $j --explain 2>/dev/null |
@@ -131,14 +146,14 @@ check "GET $url answers" test -s "$out/metrics"
 check "promtool check metrics passes on /metrics" bash -c "promtool check metrics <'$out/metrics' >'$out/promtool' 2>&1"
 sed 's/^/    | /' "$out/promtool"
 grep -E '^harmonics_(build_info|jobs\{|agents\{state="up"|link_jobs\{link="n1:nic)' "$out/metrics" | sed 's/^/    | /'
-check "/metrics counts the two running jobs" \
-	bash -c "(( \$(awk '/^harmonics_jobs\\{mode=\"harmonics\"/ { s += \$2 } END { print s + 0 }' '$out/metrics') == 2 ))"
+check "/metrics counts the four running jobs" \
+	bash -c "(( \$(awk '/^harmonics_jobs\\{mode=\"harmonics\"/ { s += \$2 } END { print s + 0 }' '$out/metrics') == 4 ))"
 check "/metrics: the Slurm version, 8 agents up" \
 	bash -c "grep -q '^harmonics_build_info{.*slurm_version=\"22\\.\\|^harmonics_build_info{.*slurm_version=\"[0-9]' '$out/metrics' &&
 		grep -q '^harmonics_agents{state=\"up\"} 8\$' '$out/metrics'"
 check "/metrics: the jobs' NIC links on n1 and the rack uplinks" \
 	bash -c "grep -Eq '^harmonics_link_jobs\\{link=\"n1:nic[0-9]+->rack1\".* 1\$' '$out/metrics' &&
-		grep -Eq '^harmonics_link_jobs\\{link=\"rack1->spine\".* 2\$' '$out/metrics'"
+		grep -Eq '^harmonics_link_jobs\\{link=\"rack1->spine\".* 3\$' '$out/metrics'"
 
 echo "=== node textfiles ($mdir)"
 has_series() { grep -q "^harmonics_job_iterations_total{slurm_job_id=\"$1\",node=\"$2\"}" "$mdir/harmonics_$2.prom" 2>/dev/null; }
@@ -150,9 +165,10 @@ check "n1's textfile has both jobs' series while they run" bash -c "has_series $
 check "n5's textfile has job $ja's series" has_series "$ja" n5
 check "promtool check metrics passes on n1's textfile" bash -c "promtool check metrics <'$mdir/harmonics_n1.prom'"
 check "no temporary file left beside it" bash -c "[[ -z \$(ls -A '$mdir' | grep -v '^harmonics_n[1-8]\\.prom\$') ]]"
-check "a node without a job has no job series (n3)" bash -c "! grep -q slurm_job_id '$mdir/harmonics_n3.prom' 2>/dev/null"
+check "a node without a reporting task has no job series (n3, n4)" \
+	bash -c "[[ -e '$mdir/harmonics_n3.prom' ]] && ! grep -q slurm_job_id '$mdir/harmonics_n3.prom' '$mdir/harmonics_n4.prom'"
 
-scancel "$ja" "$jb"
+scancel "$ja" "$jb" "$jc" "$jd"
 wait_s 15 bash -c "[[ -z \$(squeue -h -j $ja,$jb -o %i 2>/dev/null) ]]"
 wait_s 5 bash -c "! has_series $ja n1 && ! has_series $jb n1 && ! has_series $ja n5"
 check "the jobs' series are gone once they ended" \
