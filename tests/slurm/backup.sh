@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# A backup controller (issue 29 item 6) on the one-machine cluster
+# (tests/slurm/cluster.sh): two SlurmctldHost lines, the primary on 127.0.0.1
+# (the machine's own name) and the backup "hmbackup" on 127.0.0.2, each bound
+# to its own address (CommunicationParameters=NoCtldInAddrAny) on the same
+# SlurmctldPort. The backup runs in its own UTS and mount namespaces (unshare:
+# its host name hmbackup, a private /etc/hosts naming it 127.0.0.2), so that
+# slurmctld takes it for the second SlurmctldHost, and its own run/ for
+# SlurmctldPidFile); both share StateSaveLocation.
+#   - while the primary runs, the backup's job_submit/harmonics waits: no
+#     coordinator there, the primary's decides a --comm-sched job;
+#   - the primary killed (SIGKILL: a crash, no state written at exit), the
+#     backup takes control after SlurmctldTimeout, its coordinator starts from
+#     the StateFile in StateSaveLocation (the job keeps its decision) and
+#     listens on ListenAddress:ListenPort; the node agents reconnect there
+#     (here the same address: one machine; on a site, see docs/admin-guide.md).
+# Prints the times: kill -> backup in control -> coordinator answering -> all
+# agents up again. In the slurm tier (scripts/check.sh; about 30 s plus teardown).
+# Usage: tests/slurm/backup.sh [BUILD_DIR]   (root; exit 0 passed, 1 failed, 77 skipped)
+set -uo pipefail
+
+# shellcheck source=tests/slurm/checks.sh
+. "$(dirname "$0")/checks.sh"
+hm_tier_begin backup "the Slurm tier needs root (daemons, munge, namespaces)" "$@"
+for t in jq unshare; do
+	command -v "$t" >/dev/null || { echo "backup: $t not installed" >&2; exit 1; }
+done
+[[ $(getent hosts "$(hostname -s)" | awk '{print $1}') == 127.0.0.1 ]] ||
+	{ echo "backup: SKIP: $(hostname -s) does not resolve to 127.0.0.1 (NoCtldInAddrAny binds there)"; exit 77; }
+
+CTLD_TIMEOUT_S=5
+export HM_SLURM_EXTRA="SlurmctldHost=hmbackup(127.0.0.2)
+CommunicationParameters=NoCtldInAddrAny
+SlurmctldTimeout=$CTLD_TIMEOUT_S"
+export HM_CONF_EXTRA="HeartbeatInterval=250ms
+AgentValidity=1s
+EpochLength=4s"
+
+wait_s() { # secs command...: wall clock, not tries
+	local end=$(($(date +%s) + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		(($(date +%s) < end)) || return 1
+		sleep 0.2
+	done
+}
+ctl() { "$HM_CTL" --json --timeout 1s "$@" 2>/dev/null; }
+agents_up() { [[ $(ctl nodes | jq '[.nodes[] | select(.state == "up")] | length') == 8 ]]; }
+export -f ctl agents_up
+
+echo "=== bring-up: the primary slurmctld, then the backup (hmbackup, 127.0.0.2)"
+hm_tier_cluster_up "8 slurmd, primary slurmctld on 127.0.0.1" --no-db
+{ grep -v '^127\.0\.0\.2' /etc/hosts; echo "127.0.0.2 hmbackup"; } >"$HM_DIR/etc/hosts.backup"
+blog=$HM_DIR/log/slurmctld-backup.log
+# Its own run/ too: slurmctld kills the process named in SlurmctldPidFile at start.
+mkdir -p "$HM_DIR/run.backup"
+hm_spawn slurmctld-backup unshare --uts --mount --propagation private sh -c \
+	"hostname hmbackup && mount --bind '$HM_DIR/etc/hosts.backup' /etc/hosts &&
+	mount --bind '$HM_DIR/run.backup' '$HM_DIR/run' &&
+	exec slurmctld -D -f '$SLURM_CONF' -L '$blog'"
+wait_s 20 grep -q "slurmctld running in background mode" "$blog"
+check "the backup slurmctld runs in standby" grep -q "slurmctld running in background mode" "$blog"
+check "scontrol ping: primary and backup UP" \
+	bash -c "scontrol ping | grep -q 'primary.* is UP' && scontrol ping | grep -q 'backup.* is UP'"
+say "$(scontrol ping | tr '\n' ';')"
+
+echo "=== a --comm-sched job decided by the primary's coordinator"
+j=$(sbatch --parsable -J hm-bk -w n1,n5 -N2 --comm-sched=harmonics --comm-profile="iter=100ms,comm=20%,bytes=100MB" \
+	--time=2 -o /dev/null --wrap "sleep 120")
+wait_s 10 bash -c "[[ \$(ctl job $j | jq -r '.job.decided_epoch // empty') != '' ]]"
+dec=$(ctl job "$j" | jq -c '.job | {decided_epoch, class: .prio, period_us, shift_us}')
+say "job $j: $dec"
+check "job $j decided by the primary" bash -c "[[ -n '$dec' && '$dec' != *null* ]]"
+wait_s 10 agents_up
+check "8 agents up on the primary's coordinator" agents_up
+check "the backup has no coordinator while in standby" \
+	bash -c "! grep -q 'coordinator up' '$blog'"
+
+# Slurm writes its job state a moment after a change: the backup recovers what
+# the primary last wrote (a job allocated just before a crash comes back
+# pending). Wait until job_state is newer than the job's start.
+t_run=$(date +%s)
+wait_s 30 bash -c "(( \$(stat -c %Y '$HM_DIR/state/job_state') > $t_run ))"
+check "the primary wrote its job state since the job started" \
+	bash -c "(( \$(stat -c %Y '$HM_DIR/state/job_state') > $t_run ))"
+
+echo "=== the primary killed (SIGKILL)"
+t_kill=$(date +%s.%N)
+kill -KILL "${HM_PIDS[slurmctld]}"
+wait "${HM_PIDS[slurmctld]}" 2>/dev/null
+unset "HM_PIDS[slurmctld]"
+wait_s $((CTLD_TIMEOUT_S * 4 + 10)) grep -q "Running as primary controller" "$blog"
+t_ctl=$(date +%s.%N)
+check "the backup took control" grep -q "Running as primary controller" "$blog"
+wait_s 20 ctl status
+t_coord=$(date +%s.%N)
+check "the backup's coordinator answers harmonicsctl" bash -c "ctl status >/dev/null"
+wait_s 20 agents_up
+t_agents=$(date +%s.%N)
+check "all 8 agents reconnected to it" agents_up
+say "kill -> backup in control $(hm_since "$t_kill" "$t_ctl")s (SlurmctldTimeout=${CTLD_TIMEOUT_S}s)," \
+	"-> coordinator answering $(hm_since "$t_kill" "$t_coord")s, -> 8 agents up $(hm_since "$t_kill" "$t_agents")s"
+grep -E "harmonics: (coordinator up|state file)" "$blog" | sed 's/^/    | /'
+check "the backup's coordinator restored job $j from StateSaveLocation" \
+	grep -Eq "harmonics: state file $HM_DIR/state/harmonics.state: [1-9][0-9]* jobs restored" "$blog"
+dec2=$(ctl job "$j" | jq -c '.job | {decided_epoch, class: .prio, period_us, shift_us}')
+say "job $j after the takeover: $dec2"
+check "job $j kept its decision across the takeover (class, slot; epoch not lower)" \
+	jq -en --argjson a "$dec" --argjson b "${dec2:-null}" \
+	'$b != null and $a.class == $b.class and $a.period_us == $b.period_us and $a.shift_us == $b.shift_us and $b.decided_epoch >= $a.decided_epoch' >/dev/null
+
+scancel "$j"
+hm_tier_end tail -n 30 "$blog"
