@@ -109,5 +109,31 @@ check "job $j kept its decision across the takeover (class, slot; epoch not lowe
 	jq -en --argjson a "$dec" --argjson b "${dec2:-null}" \
 	'$b != null and $a.class == $b.class and $a.period_us == $b.period_us and $a.shift_us == $b.shift_us and $b.decided_epoch >= $a.decided_epoch' >/dev/null
 
+
+echo "=== the primary started again: it takes control back, the backup returns to standby"
+t_back=$(date +%s.%N)
+hm_spawn slurmctld slurmctld -D -f "$SLURM_CONF"
+wait_s 30 bash -c "grep -c 'Running as primary controller' '$HM_DIR/log/slurmctld.log' | grep -qx 2"
+check "the primary is in control again" \
+	bash -c "grep -c 'Running as primary controller' '$HM_DIR/log/slurmctld.log' | grep -qx 2"
+# Its coordinator is up once the backup's has let go of ListenPort (one machine:
+# the same address; on a site the agents would otherwise stay with the old one).
+wait_s 20 bash -c "grep -c 'harmonics: coordinator up' '$HM_DIR/log/slurmctld.log' | grep -qx 2"
+t_up=$(date +%s.%N)
+grep -E "harmonics: (coordinator up|coordinator stopped|state file|disabled|slurmctld)" "$blog" | tail -n 3 | sed 's/^/    | backup: /'
+grep -E "harmonics: (coordinator up|state file|disabled)" "$HM_DIR/log/slurmctld.log" | tail -n 2 | sed 's/^/    | primary: /'
+check "the backup's coordinator stopped when it went back to standby" \
+	grep -q "harmonics: slurmctld left control (standby or exit): coordinator stopped" "$blog"
+check "the primary's coordinator is up again (state from StateSaveLocation)" \
+	bash -c "grep -c 'harmonics: coordinator up' '$HM_DIR/log/slurmctld.log' | grep -qx 2"
+wait_s 20 agents_up
+t_agents=$(date +%s.%N)
+check "all 8 agents back on the primary's coordinator" agents_up
+say "primary started -> its coordinator up $(hm_since "$t_back" "$t_up")s, -> 8 agents up $(hm_since "$t_back" "$t_agents")s"
+dec3=$(ctl job "$j" | jq -c '.job | {decided_epoch, class: .prio, period_us, shift_us}')
+say "job $j back on the primary: $dec3"
+check "job $j kept its decision" \
+	jq -en --argjson a "$dec" --argjson b "${dec3:-null}" \
+	'$b != null and $a.class == $b.class and $a.period_us == $b.period_us and $a.shift_us == $b.shift_us' >/dev/null
 scancel "$j"
 hm_tier_end tail -n 30 "$blog"
