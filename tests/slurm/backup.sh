@@ -36,17 +36,18 @@ export HM_CONF_EXTRA="HeartbeatInterval=250ms
 AgentValidity=1s
 EpochLength=4s"
 
-wait_s() { # secs command...: wall clock, not tries
-	local end=$(($(date +%s) + $1))
-	shift
-	until "$@" >/dev/null 2>&1; do
-		(($(date +%s) < end)) || return 1
-		sleep 0.2
-	done
-}
 ctl() { "$HM_CTL" --json --timeout 1s "$@" 2>/dev/null; }
 agents_up() { [[ $(ctl nodes | jq '[.nodes[] | select(.state == "up")] | length') == 8 ]]; }
-export -f ctl agents_up
+# Job $1's decision, and whether $2 is the same decision as $1 (epoch not lower).
+decision() { ctl job "$1" | jq -c '.job | {decided_epoch, class: .prio, period_us, shift_us}'; }
+same_decision() {
+	jq -en --argjson a "$1" --argjson b "${2:-null}" '$b != null and $a.class == $b.class and
+		$a.period_us == $b.period_us and $a.shift_us == $b.shift_us and
+		$b.decided_epoch >= $a.decided_epoch' >/dev/null
+}
+# FILE has PATTERN N times.
+logged() { [[ $(grep -c -- "$2" "$1") == "$3" ]]; }
+export -f ctl agents_up logged
 
 echo "=== bring-up: the primary slurmctld, then the backup (hmbackup, 127.0.0.2)"
 hm_tier_cluster_up "8 slurmd, primary slurmctld on 127.0.0.1" --no-db
@@ -58,7 +59,7 @@ hm_spawn slurmctld-backup unshare --uts --mount --propagation private sh -c \
 	"hostname hmbackup && mount --bind '$HM_DIR/etc/hosts.backup' /etc/hosts &&
 	mount --bind '$HM_DIR/run.backup' '$HM_DIR/run' &&
 	exec slurmctld -D -f '$SLURM_CONF' -L '$blog'"
-wait_s 20 grep -q "slurmctld running in background mode" "$blog"
+hm_wait_s 20 grep -q "slurmctld running in background mode" "$blog"
 check "the backup slurmctld runs in standby" grep -q "slurmctld running in background mode" "$blog"
 check "scontrol ping: primary and backup UP" \
 	bash -c "scontrol ping | grep -q 'primary.* is UP' && scontrol ping | grep -q 'backup.* is UP'"
@@ -67,11 +68,11 @@ say "$(scontrol ping | tr '\n' ';')"
 echo "=== a --comm-sched job decided by the primary's coordinator"
 j=$(sbatch --parsable -J hm-bk -w n1,n5 -N2 --comm-sched=harmonics --comm-profile="iter=100ms,comm=20%,bytes=100MB" \
 	--time=2 -o /dev/null --wrap "sleep 120")
-wait_s 10 bash -c "[[ \$(ctl job $j | jq -r '.job.decided_epoch // empty') != '' ]]"
-dec=$(ctl job "$j" | jq -c '.job | {decided_epoch, class: .prio, period_us, shift_us}')
+hm_wait_s 10 bash -c "[[ \$(ctl job $j | jq -r '.job.decided_epoch // empty') != '' ]]"
+dec=$(decision "$j")
 say "job $j: $dec"
 check "job $j decided by the primary" bash -c "[[ -n '$dec' && '$dec' != *null* ]]"
-wait_s 10 agents_up
+hm_wait_s 10 agents_up
 check "8 agents up on the primary's coordinator" agents_up
 check "the backup has no coordinator while in standby" \
 	bash -c "! grep -q 'coordinator up' '$blog'"
@@ -80,7 +81,7 @@ check "the backup has no coordinator while in standby" \
 # the primary last wrote (a job allocated just before a crash comes back
 # pending). Wait until job_state is newer than the job's start.
 t_run=$(date +%s)
-wait_s 30 bash -c "(( \$(stat -c %Y '$HM_DIR/state/job_state') > $t_run ))"
+hm_wait_s 30 bash -c "(( \$(stat -c %Y '$HM_DIR/state/job_state') > $t_run ))"
 check "the primary wrote its job state since the job started" \
 	bash -c "(( \$(stat -c %Y '$HM_DIR/state/job_state') > $t_run ))"
 
@@ -89,13 +90,13 @@ t_kill=$(date +%s.%N)
 kill -KILL "${HM_PIDS[slurmctld]}"
 wait "${HM_PIDS[slurmctld]}" 2>/dev/null
 unset "HM_PIDS[slurmctld]"
-wait_s $((CTLD_TIMEOUT_S * 4 + 10)) grep -q "Running as primary controller" "$blog"
+hm_wait_s $((CTLD_TIMEOUT_S * 4 + 10)) grep -q "Running as primary controller" "$blog"
 t_ctl=$(date +%s.%N)
 check "the backup took control" grep -q "Running as primary controller" "$blog"
-wait_s 20 ctl status
+hm_wait_s 20 ctl status
 t_coord=$(date +%s.%N)
 check "the backup's coordinator answers harmonicsctl" bash -c "ctl status >/dev/null"
-wait_s 20 agents_up
+hm_wait_s 20 agents_up
 t_agents=$(date +%s.%N)
 check "all 8 agents reconnected to it" agents_up
 say "kill -> backup in control $(hm_since "$t_kill" "$t_ctl")s (SlurmctldTimeout=${CTLD_TIMEOUT_S}s)," \
@@ -103,37 +104,33 @@ say "kill -> backup in control $(hm_since "$t_kill" "$t_ctl")s (SlurmctldTimeout
 grep -E "harmonics: (coordinator up|state file)" "$blog" | sed 's/^/    | /'
 check "the backup's coordinator restored job $j from StateSaveLocation" \
 	grep -Eq "harmonics: state file $HM_DIR/state/harmonics.state: [1-9][0-9]* jobs restored" "$blog"
-dec2=$(ctl job "$j" | jq -c '.job | {decided_epoch, class: .prio, period_us, shift_us}')
+dec2=$(decision "$j")
 say "job $j after the takeover: $dec2"
 check "job $j kept its decision across the takeover (class, slot; epoch not lower)" \
-	jq -en --argjson a "$dec" --argjson b "${dec2:-null}" \
-	'$b != null and $a.class == $b.class and $a.period_us == $b.period_us and $a.shift_us == $b.shift_us and $b.decided_epoch >= $a.decided_epoch' >/dev/null
-
+	same_decision "$dec" "$dec2"
 
 echo "=== the primary started again: it takes control back, the backup returns to standby"
 t_back=$(date +%s.%N)
 hm_spawn slurmctld slurmctld -D -f "$SLURM_CONF"
-wait_s 30 bash -c "grep -c 'Running as primary controller' '$HM_DIR/log/slurmctld.log' | grep -qx 2"
-check "the primary is in control again" \
-	bash -c "grep -c 'Running as primary controller' '$HM_DIR/log/slurmctld.log' | grep -qx 2"
+plog=$HM_DIR/log/slurmctld.log
+hm_wait_s 30 logged "$plog" 'Running as primary controller' 2
+check "the primary is in control again" logged "$plog" 'Running as primary controller' 2
 # Its coordinator is up once the backup's has let go of ListenPort (one machine:
 # the same address; on a site the agents would otherwise stay with the old one).
-wait_s 20 bash -c "grep -c 'harmonics: coordinator up' '$HM_DIR/log/slurmctld.log' | grep -qx 2"
+hm_wait_s 20 logged "$plog" 'harmonics: coordinator up' 2
 t_up=$(date +%s.%N)
 grep -E "harmonics: (coordinator up|coordinator stopped|state file|disabled|slurmctld)" "$blog" | tail -n 3 | sed 's/^/    | backup: /'
-grep -E "harmonics: (coordinator up|state file|disabled)" "$HM_DIR/log/slurmctld.log" | tail -n 2 | sed 's/^/    | primary: /'
+grep -E "harmonics: (coordinator up|state file|disabled)" "$plog" | tail -n 2 | sed 's/^/    | primary: /'
 check "the backup's coordinator stopped when it went back to standby" \
 	grep -q "harmonics: slurmctld left control (standby or exit): coordinator stopped" "$blog"
 check "the primary's coordinator is up again (state from StateSaveLocation)" \
-	bash -c "grep -c 'harmonics: coordinator up' '$HM_DIR/log/slurmctld.log' | grep -qx 2"
-wait_s 20 agents_up
+	logged "$plog" 'harmonics: coordinator up' 2
+hm_wait_s 20 agents_up
 t_agents=$(date +%s.%N)
 check "all 8 agents back on the primary's coordinator" agents_up
 say "primary started -> its coordinator up $(hm_since "$t_back" "$t_up")s, -> 8 agents up $(hm_since "$t_back" "$t_agents")s"
-dec3=$(ctl job "$j" | jq -c '.job | {decided_epoch, class: .prio, period_us, shift_us}')
+dec3=$(decision "$j")
 say "job $j back on the primary: $dec3"
-check "job $j kept its decision" \
-	jq -en --argjson a "$dec" --argjson b "${dec3:-null}" \
-	'$b != null and $a.class == $b.class and $a.period_us == $b.period_us and $a.shift_us == $b.shift_us' >/dev/null
+check "job $j kept its decision" same_decision "$dec" "$dec3"
 scancel "$j"
 hm_tier_end tail -n 30 "$blog"

@@ -80,6 +80,17 @@ hm_wait_for() {
 	return 1
 }
 
+# Wait up to $1 seconds of wall clock for "${@:2}": for commands that take a
+# while themselves (hm_wait_for counts tries of 0.1 s).
+hm_wait_s() {
+	local end=$(($(date +%s) + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		(($(date +%s) < end)) || return 1
+		sleep 0.2
+	done
+}
+
 # Seconds from $1 to $2 (default now), one decimal.
 hm_since() { awk -v a="$1" -v b="${2:-$(date +%s.%N)}" 'BEGIN { printf "%.1f", b - a }'; }
 

@@ -46,16 +46,6 @@ EJ=$build/src/tools/harmonics-emujob
 check "slurmctld sees 4 GPUs per node (Gres=gpu:4)" \
 	bash -c "[[ \$(sinfo -h -N -n n1 -o %G) == gpu:4* ]]"
 
-# Wait up to $1 seconds of wall clock for "${@:2}" (wait_s counts tries of
-# 0.1 s, too long for a command that takes a while itself).
-wait_s() {
-	local end=$(($(date +%s) + $1))
-	shift
-	until "$@" >/dev/null 2>&1; do
-		(($(date +%s) < end)) || return 1
-		sleep 0.2
-	done
-}
 echo "=== two jobs on n1,n5 with --gres=gpu:2 each"
 jobs=() sruns=() prof="iter=100ms,comm=20%,bytes=100MB"
 for k in 0 1; do
@@ -67,7 +57,7 @@ for k in 0 1; do
 	say "\$ ${cmd[*]}"
 	"${cmd[@]}" >"$out/$name.out" 2>&1 &
 	sruns+=($!)
-	wait_s 10 bash -c "[[ -n \$(squeue -h -n $name -t R -o %i) ]]"
+	hm_wait_s 10 bash -c "[[ -n \$(squeue -h -n $name -t R -o %i) ]]"
 	jobs+=("$(squeue -h -n $name -o %i | head -1)")
 done
 ja=${jobs[0]} jb=${jobs[1]}
@@ -80,7 +70,7 @@ jd=$(sbatch --parsable -J hm-site-gpus -w n3 -N1 --gpus=3 --time=2 --comm-sched=
 	-o /dev/null --wrap "sleep 60")
 say "\$ sbatch -w n2,n6 -N2 --gpus-per-node=1 --comm-sched=harmonics ...: job $jc"
 say "\$ sbatch -w n3 -N1 --gpus=3 --comm-sched=harmonics ...: job $jd"
-wait_s 10 bash -c "[[ \$(squeue -h -j $jc,$jd -t R -o %i | wc -l) == 2 ]]"
+hm_wait_s 10 bash -c "[[ \$(squeue -h -j $jc,$jd -t R -o %i | wc -l) == 2 ]]"
 
 # The GPU indexes Slurm gave job $1 on node $2 ("0-1"), from scontrol show job -d
 # (" Nodes=n[1,5] CPU_IDs=0 Mem=0 GRES=gpu:2(IDX:0-1)": nodes alike share a line).
@@ -119,7 +109,7 @@ want_gpus() {
 for j in "$ja" "$jb" "$jc" "$jd"; do
 	want=$(want_gpus "$j")
 	# The coordinator has the job once the host's mirror ran (each scheduling pass).
-	wait_s 10 bash -c "[[ \$(\"$HM_CTL\" --json --timeout 2s job $j --explain 2>/dev/null |
+	hm_wait_s 10 bash -c "[[ \$(\"$HM_CTL\" --json --timeout 2s job $j --explain 2>/dev/null |
 		jq -r '.explain.gpus // empty') == '$want' ]]"
 	got=$(explain_json "$j" | jq -r '.explain.gpus // empty')
 	say "job $j: Slurm IDX $want, modelled on \"$got\""
@@ -140,7 +130,7 @@ check "the jobs are modelled on disjoint NICs" \
 	bash -c "[[ -n '$na' && -n '$nb' && -z \$(comm -12 <(echo '$na') <(echo '$nb')) ]]"
 
 echo "=== /metrics from slurmctld's coordinator"
-wait_s 10 bash -c "curl -sf -m 2 '$url' | grep -q '^harmonics_link_jobs{link=\"n1:nic'"
+hm_wait_s 10 bash -c "curl -sf -m 2 '$url' | grep -q '^harmonics_link_jobs{link=\"n1:nic'"
 curl -sf -m 5 -o "$out/metrics" "$url"
 check "GET $url answers" test -s "$out/metrics"
 check "promtool check metrics passes on /metrics" bash -c "promtool check metrics <'$out/metrics' >'$out/promtool' 2>&1"
@@ -159,7 +149,7 @@ echo "=== node textfiles ($mdir)"
 has_series() { grep -q "^harmonics_job_iterations_total{slurm_job_id=\"$1\",node=\"$2\"}" "$mdir/harmonics_$2.prom" 2>/dev/null; }
 export -f has_series
 export mdir
-wait_s 10 bash -c "has_series $ja n1 && has_series $jb n1 && has_series $ja n5"
+hm_wait_s 10 bash -c "has_series $ja n1 && has_series $jb n1 && has_series $ja n5"
 grep "^harmonics_job_.*slurm_job_id=\"$ja\",node=\"n1\"" "$mdir/harmonics_n1.prom" | sed 's/^/    | /'
 check "n1's textfile has both jobs' series while they run" bash -c "has_series $ja n1 && has_series $jb n1"
 check "n5's textfile has job $ja's series" has_series "$ja" n5
@@ -169,8 +159,8 @@ check "a node without a reporting task has no job series (n3, n4)" \
 	bash -c "[[ -e '$mdir/harmonics_n3.prom' ]] && ! grep -q slurm_job_id '$mdir/harmonics_n3.prom' '$mdir/harmonics_n4.prom'"
 
 scancel "$ja" "$jb" "$jc" "$jd"
-wait_s 15 bash -c "[[ -z \$(squeue -h -j $ja,$jb -o %i 2>/dev/null) ]]"
-wait_s 5 bash -c "! has_series $ja n1 && ! has_series $jb n1 && ! has_series $ja n5"
+hm_wait_s 15 bash -c "[[ -z \$(squeue -h -j $ja,$jb -o %i 2>/dev/null) ]]"
+hm_wait_s 5 bash -c "! has_series $ja n1 && ! has_series $jb n1 && ! has_series $ja n5"
 check "the jobs' series are gone once they ended" \
 	bash -c "! grep -q slurm_job_id '$mdir/harmonics_n1.prom' && ! grep -q slurm_job_id '$mdir/harmonics_n5.prom'"
 wait "${sruns[@]}" 2>/dev/null
