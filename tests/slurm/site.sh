@@ -141,6 +141,11 @@ check "/metrics counts the four running jobs" \
 check "/metrics: the Slurm version, 8 agents up" \
 	bash -c "grep -q '^harmonics_build_info{.*slurm_version=\"22\\.\\|^harmonics_build_info{.*slurm_version=\"[0-9]' '$out/metrics' &&
 		grep -q '^harmonics_agents{state=\"up\"} 8\$' '$out/metrics'"
+grep -E '^harmonics_rack_(leader_info|rounds_total)\{rack="rack1"' "$out/metrics" | sed 's/^/    | /'
+check "/metrics: each rack's leader and its rounds by solver" \
+	bash -c "grep -Eq '^harmonics_rack_leader_info\\{rack=\"rack1\",node=\"n[1-4]\"\\} 1\$' '$out/metrics' &&
+		grep -Eq '^harmonics_rack_leader_info\\{rack=\"rack2\",node=\"n[5-8]\"\\} 1\$' '$out/metrics' &&
+		(( \$(grep -c '^harmonics_rack_rounds_total{rack=\"rack[12]\",solver=' '$out/metrics') == 6 ))"
 check "/metrics: the jobs' NIC links on n1 and the rack uplinks" \
 	bash -c "grep -Eq '^harmonics_link_jobs\\{link=\"n1:nic[0-9]+->rack1\".* 1\$' '$out/metrics' &&
 		grep -Eq '^harmonics_link_jobs\\{link=\"rack1->spine\".* 3\$' '$out/metrics'"
