@@ -17,7 +17,10 @@
 #             disabled, never Slurm stopped, by a bad harmonics.conf or a busy port
 #             (tests/slurm/failopen.sh), heterogeneous jobs and a daemonized
 #             slurmd (tests/slurm/hetjob.sh); a PyTorch job's running step following a new
-#             decision, its period in harmonicsctl (tests/slurm/torch_live.sh)
+#             decision, its period in harmonicsctl (tests/slurm/torch_live.sh); run
+#             like a site: stand-in GPUs in gres.conf, /metrics, textfiles, --explain
+#             (tests/slurm/site.sh); a backup slurmctld taking over, its coordinator
+#             from StateSaveLocation, the agents back (tests/slurm/backup.sh)
 #   packages  make deb, the packages' layout and Slurm pinning, installed with
 #             dpkg -i, tests/slurm/run.sh against the installed files, purged
 #             (tests/packages/run.sh)
@@ -145,7 +148,7 @@ for t in "${tiers[@]}"; do
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
 	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh \
 		tests/slurm/rejoin.sh tests/slurm/failopen.sh tests/slurm/hetjob.sh tests/slurm/torch_live.sh \
-		tests/slurm/nccl_standin.sh ;;
+		tests/slurm/nccl_standin.sh tests/slurm/site.sh tests/slurm/backup.sh ;;
 	packages) run_tier packages tier_scripts tests/packages/run.sh ;;
 	fault) run_tier fault tier_scripts tests/fault/run.sh ;;
 	releases) run_tier releases tier_scripts tests/slurm/matrix.sh ;;

@@ -8,6 +8,7 @@
  */
 #include "hm_metrics.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,80 +165,112 @@ static void decisions_family(FILE *f, const hm_coord_mx_t *mx, const hm_coord_st
 	fprintf(f, "harmonics_requests_refused_total %lu\n", st->refused);
 }
 
-static void link_labels(FILE *f, const hm_coord_link_view_t *l)
-{
-	fputs("{link=", f);
-	label(f, l->name);
-	fprintf(f, ",level=\"%d\",direction=\"%s\",rack=", l->level, l->dir);
-	label(f, l->rack);
-	fputc('}', f);
-}
+/*
+ * Series over a list of records (links, racks): one table row a series, its
+ * value a field of the record. A row without help is another series of the
+ * family above (the rounds by solver). The record's own labels come from the
+ * list's label writer; a row may add one label, fixed or from a string field
+ * of the record (a record whose string is empty has no such series).
+ */
+typedef enum { MX_DBL, MX_RATIO, MX_INT, MX_ULONG, MX_ONE } mx_kind_t; /* RATIO: 6 digits */
 
-static void links_family(FILE *f, const hm_coord_link_view_t *links, int n)
-{
-	family(f, "harmonics_link_capacity_bytes_per_second", "gauge",
-	       "Capacity of a link in the model (switch links, and NICs that carry a job).");
-	for (int i = 0; i < n; i++) {
-		fputs("harmonics_link_capacity_bytes_per_second", f);
-		link_labels(f, &links[i]);
-		fprintf(f, " %.9g\n", links[i].capacity_bps / 8);
-	}
-	family(f, "harmonics_link_predicted_utilisation_ratio", "gauge",
-	       "Summed contention-free utilisation of the link by its jobs (above 1: their "
-	       "bursts cannot all fit unstaggered).");
-	for (int i = 0; i < n; i++) {
-		fputs("harmonics_link_predicted_utilisation_ratio", f);
-		link_labels(f, &links[i]);
-		fprintf(f, " %.6g\n", links[i].util);
-	}
-	family(f, "harmonics_link_jobs", "gauge", "Jobs whose traffic crosses the link.");
-	for (int i = 0; i < n; i++) {
-		fputs("harmonics_link_jobs", f);
-		link_labels(f, &links[i]);
-		fprintf(f, " %d\n", links[i].njobs);
-	}
-}
+typedef struct {
+	const char *name, *type, *help;
+	mx_kind_t kind;
+	size_t off;        /* the value's offset in the record (not MX_ONE) */
+	double scale;      /* MX_DBL: the value times this (bits to bytes) */
+	const char *fixed; /* an extra label as written ("solver=\"leader\""), or NULL */
+	const char *label; /* an extra label's name, its value at label_off, or NULL */
+	size_t label_off;
+} mx_series_t;
 
-static void racks_family(FILE *f, const hm_coord_rack_view_t *r, int n)
-{
-	family(f, "harmonics_rack_predicted_utilisation_ratio", "gauge",
-	       "Highest predicted utilisation among the rack's links.");
-	for (int i = 0; i < n; i++) {
-		fputs("harmonics_rack_predicted_utilisation_ratio{rack=", f);
-		label(f, r[i].name);
-		fprintf(f, "} %.6g\n", r[i].load);
-	}
-	family(f, "harmonics_rack_leader_info", "gauge",
-	       "The node agent leading the rack (1), by rack; absent when it has none.");
-	for (int i = 0; i < n; i++) {
-		if (!r[i].leader[0])
-			continue;
-		fputs("harmonics_rack_leader_info{rack=", f);
-		label(f, r[i].name);
-		fputs(",node=", f);
-		label(f, r[i].leader);
-		fputs("} 1\n", f);
-	}
-	family(f, "harmonics_rack_leader_elections_total", "counter",
-	       "Leaders elected in the rack since the coordinator started.");
-	for (int i = 0; i < n; i++) {
-		fputs("harmonics_rack_leader_elections_total{rack=", f);
-		label(f, r[i].name);
-		fprintf(f, "} %lu\n", r[i].term);
-	}
-	family(f, "harmonics_rack_rounds_total", "counter",
-	       "Rack rounds by who solved them (leader, coordinator) or silent (unanswered).");
-	for (int i = 0; i < n; i++) {
-		const char *who[] = {"leader", "coordinator", "silent"};
-		unsigned long v[] = {r[i].leader_solves, r[i].coord_solves, r[i].silent};
+typedef void (*mx_labels_fn)(FILE *f, const void *rec);
 
-		for (int k = 0; k < 3; k++) {
-			fputs("harmonics_rack_rounds_total{rack=", f);
-			label(f, r[i].name);
-			fprintf(f, ",solver=\"%s\"} %lu\n", who[k], v[k]);
+static void series_rows(FILE *f, const mx_series_t *t, size_t nt, const void *recs, size_t size,
+			int n, mx_labels_fn labels)
+{
+	for (size_t k = 0; k < nt; k++) {
+		if (t[k].help)
+			family(f, t[k].name, t[k].type, t[k].help);
+		for (int i = 0; i < n; i++) {
+			const char *rec = (const char *)recs + (size_t)i * size;
+			const void *v = rec + t[k].off;
+
+			if (t[k].label && !rec[t[k].label_off])
+				continue;
+			fprintf(f, "%s{", t[k].name);
+			labels(f, rec);
+			if (t[k].fixed)
+				fprintf(f, ",%s", t[k].fixed);
+			if (t[k].label) {
+				fprintf(f, ",%s=", t[k].label);
+				label(f, rec + t[k].label_off);
+			}
+			if (t[k].kind == MX_DBL)
+				fprintf(f, "} %.9g\n", *(const double *)v * t[k].scale);
+			else if (t[k].kind == MX_RATIO)
+				fprintf(f, "} %.6g\n", *(const double *)v);
+			else if (t[k].kind == MX_INT)
+				fprintf(f, "} %d\n", *(const int *)v);
+			else if (t[k].kind == MX_ULONG)
+				fprintf(f, "} %lu\n", *(const unsigned long *)v);
+			else
+				fputs("} 1\n", f);
 		}
 	}
 }
+
+static void link_labels(FILE *f, const void *rec)
+{
+	const hm_coord_link_view_t *l = rec;
+
+	fputs("link=", f);
+	label(f, l->name);
+	fprintf(f, ",level=\"%d\",direction=\"%s\",rack=", l->level, l->dir);
+	label(f, l->rack);
+}
+
+static void rack_labels(FILE *f, const void *rec)
+{
+	fputs("rack=", f);
+	label(f, ((const hm_coord_rack_view_t *)rec)->name);
+}
+
+#define LINK(field) offsetof(hm_coord_link_view_t, field)
+#define RACK(field) offsetof(hm_coord_rack_view_t, field)
+/* A table row's fields every row has (designated: the others default to none). */
+#define SERIES(n, t, h, k, o) .name = n, .type = t, .help = h, .kind = k, .off = o
+
+static const mx_series_t link_series[] = {
+    {SERIES("harmonics_link_capacity_bytes_per_second", "gauge",
+	    "Capacity of a link in the model (switch links, and NICs that carry a job).", MX_DBL,
+	    LINK(capacity_bps)),
+     .scale = 1.0 / 8},
+    {SERIES("harmonics_link_predicted_utilisation_ratio", "gauge",
+	    "Summed contention-free utilisation of the link by its jobs (above 1: their bursts "
+	    "cannot all fit unstaggered).",
+	    MX_RATIO, LINK(util))},
+    {SERIES("harmonics_link_jobs", "gauge", "Jobs whose traffic crosses the link.", MX_INT,
+	    LINK(njobs))},
+};
+
+static const mx_series_t rack_series[] = {
+    {SERIES("harmonics_rack_predicted_utilisation_ratio", "gauge",
+	    "Highest predicted utilisation among the rack's links.", MX_RATIO, RACK(load))},
+    {SERIES("harmonics_rack_leader_info", "gauge",
+	    "The node agent leading the rack (1), by rack; absent when it has none.", MX_ONE, 0),
+     .label = "node", .label_off = RACK(leader)},
+    {SERIES("harmonics_rack_leader_elections_total", "counter",
+	    "Leaders elected in the rack since the coordinator started.", MX_ULONG, RACK(term))},
+    {SERIES("harmonics_rack_rounds_total", "counter",
+	    "Rack rounds by who solved them (leader, coordinator) or silent (unanswered).",
+	    MX_ULONG, RACK(leader_solves)),
+     .fixed = "solver=\"leader\""},
+    {SERIES("harmonics_rack_rounds_total", NULL, NULL, MX_ULONG, RACK(coord_solves)),
+     .fixed = "solver=\"coordinator\""},
+    {SERIES("harmonics_rack_rounds_total", NULL, NULL, MX_ULONG, RACK(silent)),
+     .fixed = "solver=\"silent\""},
+};
 
 static void agents_family(FILE *f, const hm_coord_node_view_t *nv, int n)
 {
@@ -309,8 +342,10 @@ hm_rc_t hm_metrics_render(hm_coord_t *c, const char *slurm_version, char **text,
 	fprintf(f, "harmonics_coordinator_start_time_seconds %.3f\n", st.started_s);
 	jobs_family(f, jobs, njobs);
 	decisions_family(f, &mx, &st);
-	links_family(f, links, nlinks);
-	racks_family(f, racks, nracks);
+	series_rows(f, link_series, sizeof(link_series) / sizeof(link_series[0]), links,
+		    sizeof(*links), nlinks, link_labels);
+	series_rows(f, rack_series, sizeof(rack_series) / sizeof(rack_series[0]), racks,
+		    sizeof(*racks), nracks, rack_labels);
 	agents_family(f, nodes, nnodes);
 	if (fclose(f) != 0) {
 		f = NULL;

@@ -46,6 +46,9 @@
 /* How often the thread looks whether slurmctld has read its state: the steps
    wait for the coordinator after a slurmctld restart. */
 #define READY_POLL_MS 50
+/* How long a start retries a busy ListenPort (a controller leaving control). */
+#define LISTEN_RETRY_MS      5000
+#define LISTEN_RETRY_STEP_MS 250
 /* Nodes of a job whose GPU allocation is read (the per-node model takes the most). */
 #define HM_MAX_HOSTS_PER_JOB_SCAN 1024
 /* How long stop waits for the thread; a thread blocked this long on a slurmctld
@@ -511,7 +514,15 @@ static void start_coord(void)
 	pthread_mutex_unlock(&g.mu);
 	conf_copy(&state_dir);
 	run_env(&env, state_dir);
-	if (hm_sched_run_start(&g.run, &env, &err) == HM_OK) {
+	/* A controller taking control may find ListenPort still held by the one that
+	   left it (it stops its coordinator within a tick, then saves the state):
+	   try again for a while, reading the state anew each time. */
+	for (int ms = 0;
+	     hm_sched_run_start(&g.run, &env, &err) != HM_OK &&
+	     strncmp(g.run.tag, "listen-", 7) == 0 && ms < LISTEN_RETRY_MS && !stopping();
+	     ms += LISTEN_RETRY_STEP_MS)
+		nap(LISTEN_RETRY_STEP_MS);
+	if (g.run.enabled) {
 		hm_log_set_level(g.run.conf.log_level);
 		set_wake(g.run.coord);
 		log_up("");
@@ -557,7 +568,10 @@ static void reload(void)
 	     g.run.conf.policy);
 }
 
-/* Until stop: wait for slurmctld's state, start, then one round per tick. */
+/* Until stop, or until this slurmctld leaves control (a backup's primary came
+   back, scontrol takeover): wait for slurmctld's state, start, then one round
+   per tick. Leaving, the caller stops the coordinator (state saved, ListenPort
+   freed for the controller in charge) and waits for control again. */
 static void run_loop(void)
 {
 	while (!stopping() && !ctld_ready()) {
@@ -571,6 +585,14 @@ static void run_loop(void)
 	start_coord();
 	while (!stopping()) {
 		bool reconf;
+
+		if (!ctld_ready()) {
+			info("%sslurmctld left control (standby or exit): coordinator "
+			     "stopped, state saved; it starts again when this "
+			     "controller is in control",
+			     g.prefix);
+			return;
+		}
 
 		pthread_mutex_lock(&g.mu);
 		reconf = g.reconfig;
