@@ -149,6 +149,10 @@ static const hm_field_t explain_fields[] = {
     HM_FIELD(hm_coord_explain_t, slowdown, "predicted_slowdown", HM_F_DBL),
     HM_FIELD(hm_coord_explain_t, decision, "decision", HM_F_STR),
     HM_FIELD(hm_coord_explain_t, why, "reason", HM_F_STR),
+    HM_FIELD_FL(hm_coord_explain_t, burst_declared_us, "burst_declared_us", HM_F_DBL, HM_F_NULL),
+    HM_FIELD_FL(hm_coord_explain_t, burst_model_us, "burst_modelled_us", HM_F_DBL, HM_F_NULL),
+    HM_FIELD_FL(hm_coord_explain_t, burst_factor, "burst_factor", HM_F_DBL, HM_F_NULL),
+    HM_FIELD(hm_coord_explain_t, burst_samples, "burst_samples", HM_F_DBL),
 };
 
 json_object *hm_json_link_view(const hm_coord_link_view_t *l)

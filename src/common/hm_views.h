@@ -130,6 +130,11 @@ typedef struct {
 	char decision[8]; /* "slot", "class" (class only, no stagger) or "free" */
 	char why[192];    /* the reason in words */
 	char gpus[128];   /* GPUs modelled per node ("n1:0-7 n2:0-3") */
+	/* Its burst alone as the model has it (hm_coord_burst.c); -1 = not modelled. */
+	double burst_declared_us; /* from the declared bytes */
+	double burst_model_us;    /* the declared bytes x burst_factor: what the policy sees */
+	double burst_factor;      /* learnt from the measured bursts; 1 = declared */
+	double burst_samples;     /* measured bursts folded in */
 } hm_coord_explain_t;
 
 #endif

@@ -175,7 +175,11 @@ static hm_rc_t job_profile(hm_coord_t *c, hm_cjob_t *j, hm_profile_t *p, hm_err_
 		/* Views show the spec cut to eff_profile's size; the parser reads it whole. */
 		if (snprintf(j->eff_profile, sizeof(j->eff_profile), "%s", spec) < 0)
 			j->eff_profile[0] = '\0';
-		return hm_spec_profile_parse(spec, p, err);
+		hm_rc_t rc = hm_spec_profile_parse(spec, p, err);
+
+		if (rc == HM_OK) /* the measured burst (hm_coord_burst.c) */
+			hm_burst_est_apply(&j->burst, p);
+		return rc;
 	}
 	if (j->measured && j->meas.iter_s > 0 && j->meas.bytes > 0) {
 		memset(p, 0, sizeof(*p));
@@ -185,6 +189,7 @@ static hm_rc_t job_profile(hm_coord_t *c, hm_cjob_t *j, hm_profile_t *p, hm_err_
 		p->nphases = 1;
 		p->phases[0].coll = HM_COLL_ALLREDUCE_RING;
 		p->phases[0].bytes = j->meas.bytes;
+		hm_burst_est_apply(&j->burst, p);
 		snprintf(j->eff_profile, sizeof(j->eff_profile), "measured:iter=%gs,bytes=%g",
 			 j->meas.iter_s, j->meas.bytes);
 		return HM_OK;
@@ -361,6 +366,7 @@ hm_cjob_t *hm_coord_add(hm_coord_t *c, const hm_coord_job_info_t *info)
 	j = &c->jobs[c->njobs];
 	memset(j, 0, sizeof(*j));
 	j->slot_misses = -1;
+	hm_burst_est_init(&j->burst);
 	if (!(j->nodes = strdup(info->nodes)))
 		return NULL;
 	c->njobs++;
@@ -412,6 +418,8 @@ hm_rc_t hm_coord_job_upsert(hm_coord_t *c, const hm_coord_job_info_t *info, hm_e
 	j->gpus_per_node = info->gpus_per_node;
 	snprintf(j->gpu_ids, sizeof(j->gpu_ids), "%s", info->gpu_ids ? info->gpu_ids : "");
 	snprintf(j->mode, sizeof(j->mode), "%s", mode);
+	if (strcmp(j->profile_spec, profile) != 0)
+		hm_burst_est_init(&j->burst); /* learnt against the old declaration */
 	snprintf(j->profile_spec, sizeof(j->profile_spec), "%s", profile);
 	j->start_s = info->start_s;
 	hm_coord_derive(c, j);
@@ -623,6 +631,7 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 	/* The policy sees what the node agents measured since the last decision. */
 	for (int i = 0; i < c->njobs; i++)
 		hm_coord_fold_measures(&c->jobs[i]);
+	hm_coord_fold_bursts(c);
 	if (c->njobs && (!(sj = calloc((size_t)c->njobs, sizeof(*sj))) ||
 			 !(map = calloc((size_t)c->njobs, sizeof(*map))))) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory");

@@ -178,6 +178,25 @@ static void decision_words(const hm_cjob_t *j, hm_coord_explain_t *e)
 	(void)j;
 }
 
+/* Its burst alone from the declared bytes and as the policy sees it (hm_coord_burst.c). */
+static void burst_words(const hm_cjob_t *j, hm_coord_explain_t *e)
+{
+	double f = j->burst.factor > 0 ? j->burst.factor : 1;
+	hm_traffic_t declared;
+
+	e->burst_declared_us = e->burst_model_us = -1;
+	e->burst_factor = f;
+	e->burst_samples = j->burst.total;
+	if (!j->have_tr || j->tr.nphases < 1)
+		return;
+	/* Alone times are linear in the bytes; where phases start is not. */
+	declared = j->tr;
+	for (int p = 0; p < declared.nphases && p < HM_MAX_PHASES; p++)
+		declared.alone_comm_s[p] /= f;
+	e->burst_model_us = hm_traffic_alone_burst_s(&j->job.profile, &j->tr) * 1e6;
+	e->burst_declared_us = hm_traffic_alone_burst_s(&j->job.profile, &declared) * 1e6;
+}
+
 /* A slot's GPUs: "0-3,6" from its mask, else "0-<gpus-1>" (the first ones). */
 static void slot_gpus(const hm_slot_t *sl, char *buf, size_t len)
 {
@@ -284,6 +303,7 @@ hm_rc_t hm_coord_explain(hm_coord_t *c, uint32_t job_id, hm_coord_explain_t *out
 	out->share = worst;
 	out->slowdown = worst > 0 ? 1 / worst : 0;
 	decision_words(j, out);
+	burst_words(j, out);
 out:
 	pthread_mutex_unlock(&c->mu);
 	free(util);

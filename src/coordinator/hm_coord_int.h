@@ -6,6 +6,7 @@
 
 #include "hm_coord.h"
 #include "hm_coord_nodes.h"
+#include "hm_burst_est.h"
 #include "hm_hwnode.h"
 #include "hm_metrics.h"
 #include "hm_policy.h"
@@ -56,6 +57,10 @@ typedef struct {
 	double acc_n, acc_iter_us, acc_iter_sq_us2; /* samples, sum, sum of squares */
 	double acc_compute_n, acc_compute_us, acc_burst_n, acc_burst_us;
 	long slot_misses; /* since the job started, -1 = never reported */
+	/* The measured burst in the model (hm_coord_burst.c): its estimator and the
+	   bursts of the window folded at the last decide. */
+	hm_burst_est_t burst;
+	double burst_win_n;
 } hm_cjob_t;
 
 /* A node agent as the coordinator knows it (one per topology host). */
@@ -173,6 +178,12 @@ const char *hm_coord_rack_name(const hm_coord_t *c, int r);
 void hm_coord_touch_nodes(hm_coord_t *c, const hm_cjob_t *j);
 /* Fold the agents' measurement windows of j into j->meas (caller holds mu). */
 void hm_coord_fold_measures(hm_cjob_t *j);
+/*
+ * Fold each job's window of measured bursts into its estimator against what the
+ * model predicted for it (hm_burst_est.h); a job whose factor moved is derived
+ * again, so the policy about to run sees its new traffic (caller holds mu).
+ */
+void hm_coord_fold_bursts(hm_coord_t *c);
 /* (Re)allocate the per-slot agent reports of j after derive (caller holds mu). */
 void hm_coord_node_reports_reset(hm_cjob_t *j);
 /* Node table for the current topology, keeping what is known by name. */

@@ -46,6 +46,7 @@ static unsigned long table_sig(const hm_coord_t *c)
 		h = mix(h, j->job_id);
 		h = mix(h, (unsigned long)(j->schedulable && j->have_tr));
 		h = mix(h, (unsigned long)llround(period_us));
+		h = mix(h, (unsigned long)llround(j->burst.factor * 1e6)); /* its bytes */
 		h = mix(h, (unsigned long)j->pl.nslots);
 		for (int s = 0; s < j->pl.nslots; s++)
 			h = mix(h, (unsigned long)j->pl.slots[s].host * 64 +

@@ -78,6 +78,7 @@ void hm_coord_fold_measures(hm_cjob_t *j)
 {
 	double mean, var;
 
+	j->burst_win_n = 0;
 	if (!(j->acc_n > 0))
 		return;
 	mean = j->acc_iter_us / j->acc_n;
@@ -86,8 +87,10 @@ void hm_coord_fold_measures(hm_cjob_t *j)
 	j->meas.iter_sd_s = sqrt(var > 0 ? var : 0) * 1e-6;
 	if (j->acc_compute_n > 0)
 		j->meas.compute_s = j->acc_compute_us / j->acc_compute_n * 1e-6;
-	if (j->acc_burst_n > 0)
+	if (j->acc_burst_n > 0) {
 		j->meas.comm_s = j->acc_burst_us / j->acc_burst_n * 1e-6;
+		j->burst_win_n = j->acc_burst_n;
+	}
 	j->measured = true;
 	j->acc_n = j->acc_iter_us = j->acc_iter_sq_us2 = 0;
 	j->acc_compute_n = j->acc_compute_us = j->acc_burst_n = j->acc_burst_us = 0;

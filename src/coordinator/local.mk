@@ -18,6 +18,7 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_coord_sync.c \
 	src/coordinator/hm_coord_view.c \
 	src/coordinator/hm_coord_explain.c \
+	src/coordinator/hm_coord_burst.c \
 	src/coordinator/hm_coord_gpus.c \
 	src/coordinator/hm_metrics.c src/coordinator/hm_metrics.h \
 	src/coordinator/hm_metrics_http.c \
@@ -38,6 +39,7 @@ UNIT_TESTS += \
 	tests/unit/test_coord \
 	tests/unit/test_coord_sync \
 	tests/unit/test_coord_nodes \
+	tests/unit/test_coord_burst \
 	tests/unit/test_coord_leaders \
 	tests/unit/test_coord_live \
 	tests/unit/test_server \
@@ -50,6 +52,7 @@ tests_unit_test_server_agent_SOURCES = tests/unit/test_server_agent.c tests/unit
 	tests/unit/server_fixture.h \
 	tests/unit/munge_fixture.h
 tests_unit_test_coord_nodes_SOURCES = tests/unit/test_coord_nodes.c tests/unit/coord_fixture.h
+tests_unit_test_coord_burst_SOURCES = tests/unit/test_coord_burst.c tests/unit/coord_fixture.h
 tests_unit_test_coord_leaders_SOURCES = tests/unit/test_coord_leaders.c tests/unit/coord_fixture.h
 tests_unit_test_coord_sync_SOURCES = tests/unit/test_coord_sync.c tests/unit/coord_fixture.h
 tests_unit_test_coord_live_SOURCES = tests/unit/test_coord_live.c tests/unit/coord_fixture.h

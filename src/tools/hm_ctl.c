@@ -288,6 +288,17 @@ static void print_explain(json_object *r, FILE *out)
 			v->slot_misses > 0 ? v->slot_misses : 0);
 	else
 		fprintf(out, "Measured     nothing yet (no step reported)\n");
+	if (e->burst_model_us >= 0 && e->burst_factor > 0 && e->burst_factor != 1)
+		fprintf(
+		    out,
+		    "Burst        modelled %.6g ms alone: measured, declared bytes x %.3g (from "
+		    "%.0f bursts); declared %.6g ms\n",
+		    e->burst_model_us / 1e3, e->burst_factor, e->burst_samples,
+		    e->burst_declared_us / 1e3);
+	else if (e->burst_model_us >= 0)
+		fprintf(out,
+			"Burst        modelled %.6g ms alone: declared (%.0f bursts measured)\n",
+			e->burst_model_us / 1e3, e->burst_samples);
 	if (v->applied_epoch >= 0)
 		fprintf(out, "Applied      epoch %ld on every node (decided: epoch %lu)\n",
 			v->applied_epoch, v->a.epoch);

@@ -76,12 +76,15 @@ grep -Eq '^  n2:nic0->rack1 +up +100 +1.07 +0.55 +0.50  15$' "$tmp/o" || fail "e
 grep -Eq '^  n1:nic0->rack1 +up .* 1.00  -$' "$tmp/o" || fail "explain own NIC: $(cat "$tmp/o")"
 grep -q 'share 0.50 of its bottleneck, bursts 2.00x slower' "$tmp/o" || fail "explain share: $(cat "$tmp/o")"
 grep -q '^GPUs         n1:0-7 n2:0-7' "$tmp/o" || fail "explain GPUs: $(cat "$tmp/o")"
+grep -Eq '^Burst        modelled 180 ms alone: declared \(0 bursts measured\)$' "$tmp/o" ||
+	fail "explain burst: $(cat "$tmp/o")"
 "$ctl" --port "$port" job 15 --explain >"$tmp/o" 2>&1 || fail "explain 15"
 grep -q '^GPUs         n2:0-3 n3:0-3' "$tmp/o" || fail "explain GPU indexes: $(cat "$tmp/o")"
 "$ctl" --port "$port" job 14 --explain >"$tmp/o" 2>&1 || fail "explain 14"
 grep -q '^Decision     free: runs unpaced: comm-sched off' "$tmp/o" || fail "explain off: $(cat "$tmp/o")"
 "$ctl" --port "$port" --json job 12 --explain >"$tmp/o" 2>&1 || fail "explain --json"
-for k in decision reason predicted_share predicted_slowdown links shared_links other_jobs gpus; do
+for k in decision reason predicted_share predicted_slowdown links shared_links other_jobs gpus \
+	burst_declared_us burst_modelled_us burst_factor burst_samples; do
 	grep -q "\"$k\"" "$tmp/o" || fail "explain --json lacks $k: $(cat "$tmp/o")"
 done
 "$ctl" --port "$port" job 99 --explain >"$tmp/o" 2>&1; [ $? -eq 1 ] || fail "explain unknown job exit"

@@ -116,6 +116,13 @@ void hm_traffic_free(hm_traffic_t *tr);
 /* Contention-free iteration time of a profile under traffic (max-min of its own flows). */
 double hm_traffic_alone_iter_s(const hm_topo_t *t, const hm_profile_t *prof, const hm_traffic_t *tr);
 
+/*
+ * A burst as the runtime measures it, alone: first phase start -> last phase
+ * end with each phase's alone time (compute gaps between overlapped phases
+ * included); 0 without phases.
+ */
+double hm_traffic_alone_burst_s(const hm_profile_t *prof, const hm_traffic_t *tr);
+
 /* Workload: jobs sorted by arrival. */
 typedef struct {
 	int njobs;

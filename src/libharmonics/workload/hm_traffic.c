@@ -304,6 +304,27 @@ double hm_traffic_alone_iter_s(const hm_topo_t *t, const hm_profile_t *prof, con
 	return iteration_s(prof, comm_s, n < 0 ? 0 : n);
 }
 
+double hm_traffic_alone_burst_s(const hm_profile_t *prof, const hm_traffic_t *tr)
+{
+	double first, end = 0, c;
+	int n;
+
+	if (!prof || !tr || prof->nphases < 1)
+		return 0;
+	c = prof->compute_s;
+	n = prof->nphases < tr->nphases ? prof->nphases : tr->nphases;
+	n = n < HM_MAX_PHASES ? n : HM_MAX_PHASES;
+	first = (1 - prof->phases[0].overlap) * c;
+	for (int p = 0; p < n; p++) {
+		double start = (1 - prof->phases[p].overlap) * c;
+
+		if (start < end)
+			start = end;
+		end = start + tr->alone_comm_s[p];
+	}
+	return n > 0 && end > first ? end - first : 0;
+}
+
 hm_rc_t hm_traffic_derive(const hm_topo_t *t, const hm_profile_t *prof, const hm_placement_t *pl,
 			  int path_idx, hm_traffic_t *out, hm_err_t *err)
 {

@@ -10,6 +10,7 @@ src_libharmonics_workload_libhmjob_la_SOURCES = \
 noinst_LTLIBRARIES += src/libharmonics/workload/libhmworkload.la
 src_libharmonics_workload_libhmworkload_la_SOURCES = \
 	src/libharmonics/workload/hm_traffic.c \
+	src/libharmonics/workload/hm_burst_est.c src/libharmonics/workload/hm_burst_est.h \
 	src/libharmonics/workload/hm_workload_csv.c \
 	src/libharmonics/workload/hm_workload_gen.c \
 	src/libharmonics/workload/hm_place.c
@@ -17,11 +18,13 @@ src_libharmonics_workload_libhmworkload_la_SOURCES = \
 UNIT_TESTS += \
 	tests/unit/test_job \
 	tests/unit/test_traffic \
+	tests/unit/test_burst_est \
 	tests/unit/test_workload \
 	tests/unit/test_place
 
 tests_unit_test_job_SOURCES = tests/unit/test_job.c
 tests_unit_test_traffic_SOURCES = tests/unit/test_traffic.c tests/unit/job_topo_fixture.h
+tests_unit_test_burst_est_SOURCES = tests/unit/test_burst_est.c tests/unit/job_topo_fixture.h
 tests_unit_test_workload_SOURCES = tests/unit/test_workload.c tests/unit/job_topo_fixture.h
 tests_unit_test_place_SOURCES = tests/unit/test_place.c tests/unit/job_topo_fixture.h
 
