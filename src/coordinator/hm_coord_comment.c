@@ -180,7 +180,7 @@ bool hm_coord_admin_comment(hm_coord_t *c, uint32_t job_id, const char *current,
 			last_m = k;
 	}
 
-	/* A changed decision, then a newly applied epoch: 0, 1 or 2 entries to add. */
+	/* A changed decision, a newly applied epoch, a changed model: 0 to 3 entries to add. */
 	body_new = entry_body(adds[0], strlen(adds[0]), &blen_new);
 	if (last_e >= 0) {
 		body_old = entry_body(ents[last_e].s, ents[last_e].len, &blen_old);

@@ -31,6 +31,18 @@ static bool any_applied(const hm_cjob_t *j)
 	return false;
 }
 
+/* An agent of one of j's nodes is connected: the lack of a report says something. */
+static bool agent_up(const hm_coord_t *c, const hm_cjob_t *j)
+{
+	for (int s = 0; c->nodes && s < j->pl.nslots; s++) {
+		int h = j->pl.slots[s].host;
+
+		if (h >= 0 && h < c->topo->nhosts && c->nodes[h].up)
+			return true;
+	}
+	return false;
+}
+
 bool hm_coord_pace_update(hm_coord_t *c, hm_cjob_t *j, double now_s)
 {
 	double bound_s = c->conf.unpaced_after_s;
@@ -41,10 +53,16 @@ bool hm_coord_pace_update(hm_coord_t *c, hm_cjob_t *j, double now_s)
 		j->unpaced = false;
 		return was;
 	}
-	if (any_applied(j))
+	if (any_applied(j)) {
 		j->pace_since_s = now_s;
-	else if (!(j->pace_since_s > 0)) /* from its first decision, or the engine's start */
+	} else if (!agent_up(c, j)) {
+		/* No agent to carry a report (none installed, or all lost): no evidence
+		   either way, the state stays and the bound starts again when one is up. */
+		j->pace_since_s = now_s;
+		return false;
+	} else if (!(j->pace_since_s > 0)) { /* from its first decision, or the engine's start */
 		j->pace_since_s = fmin(now_s, fmax(j->a.decided_us / 1e6, c->started_s));
+	}
 	j->unpaced = bound_s > 0 && now_s - j->pace_since_s >= bound_s;
 	if (j->unpaced && !was)
 		hm_log(HM_LOG_INFO,

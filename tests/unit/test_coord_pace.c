@@ -150,6 +150,22 @@ static void test_unpaced_after_bound(void **state)
 	hm_coord_destroy(c);
 }
 
+/* No agent up on its nodes: no report is no evidence, the job stays paced. */
+static void test_no_agent_no_verdict(void **state)
+{
+	hm_coord_t *c = make(30);
+
+	decide_at(c, T0_S);
+	decide_at(c, T0_S + 300);
+	assert_false(view(c).unpaced);
+	beat(c, "n1", -1, -1, T0_S + 301); /* an agent: the bound counts from about now */
+	decide_at(c, T0_S + 329);
+	assert_false(view(c).unpaced);
+	decide_at(c, T0_S + 331.5);
+	assert_true(view(c).unpaced);
+	hm_coord_destroy(c);
+}
+
 /* UnpacedAfter=0: never. */
 static void test_unpaced_never(void **state)
 {
@@ -255,6 +271,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_unpaced_after_bound),
 	    cmocka_unit_test(test_unpaced_never),
+	    cmocka_unit_test(test_no_agent_no_verdict),
 	    cmocka_unit_test(test_class_in_force),
 	    cmocka_unit_test(test_eval_as_traffic_runs),
 	};
