@@ -269,10 +269,8 @@ static void test_eval_as_traffic_runs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_unpaced_after_bound),
-	    cmocka_unit_test(test_unpaced_never),
-	    cmocka_unit_test(test_no_agent_no_verdict),
-	    cmocka_unit_test(test_class_in_force),
+	    cmocka_unit_test(test_unpaced_after_bound),  cmocka_unit_test(test_unpaced_never),
+	    cmocka_unit_test(test_no_agent_no_verdict),  cmocka_unit_test(test_class_in_force),
 	    cmocka_unit_test(test_eval_as_traffic_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
