@@ -475,6 +475,12 @@ void agent_jobs_state(const agent_jobs_t *js, int64_t now_us, hm_aw_node_state_t
 			if (t->prev.applied_epoch >= 0 &&
 			    (s->applied_epoch < 0 || t->prev.applied_epoch < s->applied_epoch))
 				s->applied_epoch = t->prev.applied_epoch;
+			/* The lowest priority where tasks differ (hm_agent_wire.h). */
+			if (t->prev.nccl_class >= 0 &&
+			    (!s->has_nccl_class || t->prev.nccl_class > s->nccl_class)) {
+				s->has_nccl_class = true;
+				s->nccl_class = t->prev.nccl_class;
+			}
 		}
 		s->steps = nsteps;
 		if (j->pending.samples > 0) {

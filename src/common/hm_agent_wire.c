@@ -73,6 +73,9 @@ static const hm_field_t job_state_fields[] = {
     HM_FIELD_CHECKED(hm_aw_job_state_t, ranks, "ranks", HM_F_INT, 0, 1e6, HM_F_REQ, NULL),
     HM_FIELD_CHECKED(hm_aw_job_state_t, applied_epoch, "applied_epoch", HM_F_LONG, 0,
 		     HM_AW_EPOCH_MAX, HM_F_NULL, NULL),
+    /* Absent (none reported, or an older agent): the decision's class is assumed. */
+    {"nccl_class", HM_F_INT, offsetof(hm_aw_job_state_t, nccl_class), sizeof(int), 0, HM_PRIO_MAX,
+     HM_F_IF, NULL, NULL, 0, offsetof(hm_aw_job_state_t, has_nccl_class)},
 };
 
 static const hm_field_t meas_fields[] = {

@@ -71,7 +71,12 @@ typedef struct {
 	int steps;          /* steps with a live report file */
 	int ranks;          /* live report files (tasks) */
 	long applied_epoch; /* oldest epoch a live task applied; -1 = none yet (JSON null) */
-	bool has_meas;      /* a window with samples since the last beat that carried one */
+	/* The class its live tasks' NCCL communicators carry (the reports' NCCL_CLASS),
+	   the lowest priority (highest number) where they differ: a collective ends
+	   with its slowest flows. Absent (has_nccl_class false): none reported. */
+	bool has_nccl_class;
+	int nccl_class; /* [0, 7] */
+	bool has_meas;  /* a window with samples since the last beat that carried one */
 	hm_aw_meas_t meas;
 	/* Decoding only: why this entry's meas was refused ("" = it was not). Its
 	   values come from a user's report file, so a bad one costs only this entry. */

@@ -61,6 +61,7 @@ typedef enum {
 	K_NICS_PER_NODE,
 	K_CLASS_DSCP,
 	K_CLASS_SL,
+	K_UNPACED_AFTER,
 	K__COUNT
 } conf_key_id_t;
 
@@ -104,6 +105,7 @@ void hm_conf_defaults(hm_conf_t *conf)
 	conf->reserved_levels = 1;
 	conf->decision_budget_s = 1.0; /* guard_s: 0 */
 	conf->valid_s = 600.0;
+	conf->unpaced_after_s = 3 * conf->epoch_s;
 	conf->gpus_per_node = HM_DEFAULT_GPUS_PER_HOST;
 	conf->nics_per_node = HM_DEFAULT_NICS_PER_HOST;
 	snprintf(conf->class_dscp, sizeof(conf->class_dscp), "%s", HM_CLASS_DSCP_DEFAULT);
@@ -432,6 +434,9 @@ static const conf_key_t keys[K__COUNT] = {
 	"DSCP of each priority class, 0 (highest) first"),
     KEY(K_CLASS_SL, "ClassSL", "S0,...,S7", CK_STR, 0, 0, class_sl, check_class_table,
 	"InfiniBand service level of each priority class"),
+    KEY(K_UNPACED_AFTER, "UnpacedAfter", "DURATION", CK_SECONDS, 0, 86400, unpaced_after_s, NULL,
+	"a job none of whose steps reported an applied epoch for this long is modelled unpaced "
+	"(0: never)"),
 };
 
 size_t hm_conf_key_count(void)
@@ -593,6 +598,32 @@ static hm_rc_t agent_timing_check(hm_conf_t *c, const int *key_line, const char 
 	return HM_OK;
 }
 
+/*
+ * UnpacedAfter: derived from EpochLength when not given (three epochs, 30 s
+ * without epochs); a report reaches the coordinator a heartbeat or two after a
+ * step applied its decision, so a bound under three heartbeats would call
+ * paced jobs unpaced.
+ */
+static hm_rc_t unpaced_check(hm_conf_t *c, const int *key_line, const char *fname, hm_err_t *err)
+{
+	double min_s = 3 * c->heartbeat_ms / 1000.0;
+
+	if (!key_line[K_UNPACED_AFTER]) {
+		c->unpaced_after_s = c->epoch_s > 0 ? 3 * c->epoch_s : 30;
+		if (c->unpaced_after_s < min_s)
+			c->unpaced_after_s = min_s;
+		return HM_OK;
+	}
+	if (c->unpaced_after_s > 0 && c->unpaced_after_s < min_s)
+		return hm_err_set(
+		    err, HM_ERR_RANGE,
+		    "%s:%d: UnpacedAfter=%gs is shorter than three heartbeats "
+		    "(HeartbeatInterval=%dms; accepted: 0 = never, or UnpacedAfter >= "
+		    "%gs)",
+		    fname, key_line[K_UNPACED_AFTER], c->unpaced_after_s, c->heartbeat_ms, min_s);
+	return HM_OK;
+}
+
 static int find_key(const char *key)
 {
 	for (int k = 0; k < K__COUNT; k++)
@@ -661,6 +692,8 @@ hm_rc_t hm_conf_load_string(const char *text, const char *fname, hm_conf_t *conf
 		}
 	}
 	if ((rc = agent_timing_check(&c, key_line, fname, err)) != HM_OK)
+		goto out;
+	if ((rc = unpaced_check(&c, key_line, fname, err)) != HM_OK)
 		goto out;
 	if (c.reserved_levels >= c.prio_levels) {
 		int ln = key_line[K_RESERVED_LEVELS] ? key_line[K_RESERVED_LEVELS]

@@ -47,6 +47,10 @@ typedef struct {
 	double guard_s;           /* Guard=: late tolerance of slot holding; 0 = policy default */
 	double valid_s;           /* AssignmentValidity=: how long a step may use an assignment
 				     before asking again, default 10 min */
+	double unpaced_after_s;   /* UnpacedAfter=: a scheduled job none of whose steps reported
+				     an applied epoch for this long is modelled unpaced; 0 =
+				     never; default 3 x epoch_s (30 s when 0), at least 3
+				     heartbeats */
 
 	/* Topology. */
 	char topology[HM_CONF_PATH_MAX]; /* Topology=: topology.conf path; default "" =

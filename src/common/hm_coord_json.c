@@ -37,6 +37,10 @@ static const hm_field_t job_view_fields[] = {
     HM_FIELD_FL(hm_coord_job_view_t, measured_period_us, "measured_period_us", HM_F_DBL, HM_F_NULL),
     HM_FIELD_FL(hm_coord_job_view_t, measured_burst_us, "measured_burst_us", HM_F_DBL, HM_F_NULL),
     HM_FIELD_FL(hm_coord_job_view_t, slot_misses, "slot_misses", HM_F_LONG, HM_F_NULL),
+    /* The class its NCCL traffic carries (null: none reported), and whether it is
+       modelled unpaced (no applied epoch for UnpacedAfter). */
+    HM_FIELD_FL(hm_coord_job_view_t, class_in_force, "class_in_force", HM_F_INT, HM_F_NULL),
+    HM_FIELD(hm_coord_job_view_t, unpaced, "unpaced", HM_F_BOOL),
     HM_FIELD_OBJ(hm_coord_job_view_t, a, "assignment", hm_assignment_fields),
 };
 
@@ -87,6 +91,7 @@ json_object *hm_json_job_view(const hm_coord_job_view_t *v)
 void hm_json_job_view_parse(json_object *o, hm_coord_job_view_t *v)
 {
 	memset(v, 0, sizeof(*v));
+	v->class_in_force = -1; /* an older coordinator sends none */
 	hm_fields_read(o, job_view_fields, HM_NFIELDS(job_view_fields), v);
 }
 

@@ -46,6 +46,11 @@ typedef struct {
 	double measured_period_us; /* last measured window: mean iteration, -1 = none */
 	double measured_burst_us;  /* mean burst length, -1 = none */
 	long slot_misses;          /* skipped or late slots since the job started, -1 = none */
+	/* What its traffic does (hm_coord_pace.c): the class its NCCL communicators
+	   carry (-1 none reported; it may differ from a.prio), and whether no step
+	   reported an applied epoch for UnpacedAfter (modelled free running). */
+	int class_in_force;
+	bool unpaced;
 } hm_coord_job_view_t;
 
 /* Engine-wide counters (status queries). */

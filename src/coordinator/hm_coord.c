@@ -114,8 +114,10 @@ void hm_cjob_clear_derived(hm_cjob_t *j)
 	j->have_tr = false;
 	free(j->node_applied);
 	free(j->node_steps);
+	free(j->node_class);
 	j->node_applied = NULL;
 	j->node_steps = NULL;
+	j->node_class = NULL;
 }
 
 void hm_coord_destroy(hm_coord_t *c)
@@ -622,8 +624,11 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 
 	*changed = false;
 	hm_coord_lock_mut(c);
-	for (int i = 0; i < c->njobs; i++)
+	for (int i = 0; i < c->njobs; i++) {
 		released += release_deferred(c, &c->jobs[i], (int64_t)llround(now_s * 1e6));
+		if (hm_coord_pace_update(c, &c->jobs[i], now_s))
+			c->need_decide = true; /* paced <-> unpaced: the model changed */
+	}
 	epoch_due = c->conf.epoch_s > 0 && c->pol->uses_epochs &&
 		    now_s >= c->last_decide_s + c->conf.epoch_s;
 	if (!c->need_decide && !epoch_due)
@@ -656,6 +661,7 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 		    .meas_comm_s = j->measured ? j->meas.comm_s : 0,
 		    .meas_iter_sd_s = j->measured ? j->meas.iter_sd_s : 0,
 		};
+		hm_coord_pace_model(c, j, &sj[n]);
 		n++;
 	}
 	/* One arrival event per new job, in table order, so that policies that treat the

@@ -5,6 +5,9 @@
  *   harmonics:e<epoch>@<UTC time> p=<policy> free prio=<n>;            (no slot, a class)
  *   harmonics:e<epoch>@<UTC time> off=<reason>;                        (unscheduled)
  *   harmonics:a<epoch>@<UTC time>;   the job's steps run epoch <epoch> (oldest on any node)
+ *   harmonics:m@<UTC time> unpaced[ class=<n>];  modelled as its traffic runs (hm_coord_pace.c):
+ *   harmonics:m@<UTC time> paced[ class=<n>];    no applied epoch for UnpacedAfter, or its NCCL
+ *                                                traffic carries class n, not the decided prio
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@
 
 #define ENTRY_TAG   "harmonics:e"
 #define APPLIED_TAG "harmonics:a"
+#define MODEL_TAG   "harmonics:m"
 #define ANY_TAG     "harmonics:"
 #define ENTRY_MAX   256
 #define MAX_ENTRIES 256
@@ -70,6 +74,20 @@ static void applied_entry(long epoch, double now_s, char *buf, size_t len)
 	snprintf(buf, len, APPLIED_TAG "%ld@%s;", epoch, when);
 }
 
+/* The model entry of job view v ("harmonics:m@TIME unpaced;", "... paced class=3;"). */
+static void model_entry(const hm_coord_job_view_t *v, double now_s, char *buf, size_t len)
+{
+	char when[32] = "?", cls[24] = "";
+	time_t t = (time_t)now_s;
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (v->class_in_force >= 0 && (v->unpaced || v->class_in_force != v->a.prio))
+		snprintf(cls, sizeof(cls), " class=%d", v->class_in_force);
+	snprintf(buf, len, MODEL_TAG "@%s %s%s;", when, v->unpaced ? "unpaced" : "paced", cls);
+}
+
 /* Epoch of an applied entry ("harmonics:a7@..."), -1 when unreadable. */
 static long applied_epoch_of(const char *e)
 {
@@ -100,9 +118,10 @@ typedef struct {
 bool hm_coord_admin_comment(hm_coord_t *c, uint32_t job_id, const char *current, char *buf,
 			    size_t len)
 {
-	char adds[2][ENTRY_MAX], foreign[4096];
+	char adds[3][ENTRY_MAX], foreign[4096], model[ENTRY_MAX];
 	span_t ents[MAX_ENTRIES];
-	int nents = 0, nadds = 0, first, last_e = -1, last_a = -1;
+	int nents = 0, nadds = 0, first, last_e = -1, last_a = -1, last_m = -1;
+	bool notable = false;
 	size_t flen = 0, limit, total, alen = 0, blen_new, blen_old;
 	const char *p, *body_new, *body_old;
 	long applied = -1;
@@ -120,8 +139,12 @@ bool hm_coord_admin_comment(hm_coord_t *c, uint32_t job_id, const char *current,
 	hm_coord_admin_entry(&j->a, adds[0], sizeof(adds[0]));
 	limit = c->conf.admin_comment_max_bytes;
 	pthread_mutex_unlock(&c->mu);
-	if (hm_coord_job(c, job_id, &v) == HM_OK)
+	memset(&v, 0, sizeof(v));
+	if (hm_coord_job(c, job_id, &v) == HM_OK) {
 		applied = v.applied_epoch;
+		notable = v.a.scheduled &&
+			  (v.unpaced || (v.class_in_force >= 0 && v.class_in_force != v.a.prio));
+	}
 	if (len == 0)
 		return false;
 	if (limit > len - 1)
@@ -153,9 +176,11 @@ bool hm_coord_admin_comment(hm_coord_t *c, uint32_t job_id, const char *current,
 			last_e = k;
 		else if (strncmp(ents[k].s, APPLIED_TAG, strlen(APPLIED_TAG)) == 0)
 			last_a = k;
+		else if (strncmp(ents[k].s, MODEL_TAG, strlen(MODEL_TAG)) == 0)
+			last_m = k;
 	}
 
-	/* A changed decision, then a newly applied epoch: 0, 1 or 2 entries to add. */
+	/* A changed decision, a newly applied epoch, a changed model: 0 to 3 entries to add. */
 	body_new = entry_body(adds[0], strlen(adds[0]), &blen_new);
 	if (last_e >= 0) {
 		body_old = entry_body(ents[last_e].s, ents[last_e].len, &blen_old);
@@ -166,6 +191,16 @@ bool hm_coord_admin_comment(hm_coord_t *c, uint32_t job_id, const char *current,
 	}
 	if (applied >= 0 && (last_a < 0 || applied_epoch_of(ents[last_a].s) != applied))
 		applied_entry(applied, hm_real_s(), adds[nadds++], sizeof(adds[0]));
+	/* How it is modelled: when notable, or when it changed since the last such entry. */
+	if (v.a.scheduled && (notable || last_m >= 0)) {
+		model_entry(&v, hm_real_s(), model, sizeof(model));
+		body_new = entry_body(model, strlen(model), &blen_new);
+		if (last_m >= 0)
+			body_old = entry_body(ents[last_m].s, ents[last_m].len, &blen_old);
+		if (last_m < 0 ||
+		    !(blen_old == blen_new && memcmp(body_old, body_new, blen_new) == 0))
+			snprintf(adds[nadds++], sizeof(adds[0]), "%s", model);
+	}
 	if (nadds == 0)
 		return false; /* nothing new */
 	for (int k = 0; k < nadds; k++)

@@ -175,7 +175,20 @@ static void decision_words(const hm_cjob_t *j, hm_coord_explain_t *e)
 				      "stagger",
 			 a->policy, a->prio, e->nshared, e->nshared == 1 ? "" : "s");
 	}
-	(void)j;
+	/* What the model takes instead where its traffic does not follow (hm_coord_pace.c). */
+	if (a->scheduled && j->unpaced) {
+		snprintf(e->decision, sizeof(e->decision), "free");
+		snprintf(e->why, sizeof(e->why),
+			 "modelled unpaced: no step reported an applied epoch (the pacing runtime "
+			 "is not loaded, opted out or broken); %s decided class %d",
+			 a->policy, a->prio);
+	} else if (a->scheduled && e->job.class_in_force >= 0 && e->job.class_in_force != a->prio) {
+		size_t n = strlen(e->why);
+
+		snprintf(e->why + n, sizeof(e->why) - n,
+			 "; its NCCL traffic still carries class %d (modelled so)",
+			 e->job.class_in_force);
+	}
 }
 
 /* Its burst alone from the declared bytes and as the policy sees it (hm_coord_burst.c). */

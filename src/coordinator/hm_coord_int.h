@@ -61,6 +61,11 @@ typedef struct {
 	   bursts of the window folded at the last decide. */
 	hm_burst_est_t burst;
 	double burst_win_n;
+
+	/* Whether its traffic follows the decision (issue 25; hm_coord_pace.c). */
+	int *node_class;     /* per slot: NCCL class its tasks carry, -1 none (with node_applied) */
+	double pace_since_s; /* first scheduled decision, or last applied epoch seen; 0 = none */
+	bool unpaced;        /* no applied epoch for UnpacedAfter: modelled free running */
 } hm_cjob_t;
 
 /* A node agent as the coordinator knows it (one per topology host). */
@@ -186,6 +191,17 @@ void hm_coord_fold_measures(hm_cjob_t *j);
 void hm_coord_fold_bursts(hm_coord_t *c);
 /* (Re)allocate the per-slot agent reports of j after derive (caller holds mu). */
 void hm_coord_node_reports_reset(hm_cjob_t *j);
+
+/*
+ * Whether j's traffic follows its decision (hm_coord_pace.c, caller holds mu).
+ * class_in_force: the class its NCCL communicators carry (the lowest priority
+ * over its nodes), -1 when none reported. pace_update: j's paced/unpaced state
+ * at now_s; true when it changed (the model changed: decide again). pace_model:
+ * what the policy must judge j with (hm_sched_job_t's unpaced and class_fixed).
+ */
+int hm_coord_class_in_force(const hm_cjob_t *j);
+bool hm_coord_pace_update(hm_coord_t *c, hm_cjob_t *j, double now_s);
+void hm_coord_pace_model(const hm_coord_t *c, const hm_cjob_t *j, hm_sched_job_t *sj);
 /* Node table for the current topology, keeping what is known by name. */
 hm_rc_t hm_coord_nodes_rebuild(hm_coord_t *c, const hm_topo_t *old_topo);
 

@@ -44,7 +44,7 @@ static unsigned long table_sig(const hm_coord_t *c)
 		double period_us = j->measured ? j->meas.iter_s * 1e6 : 0;
 
 		h = mix(h, j->job_id);
-		h = mix(h, (unsigned long)(j->schedulable && j->have_tr));
+		h = mix(h, (unsigned long)(j->schedulable && j->have_tr) + 2ul * j->unpaced);
 		h = mix(h, (unsigned long)llround(period_us));
 		h = mix(h, (unsigned long)llround(j->burst.factor * 1e6)); /* its bytes */
 		h = mix(h, (unsigned long)j->pl.nslots);
@@ -88,8 +88,11 @@ hm_rc_t hm_coord_live_view(hm_coord_t *c, const hm_topo_t *prev, hm_topo_t **fre
 
 		if (!j->schedulable || !j->have_tr)
 			continue;
-		jv[n] = (hm_lview_job_t){
-		    .id = j->job_id, .gpus = j->job.gpus, .scheduled = staggers, .tr = &j->tr};
+		jv[n] = (hm_lview_job_t){.id = j->job_id,
+					 .gpus = j->job.gpus,
+					 .scheduled =
+					     staggers && !j->unpaced, /* nothing holds its bursts */
+					 .tr = &j->tr};
 		hm_lview_job_times(&j->job.profile, &j->tr, &jv[n].period_s, &jv[n].burst_s);
 		if (j->measured && j->meas.iter_s > 0)
 			jv[n].period_s = j->meas.iter_s;

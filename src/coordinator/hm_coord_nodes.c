@@ -57,21 +57,26 @@ void hm_coord_node_reports_reset(hm_cjob_t *j)
 {
 	free(j->node_applied);
 	free(j->node_steps);
+	free(j->node_class);
 	j->node_applied = NULL;
 	j->node_steps = NULL;
+	j->node_class = NULL;
 	if (j->pl.nslots <= 0)
 		return;
 	j->node_applied = malloc((size_t)j->pl.nslots * sizeof(*j->node_applied));
 	j->node_steps = calloc((size_t)j->pl.nslots, sizeof(*j->node_steps));
-	if (!j->node_applied || !j->node_steps) {
+	j->node_class = malloc((size_t)j->pl.nslots * sizeof(*j->node_class));
+	if (!j->node_applied || !j->node_steps || !j->node_class) {
 		free(j->node_applied);
 		free(j->node_steps);
+		free(j->node_class);
 		j->node_applied = NULL;
 		j->node_steps = NULL;
+		j->node_class = NULL;
 		return; /* no agent figures for this job: it still runs */
 	}
 	for (int s = 0; s < j->pl.nslots; s++)
-		j->node_applied[s] = -1;
+		j->node_applied[s] = j->node_class[s] = -1;
 }
 
 void hm_coord_fold_measures(hm_cjob_t *j)
@@ -302,6 +307,9 @@ hm_rc_t hm_coord_node_beat(hm_coord_t *c, const hm_aw_node_state_t *st, double n
 		if (j->node_applied) {
 			j->node_applied[s] = js->applied_epoch;
 			j->node_steps[s] = js->steps;
+			j->node_class[s] = js->has_nccl_class ? js->nccl_class : -1;
+			if (hm_coord_pace_update(c, j, now_s))
+				c->need_decide = true; /* reports arrived: paced again */
 		}
 		if (js->has_meas)
 			accumulate(j, &js->meas);

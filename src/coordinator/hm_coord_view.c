@@ -40,6 +40,8 @@ void hm_coord_view_of(const hm_cjob_t *j, hm_coord_job_view_t *v)
 	v->measured_period_us = j->measured && j->meas.iter_s > 0 ? j->meas.iter_s * 1e6 : -1;
 	v->measured_burst_us = j->measured && j->meas.comm_s > 0 ? j->meas.comm_s * 1e6 : -1;
 	v->slot_misses = j->slot_misses;
+	v->class_in_force = hm_coord_class_in_force(j);
+	v->unpaced = j->unpaced;
 }
 
 void hm_coord_stats(hm_coord_t *c, hm_coord_stats_t *out)

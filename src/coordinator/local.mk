@@ -14,6 +14,7 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_coord_tier.c \
 	src/coordinator/hm_coord_live.c \
 	src/coordinator/hm_coord_nodes.c src/coordinator/hm_coord_nodes.h \
+	src/coordinator/hm_coord_pace.c \
 	src/coordinator/hm_coord_state.c \
 	src/coordinator/hm_coord_sync.c \
 	src/coordinator/hm_coord_view.c \
@@ -45,7 +46,10 @@ UNIT_TESTS += \
 	tests/unit/test_server \
 	tests/unit/test_server_agent \
 	tests/unit/test_server_admit \
-	tests/unit/test_coord_hw
+	tests/unit/test_coord_hw \
+	tests/unit/test_coord_pace
+tests_unit_test_coord_pace_SOURCES = tests/unit/test_coord_pace.c tests/unit/coord_fixture.h \
+	tests/unit/policies_fixture.h
 tests_unit_test_coord_hw_SOURCES = tests/unit/test_coord_hw.c tests/unit/coord_fixture.h
 tests_unit_test_coord_SOURCES = tests/unit/test_coord.c tests/unit/coord_fixture.h
 tests_unit_test_server_agent_SOURCES = tests/unit/test_server_agent.c tests/unit/coord_fixture.h \

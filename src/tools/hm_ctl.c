@@ -78,7 +78,7 @@ static void print_status(json_object *r, const char *where, FILE *out)
 
 static void print_job_row(const hm_coord_job_view_t *v, FILE *out)
 {
-	char user[32], period[16] = "-", shift[16] = "-", prio[8] = "-", applied[24] = "-";
+	char user[32], period[16] = "-", shift[16] = "-", prio[24] = "-", applied[24] = "-";
 	const hm_assignment_t *a = &v->a;
 
 	user_name(v->uid, user, sizeof(user));
@@ -88,7 +88,11 @@ static void print_job_row(const hm_coord_job_view_t *v, FILE *out)
 		else
 			snprintf(period, sizeof(period), a->shift_us > 0 ? "delay" : "free");
 		snprintf(shift, sizeof(shift), "%.6g", a->shift_us / 1e3);
-		snprintf(prio, sizeof(prio), "%d", a->prio);
+		/* DECIDED/IN_FORCE where its NCCL traffic still carries another class. */
+		if (v->class_in_force >= 0 && v->class_in_force != a->prio)
+			snprintf(prio, sizeof(prio), "%d/%d", a->prio, v->class_in_force);
+		else
+			snprintf(prio, sizeof(prio), "%d", a->prio);
 	}
 	if (v->applied_epoch >= 0)
 		snprintf(applied, sizeof(applied), "%ld", v->applied_epoch);
@@ -96,7 +100,9 @@ static void print_job_row(const hm_coord_job_view_t *v, FILE *out)
 		"%-8u %-10.10s %-12.12s %-16.16s %4d %5d %-9.9s %9s %9s %4s %5lu %7s %5d  %s\n",
 		v->job_id, user, v->name[0] ? v->name : "-", v->nodes, v->gpus, v->nracks, v->mode,
 		period, shift, prio, a->epoch, applied, v->registered_steps,
-		a->scheduled ? "scheduled" : a->reason);
+		!a->scheduled ? a->reason
+		: v->unpaced  ? "unpaced"
+			      : "scheduled");
 }
 
 /* The array member key of reply r and its length (0 when absent or not an array). */
@@ -239,7 +245,17 @@ static void print_job(json_object *r, FILE *out)
 		fmt_time(v.effective_us / 1e6, at, sizeof(at));
 		fprintf(out, "Switch       every step switches to epoch %lu at %s\n", a->epoch, at);
 	}
-	fprintf(out, "Priority     class %d, path %d\n", a->prio, a->path);
+	if (v.class_in_force >= 0 && v.class_in_force != a->prio)
+		fprintf(out,
+			"Priority     class %d decided, %d in force (its NCCL communicators keep "
+			"theirs; modelled with %d), path %d\n",
+			a->prio, v.class_in_force, v.class_in_force, a->path);
+	else
+		fprintf(out, "Priority     class %d, path %d\n", a->prio, a->path);
+	if (v.unpaced)
+		fprintf(out, "Pacing       unpaced: no step reported an applied epoch within "
+			     "UnpacedAfter (runtime not loaded, opted out or broken); modelled "
+			     "free running\n");
 }
 
 /* job ID --explain: its links, who else is on them, the decision and why. */

@@ -27,6 +27,7 @@ clang -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recove
 mkdir -p "$out/corpus"
 seed() { printf '%s' "$2" >"$out/corpus/$1"; }
 seed hello '0{"v":1,"op":"agent_hello","seq":1,"node":"n1","agent_version":"0.1.0","topo":{"gpus":2,"nics":[{"name":"mlx5_0","pci":"0000:14:00.0","numa":0,"speed_bps":200000000000}],"gpu_nic":[0,0]},"jobs":[{"job_id":42,"steps":1,"ranks":2,"applied_epoch":null}]}'
+seed beat_class '0{"v":1,"op":"agent_beat","seq":8,"nodes":[{"node":"n1","jobs":[{"job_id":42,"steps":1,"ranks":2,"applied_epoch":7,"nccl_class":3}]}]}'
 seed welcome '0{"v":1,"op":"agent_welcome","seq":1,"re":1,"ok":true,"heartbeat_ms":1000,"valid_ms":3000,"lead_ms":1000}'
 seed beat '0{"v":1,"op":"agent_beat","seq":7,"nodes":[{"node":"n1","jobs":[{"job_id":42,"steps":1,"ranks":2,"applied_epoch":7,"meas":{"samples":20,"iter_us":250000.5,"iter_sd_us":1200.0,"compute_us":150000,"slot_misses":1}}]}]}'
 seed assign '0{"v":1,"op":"agent_assign","seq":2,"re":1,"nodes":[{"node":"n1","jobs":[{"job_id":42,"uid":1000,"scheduled":true,"policy":"harmonics","epoch":7,"period_us":250000,"shift_us":125000,"origin_us":1700000000000000,"guard_us":10000,"prio":1,"next":{"effective_us":1700000001000000,"epoch":8,"policy":"harmonics","period_us":250000,"shift_us":0,"origin_us":1700000000000000,"guard_us":10000,"prio":2}},{"job_id":43,"uid":1001,"scheduled":false,"reason":"off"}]}]}'

@@ -13,6 +13,15 @@
 # reaches the communicator created after it and the report says the class;
 # a captured collective gets nothing inserted.
 #
+# Then the coordinator's side (issue 25 items 1 and 5): a --comm-sched job whose
+# step opts out of the runtime (--no-comm-preload) reports no applied epoch, so
+# harmonicsctl and its AdminComment say "unpaced" after UnpacedAfter (3 s here);
+# a report of that stand-in run (NCCL_CLASS=3, written by the interposer) put
+# into the job's directory on its node (the path is the test's doing: the run
+# above wrote it to DIR) reaches the coordinator through the node agent: paced
+# again, its class in force 3 beside the decided one, in harmonicsctl and in
+# AdminComment.
+#
 # Usage: tests/slurm/nccl_standin.sh [BUILD_DIR]   (root; exit 0 passed, 1 failed, 77 skipped)
 set -uo pipefail
 
@@ -33,6 +42,7 @@ ITERS=12 COMPUTE_MS=50 SKEW_MS=70
 PROF="iter=100ms,comm=10%,bytes=100MB"
 
 echo "=== bring-up"
+export HM_CONF_EXTRA="UnpacedAfter=3s"
 hm_tier_cluster_up "8 slurmd with their node agents" --no-db
 hm_write_plugstack "preload=$rt"
 dir=$HM_DIR/out/nccl
@@ -74,4 +84,40 @@ else
 	while read -r l; do pass "${l#PASS: }"; done < <(grep '^PASS: ' "$dir/check.out")
 	while read -r l; do fail "${l#FAIL: }"; done < <(grep '^FAIL: ' "$dir/check.out")
 fi
+
+echo "=== the coordinator: a step without the runtime is unpaced; the class its traffic carries"
+command -v jq >/dev/null || { echo "nccl: jq not installed (scripts/deps.sh)" >&2; exit 1; }
+job_q() { "$HM_CTL" --json --timeout 2s jobs 2>/dev/null | jq -r --argjson j "$1" ".jobs[] | select(.job_id == \$j) | $2"; }
+comment_has() { admin_comment "$1" | grep -q -- "$2"; }
+is_unpaced() { [[ $(job_q "$1" .unpaced) == true ]]; }
+paced_in_class() { [[ $(job_q "$1" .unpaced) == false && $(job_q "$1" .class_in_force) == "$2" ]]; }
+cmd=(srun -J hm-inforce -w n1 -N1 -n1 --comm-sched=harmonics --no-comm-preload --comm-profile="$PROF" sleep 30)
+say "\$ ${cmd[*]} &"
+t0=$(date +%s.%N)
+"${cmd[@]}" >"$dir/inforce.out" 2>&1 &
+spid=$!
+hm_wait_for 10 bash -c '[[ -n $(squeue -h -n hm-inforce -t R -o %i) ]]'
+jid=$(squeue -h -n hm-inforce -o %i | head -1)
+check "job $jid: harmonicsctl says unpaced within UnpacedAfter + 5 s" \
+	hm_wait_for 8 is_unpaced "$jid"
+say "unpaced after $(hm_since "$t0")s; \$ harmonicsctl jobs: $("$HM_CTL" jobs 2>/dev/null | grep "^$jid ")"
+check "its harmonicsctl jobs row says unpaced" bash -c "'$HM_CTL' jobs | grep -q '^$jid .* unpaced\$'"
+check "its AdminComment says unpaced" hm_wait_for 5 comment_has "$jid" " unpaced;"
+jdir=$HM_DIR/run/harmonics/n1/job.$jid
+if hm_wait_for 5 test -d "$jdir"; then
+	sed -e "s/^JOB_ID=.*/JOB_ID=$jid/" -e "s/^PID=.*/PID=$$/" -e "s/^UPDATED_US=.*/UPDATED_US=$(date +%s%6N)/" \
+		"$dir/report.0" >"$jdir/report.0.0.tmp" && mv "$jdir/report.0.0.tmp" "$jdir/report.0.0"
+fi
+check "with the stand-in's report (NCCL_CLASS=3): paced again, class in force 3" \
+	hm_wait_for 8 paced_in_class "$jid" 3
+prio=$(job_q "$jid" .prio)
+say "decided class $prio, in force $(job_q "$jid" .class_in_force); \$ harmonicsctl jobs: $("$HM_CTL" jobs 2>/dev/null | grep "^$jid ")"
+if [[ $prio != 3 ]]; then
+	check "harmonicsctl jobs shows PRIO $prio/3 (decided/in force)" \
+		bash -c "'$HM_CTL' jobs | awk -v j=$jid '\$1 == j { print \$10 }' | grep -qx '$prio/3'"
+	check "its AdminComment says paced class=3" hm_wait_for 5 comment_has "$jid" " paced class=3;"
+fi
+say "AdminComment=$(admin_comment "$jid")"
+scancel "$jid" 2>/dev/null
+wait "$spid" 2>/dev/null
 hm_tier_end

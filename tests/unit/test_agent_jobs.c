@@ -311,6 +311,8 @@ static void test_dir_appears(void **state)
 }
 
 /* A report as the runtime writes it (version 2), replaced atomically. */
+static int g_nccl_class = -1; /* NCCL_CLASS of the reports written, -1 = none */
+
 static void report(int job_fd, int rank, long pid, long applied, uint64_t n, uint64_t sum,
 		   uint64_t sq, uint64_t misses)
 {
@@ -330,6 +332,9 @@ static void report(int job_fd, int rank, long pid, long applied, uint64_t n, uin
 		 "\nSLOT_MISSES=%" PRIu64 "\nAPPLIED_EPOCH=%ld\nPID=%ld\n",
 		 rank, applied, n, n, real_us(), n, sum, sq, n, sum / 2, n, sum / 10, misses,
 		 applied, pid);
+	if (g_nccl_class >= 0)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "NCCL_CLASS=%d\n",
+			 g_nccl_class);
 	fd = openat(job_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
@@ -410,6 +415,33 @@ static void test_report_windows(void **state)
 }
 
 /* A bad report is skipped with one log line per state change, not per scan. */
+/* The class the tasks' communicators carry: the lowest priority among them. */
+static void test_report_nccl_class(void **state)
+{
+	agent_jobs_t js;
+	hm_aw_node_state_t *ns = calloc(1, sizeof(*ns));
+	hm_aw_job_assign_t d = decision(45, false, 0);
+	int job = make_job(45);
+	const hm_aw_job_state_t *s;
+
+	memset(&js, 0, sizeof(js));
+	apply_one(&js, &d, 1000);
+	report(job, 0, 1000, 3, 10, 1000000, 100000000000ULL, 0);
+	s = state_of(&js, ns, 45);
+	assert_false(s->has_nccl_class); /* no NCCL_CLASS: none reported */
+	g_nccl_class = 1;
+	report(job, 0, 1000, 3, 11, 1100000, 110000000000ULL, 0);
+	g_nccl_class = 3;
+	report(job, 1, 1001, 3, 10, 1000000, 100000000000ULL, 0);
+	g_nccl_class = -1;
+	s = state_of(&js, ns, 45);
+	assert_true(s->has_nccl_class);
+	assert_int_equal(s->nccl_class, 3);
+	close(job);
+	agent_jobs_free(&js);
+	free(ns);
+}
+
 static void test_bad_report_logged_once(void **state)
 {
 	agent_jobs_t js;
@@ -600,6 +632,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_table_promotion, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_dir_appears, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_report_windows, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_report_nccl_class, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_report_logged_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_hostile_window_dropped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_scan_bounded, setup, teardown),

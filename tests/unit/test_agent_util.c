@@ -214,9 +214,13 @@ static void test_wire_roundtrip(void **state)
 							   .compute_us = 1000,
 							   .burst_us = -1,
 							   .slot_misses = 2}};
+	in.nodes[0].jobs[0].has_nccl_class = true;
+	in.nodes[0].jobs[0].nccl_class = 5;
 	in.nodes[0].jobs[1] = (hm_aw_job_state_t){.job_id = 6, .applied_epoch = -1};
 	assert_int_equal(hm_aw_encode(&in, &json, &err), HM_OK);
 	assert_non_null(strstr(json, "\"applied_epoch\":null"));
+	assert_non_null(strstr(json, "\"nccl_class\":5"));
+	assert_null(strstr(strstr(json, "nccl_class") + 1, "nccl_class")); /* job 6 has none */
 	assert_null(strstr(json, "burst_us"));
 	out = decode_ok(json);
 	assert_int_equal(out->op, HM_AW_BEAT);
@@ -228,6 +232,9 @@ static void test_wire_roundtrip(void **state)
 	assert_float_equal(out->nodes[0].jobs[0].meas.burst_us, -1, 0);
 	assert_int_equal(out->nodes[0].jobs[1].applied_epoch, -1);
 	assert_false(out->nodes[0].jobs[1].has_meas);
+	assert_true(out->nodes[0].jobs[0].has_nccl_class);
+	assert_int_equal(out->nodes[0].jobs[0].nccl_class, 5);
+	assert_false(out->nodes[0].jobs[1].has_nccl_class);
 	free_msg(out);
 	free(json);
 	hm_aw_msg_free(&in);
@@ -314,6 +321,10 @@ static void test_wire_refusals(void **state)
 	     "\"epoch\":7,\"period_us\":250000,\"shift_us\":0,\"origin_us\":0,\"guard_us\":0,"
 	     "\"prio\":9}]}]}",
 	     "nodes[0].jobs[0].prio: 9 is not in [0, 7]"},
+	    {"{\"v\":1,\"op\":\"agent_beat\",\"seq\":7,\"nodes\":[{\"node\":\"n1\","
+	     "\"jobs\":[{\"job_id\":42,\"steps\":1,\"ranks\":2,\"applied_epoch\":7,"
+	     "\"nccl_class\":8}]}]}",
+	     "nodes[0].jobs[0].nccl_class: 8 is not in [0, 7]"},
 	    {"{\"v\":1,\"op\":\"agent_assign\",\"seq\":2,\"re\":1,\"nodes\":[{\"node\":\"n1\","
 	     "\"jobs\":[{\"job_id\":42,\"uid\":0,\"scheduled\":true,\"policy\":\"Bad Name\","
 	     "\"epoch\":7,\"period_us\":250000,\"shift_us\":0,\"origin_us\":0,\"guard_us\":0,"

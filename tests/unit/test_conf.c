@@ -64,6 +64,38 @@ static void test_agent_keys(void **state)
 	assert_int_equal(c.update_lead_ms, 1000);
 }
 
+/* UnpacedAfter: three epochs unless given, never under three heartbeats; 0 = never. */
+static void test_unpaced_after(void **state)
+{
+	hm_conf_t c;
+	hm_err_t err = {0};
+
+	assert_int_equal(hm_conf_load_string("", "a.conf", &c, &err), HM_OK);
+	assert_float_equal(c.unpaced_after_s, 30, 1e-9);
+	assert_int_equal(hm_conf_load_string("EpochLength=2m\n", "a.conf", &c, &err), HM_OK);
+	assert_float_equal(c.unpaced_after_s, 360, 1e-9);
+	assert_int_equal(hm_conf_load_string("EpochLength=0\n", "a.conf", &c, &err), HM_OK);
+	assert_float_equal(c.unpaced_after_s, 30, 1e-9);
+	assert_int_equal(
+	    hm_conf_load_string("EpochLength=100ms HeartbeatInterval=2s\n", "a.conf", &c, &err),
+	    HM_OK);
+	assert_float_equal(c.unpaced_after_s, 6, 1e-9);
+	assert_int_equal(hm_conf_load_string("UnpacedAfter=0\n", "a.conf", &c, &err), HM_OK);
+	assert_float_equal(c.unpaced_after_s, 0, 0);
+	assert_int_equal(hm_conf_load_string("UnpacedAfter=90s\n", "a.conf", &c, &err), HM_OK);
+	assert_float_equal(c.unpaced_after_s, 90, 1e-9);
+	assert_int_equal(hm_conf_load_string("\nUnpacedAfter=2s\n", "a.conf", &c, &err),
+			 HM_ERR_RANGE);
+	assert_non_null(strstr(err.msg, "a.conf:2: UnpacedAfter=2s is shorter than three "
+					"heartbeats"));
+	assert_non_null(strstr(err.msg, "accepted: 0 = never, or UnpacedAfter >= 3s"));
+	assert_int_equal(hm_conf_load_string("UnpacedAfter=soon\n", "a.conf", &c, &err),
+			 HM_ERR_PARSE);
+	assert_non_null(strstr(err.msg, "UnpacedAfter"));
+	assert_int_equal(hm_conf_load_string("UnpacedAfter=100000s\n", "a.conf", &c, &err),
+			 HM_ERR_RANGE);
+}
+
 static void test_full_file(void **state)
 {
 	char path[4096];
@@ -325,7 +357,7 @@ int main(void)
 	    cmocka_unit_test(test_format_roundtrip), cmocka_unit_test(test_bad_values),
 	    cmocka_unit_test(test_missing_file),     cmocka_unit_test(test_paths),
 	    cmocka_unit_test(test_agent_keys),       cmocka_unit_test(test_key_table),
-	    cmocka_unit_test(test_man_page_keys),
+	    cmocka_unit_test(test_unpaced_after),    cmocka_unit_test(test_man_page_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -156,6 +156,12 @@ double hm_pol_comp_score(hm_pol_comp_t *c, hm_sim_eval_t *ev, const hm_decision_
 		e->dec = d[i];
 		if (hm_pol_same_decision(&d[i], &c->cur[i]) && d[i].period_s == 0)
 			e->dec.shift_s = 0; /* in force already: no new delay */
+		/* As its traffic runs (hm_policy.h): contention is judged with the class
+		   its packets carry, and a job nothing paces is never held. */
+		if (sj->unpaced)
+			e->dec.period_s = e->dec.shift_s = 0;
+		if (sj->class_fixed)
+			e->dec.prio = sj->class_in_force;
 		if (e->dec.period_s > 0)
 			e->dec.origin_s = d[i].origin_s - now;
 		e->first_s = sj->iter_start_s >= now ? 0 : next > now ? next - now : 0;

@@ -53,6 +53,14 @@ typedef struct {
 	double iters_left;     /* iterations still to run, the current one included, where
 				* known (the simulator, for optimal's reference); 0: unknown */
 	hm_decision_t dec;     /* in: current decision; out: new decision */
+	/* What its traffic does whatever is decided (the coordinator, from the runtime's
+	 * reports; zero: it follows the decision). Evaluations judge every candidate
+	 * with it (hm_pol_eval.c): a job whose steps never applied a decision runs
+	 * free (no slot, no delay); NCCL communicators keep the class they were made
+	 * with, so class_in_force is the class its packets carry. */
+	bool unpaced;
+	bool class_fixed;
+	int class_in_force; /* when class_fixed: 0 = highest */
 } hm_sched_job_t;
 
 typedef enum { HM_EV_ARRIVAL, HM_EV_DEPARTURE, HM_EV_EPOCH } hm_sched_event_t;
