@@ -585,10 +585,16 @@ static void arm_listener(hm_server_t *s)
 		hm_log(HM_LOG_ERROR, "server epoll listener: %s", strerror(errno));
 }
 
-/* Silence limit of an agent: it beats every HeartbeatInterval. */
+/* Silence limit of an agent: it beats every HeartbeatInterval and its files
+   lapse AgentValidity after our last frame, so it counts as lost one beat later. */
+static int64_t agent_silence_ms(const hm_server_t *s)
+{
+	return (int64_t)s->conf.agent_valid_ms + s->conf.heartbeat_ms;
+}
+
 static int64_t agent_deadline(const hm_server_t *s)
 {
-	return hm_mono_ms() + 3 * (int64_t)s->conf.heartbeat_ms + s->conf.conn_timeout_ms;
+	return hm_mono_ms() + agent_silence_ms(s);
 }
 
 /* Read what is there; a full frame goes to the workers. -1: drop the connection. */
@@ -956,8 +962,7 @@ static void *io_main(void *arg)
 					hm_log(HM_LOG_INFO,
 					       "agent %s (%s) silent for %lld ms: closed",
 					       c->ses.node, c->peer,
-					       (long long)(3 * (int64_t)s->conf.heartbeat_ms +
-							   s->conf.conn_timeout_ms));
+					       (long long)agent_silence_ms(s));
 				else
 					hm_srv_log_refusal(s,
 							   "refused connection from %s: no full "
