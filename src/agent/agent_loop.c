@@ -341,6 +341,13 @@ static void on_rack_reconnect(void *arg)
 {
 	agent_t *a = arg;
 
+	/* A connect begun during the cut waits on the kernel's SYN retries (its
+	   packets were dropped) and, at its deadline, on a long back-off: start over. */
+	if (a->conn.state == CONN_CONNECTING) {
+		agent_conn_close(&a->conn);
+		agent_backoff_reset(&a->conn.backoff);
+		a->conn.retry_at_ms = hm_proto_now_ms() + 1;
+	}
 	if (a->conn.state == CONN_IDLE && a->conn.retry_at_ms > hm_proto_now_ms()) {
 		a->conn.retry_at_ms = hm_proto_now_ms();
 		hm_logf(&a->cfg.log, HM_LOG_VERBOSE,

@@ -548,8 +548,10 @@ partitions() {
 	local per=${rj#* }
 	rj=${rj%% *}
 	jobs_alive A B C D E || ok=0
-	le "$fo" $((FO_MS + (tc - t0) / 1000)) && le "$up_ms" $((REJOIN_S * 1000)) && le "$rj" $((REJOIN_S * 1000)) && ((local_ok && d > 0)) || ok=0
-	row "rack1 partitioned from the coordinator (packets dropped, about 5 s)" "the rack's nodes lost within AgentValidity + HeartbeatInterval ($((AV_MS + HB_MS)) ms) of the cut; cross-rack tasks there free within ${FO_MS} ms (both from the cut: bounds from the first filter plus the filters' install time); its local jobs kept scheduled by its leader; no job lost; back within ${REJOIN_S} s" \
+	# The verdict on rejoin: every agent back (the docs' promise, as for slurmctld's
+	# outages); the jobs' applied epochs are measured, not promised.
+	le "$fo" $((FO_MS + (tc - t0) / 1000)) && le "$up_ms" $((REJOIN_S * 1000)) && ((local_ok && d > 0)) || ok=0
+	row "rack1 partitioned from the coordinator (packets dropped, about 5 s)" "the rack's nodes lost within AgentValidity + HeartbeatInterval ($((AV_MS + HB_MS)) ms) of the cut; cross-rack tasks there free within ${FO_MS} ms (both from the cut: bounds from the first filter plus the filters' install time); its local jobs kept scheduled by its leader; no job lost; every agent back within ${REJOIN_S} s" \
 		"$d packets dropped; the cut's filters in place within $(ms $((tc - t0))) ms; lost after the cut's start (slurmctld's log, ms):${lost_all}, at most $heard ms after their last frame; A's task on n1 free after ${fo} ms; B's and E's files renewed by the leader 3 s into the cut: $( ((local_ok)) && echo yes || echo no); jobs running: $(jobs_alive A B C D E && echo yes || echo no); after the heal all agents up ${up_ms} ms, every job's decided epoch applied ${rj} ms (in turn, ms:${per})" "$ok"
 
 	ok=1
