@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "hm_clock.h"
 #include "pace_report_read.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -377,33 +379,15 @@ int agent_list_reports(int job_fd, char (*names)[AGENT_REPORT_NAME], int max)
 	return l.n;
 }
 
-typedef struct {
-	int fd;
-	int64_t newest_us;
-} mtime_t;
-
-static void newest(const char *name, void *arg)
-{
-	mtime_t *m = arg;
-	struct stat st;
-
-	if (fstatat(m->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		int64_t us = (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
-
-		if (us > m->newest_us)
-			m->newest_us = us;
-	}
-}
-
 int64_t agent_job_dir_mtime_us(int job_fd)
 {
-	mtime_t m = {job_fd, 0};
 	struct stat st;
 
-	if (fstat(job_fd, &st) == 0)
-		m.newest_us = (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
-	each_entry(job_fd, newest, &m);
-	return m.newest_us;
+	/* The directory's own time: an entry created, renamed (the runtime replaces its
+	   reports so) or removed changes it; not a stat per entry and beat. */
+	if (fstat(job_fd, &st) != 0)
+		return 0;
+	return (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
 }
 
 /*
@@ -417,6 +401,29 @@ int64_t agent_job_dir_mtime_us(int job_fd)
 #define RM_DEPTH   16
 #define RM_ENTRIES 20000
 #define RM_PASSES  64
+
+/* The cleanup's time slice (CLOCK_MONOTONIC us, 0: none): the agent's loop sets
+   it around one cleanup, so removals cost a beat at most that much. */
+static __thread int64_t rm_deadline_us;
+static __thread bool rm_deadline_hit;
+
+void agent_remove_deadline(int64_t deadline_us)
+{
+	rm_deadline_us = deadline_us;
+	rm_deadline_hit = false;
+}
+
+bool agent_remove_deadline_hit(void)
+{
+	return rm_deadline_hit;
+}
+
+static bool past_deadline(void)
+{
+	if (rm_deadline_us && hm_clock_us(CLOCK_MONOTONIC) >= rm_deadline_us)
+		rm_deadline_hit = true;
+	return rm_deadline_hit;
+}
 
 typedef struct {
 	int top;          /* the job's directory */
@@ -454,7 +461,8 @@ static void remove_entry(const char *name, void *arg)
 	rm_t *r = arg;
 	int sub;
 
-	if (r->ctx->budget-- <= 0) {
+	if (r->ctx->budget-- <= 0 || past_deadline()) {
+		r->ctx->budget = 0; /* the call ends here: HM_ERR_BUDGET */
 		r->failed = true;
 		return;
 	}
@@ -496,6 +504,9 @@ hm_rc_t agent_remove_job_dir(int node_fd, long job_id, hm_err_t *err)
 	bool emptied;
 
 	snprintf(name, sizeof(name), "job.%ld", job_id);
+	if (past_deadline())
+		return hm_err_set(err, HM_ERR_BUDGET,
+				  "%s: removal waits for the next cleanup slice", name);
 	if ((fd = openat(node_fd, name, DIR_FLAGS)) < 0) {
 		if (errno == ENOENT)
 			return HM_OK;
@@ -517,10 +528,11 @@ hm_rc_t agent_remove_job_dir(int node_fd, long job_id, hm_err_t *err)
 		}
 		close(fd);
 		if (!emptied && (ctx.budget <= 0 || ctx.moved))
-			return hm_err_set(err, HM_ERR_BUDGET,
-					  "%s: removal goes on at the next cleanup (a call looks at "
-					  "%d entries, %d levels deep, at most)",
-					  name, RM_ENTRIES, RM_DEPTH * RM_PASSES);
+			return hm_err_set(
+			    err, HM_ERR_BUDGET,
+			    "%s: removal goes on at the next cleanup (a call looks at "
+			    "%d entries, %d levels deep, at most)",
+			    name, RM_ENTRIES, RM_DEPTH * RM_PASSES);
 	}
 	if (!emptied || unlinkat(node_fd, name, AT_REMOVEDIR) != 0)
 		return hm_err_set(err, HM_ERR_IO, "%s: cannot remove: %s", name,

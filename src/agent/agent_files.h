@@ -67,7 +67,8 @@ int agent_list_jobs(int node_fd, long *ids, int max);
 /* Report file names of a job directory (at most max); the count. */
 int agent_list_reports(int job_fd, char (*names)[AGENT_REPORT_NAME], int max);
 
-/* Newest modification time (CLOCK_REALTIME us) of the job directory and its entries. */
+/* Modification time (CLOCK_REALTIME us) of the job directory (entries created,
+   renamed or removed change it): one fstat, whatever the directory holds. */
 int64_t agent_job_dir_mtime_us(int job_fd);
 
 /*
@@ -76,5 +77,14 @@ int64_t agent_job_dir_mtime_us(int job_fd);
  * wrote a new file meanwhile): retried at the next cleanup.
  */
 hm_rc_t agent_remove_job_dir(int node_fd, long job_id, hm_err_t *err);
+
+/*
+ * A time slice for the removals of one cleanup on this thread (CLOCK_MONOTONIC
+ * us; 0 ends it): past it agent_remove_job_dir stops where it is and returns
+ * HM_ERR_BUDGET (the next slice goes on). agent_remove_deadline_hit: whether
+ * the slice ran out since it was set (more to remove).
+ */
+void agent_remove_deadline(int64_t deadline_us);
+bool agent_remove_deadline_hit(void);
 
 #endif

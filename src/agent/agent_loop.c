@@ -22,6 +22,7 @@
 #include "hm_clock.h"
 #include "agent.h"
 #include "agent_conn.h"
+#include "agent_files.h"
 #include "agent_jobs.h"
 #include "agent_metrics.h"
 #include "agent_rack.h"
@@ -31,6 +32,7 @@
 #include "hm_proto.h"
 
 #define CLEANUP_EVERY_MS 5000
+#define CLEANUP_SLICE_MS 20 /* removal work per cleanup, then a beat's turn */
 
 struct agent {
 	agent_cfg_t cfg;
@@ -51,7 +53,7 @@ struct agent {
 	unsigned long rack_solves;           /* rack rounds solved here as its leader */
 	int heartbeat_ms, valid_ms, lead_ms; /* the coordinator's, from the welcome */
 	int64_t next_beat_ms, next_cleanup_ms;
-	bool listed_here; /* an agent_assign arrived on this connection */
+	bool listed_here;    /* an agent_assign arrived on this connection */
 	agent_clock_t clock; /* this node's clock against the coordinator's */
 	int64_t beat_seq;    /* the last beat sent on this connection, and when */
 	int64_t beat_sent_us, beat_sent_mono_us;
@@ -341,6 +343,13 @@ static void on_rack_reconnect(void *arg)
 {
 	agent_t *a = arg;
 
+	/* A connect begun during the cut waits on the kernel's SYN retries (its
+	   packets were dropped) and, at its deadline, on a long back-off: start over. */
+	if (a->conn.state == CONN_CONNECTING) {
+		agent_conn_close(&a->conn);
+		agent_backoff_reset(&a->conn.backoff);
+		a->conn.retry_at_ms = hm_proto_now_ms() + 1;
+	}
 	if (a->conn.state == CONN_IDLE && a->conn.retry_at_ms > hm_proto_now_ms()) {
 		a->conn.retry_at_ms = hm_proto_now_ms();
 		hm_logf(&a->cfg.log, HM_LOG_VERBOSE,
@@ -415,9 +424,17 @@ static int run_timers(agent_t *a, int64_t now_ms)
 			a->next_beat_ms = now_ms + a->heartbeat_ms;
 		}
 		if (a->listed_here && now_ms >= a->next_cleanup_ms && node_dir(a)) {
+			/* Ended jobs' trees are their users' shape: removed in slices, so
+			   that a beat waits CLEANUP_SLICE_MS at most; the rest goes on
+			   every heartbeat until done. */
+			agent_remove_deadline(hm_clock_us(CLOCK_MONOTONIC) +
+					      CLEANUP_SLICE_MS * 1000);
 			agent_jobs_cleanup(&a->jobs, a->node_fd, now_ms,
 					   hm_clock_us(CLOCK_REALTIME), &a->cfg.log);
-			a->next_cleanup_ms = now_ms + CLEANUP_EVERY_MS;
+			a->next_cleanup_ms =
+			    now_ms +
+			    (agent_remove_deadline_hit() ? a->heartbeat_ms : CLEANUP_EVERY_MS);
+			agent_remove_deadline(0);
 		}
 		if (a->next_beat_ms < next)
 			next = a->next_beat_ms;

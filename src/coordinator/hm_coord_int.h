@@ -85,6 +85,7 @@ typedef struct {
 	bool clock_skewed;    /* beyond ClockSkewMax: its agent runs its steps free */
 	int64_t clock_offset_us; /* the coordinator's clock minus the node's */
 	int64_t clock_rtt_us;    /* that sample's round trip */
+	bool loss_pending;       /* closed during a stall's grace: lost at its end (no hello) */
 } hm_cnode_t;
 
 enum { HM_RACK_BY_NONE, HM_RACK_BY_LEADER, HM_RACK_BY_COORD };
@@ -161,6 +162,7 @@ struct hm_coord {
 	   rack_hosts[rack_first[r] .. rack_first[r + 1] - 1]. */
 	int *rack_hosts, *rack_first;
 	hm_coord_mx_t mx; /* counters for the metrics (hm_metrics.c) */
+	double stall_grace_until_s; /* after the server was stalled: no loss before (nodes) */
 };
 
 /* Lock mu for a change of jobs, nodes or configuration: waits out a rack round

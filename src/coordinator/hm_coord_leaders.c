@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hm_coord_int.h"
+#include "hm_coord_nodes.h"
 #include "hm_hostlist.h"
 #include "hm_log.h"
 
@@ -164,6 +165,8 @@ void hm_coord_elect_host(hm_coord_t *c, int h, double now_s)
 void hm_coord_leaders_check(hm_coord_t *c, double now_s)
 {
 	bool changed = false;
+
+	hm_coord_nodes_grace_check(c, now_s); /* a stall's pending losses, first */
 
 	pthread_mutex_lock(&c->mu);
 	for (int r = 0; c->racks && c->nodes && r < c->topo->nracks; r++)

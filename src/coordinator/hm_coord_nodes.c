@@ -230,6 +230,7 @@ hm_rc_t hm_coord_node_hello(hm_coord_t *c, const char *node, const hm_hwnode_t *
 		goto out;
 	}
 	n->seen = n->up = true;
+	n->loss_pending = false;
 	n->last_s = n->up_s = now_s;
 	n->has_topo = topo != NULL;
 	if (topo) {
@@ -364,9 +365,56 @@ void hm_coord_node_lost(hm_coord_t *c, const char *node, double now_s)
 
 	pthread_mutex_lock(&c->mu);
 	if ((n = node_of(c, node, &h)) && n->up) {
-		n->up = false;
-		hm_log(HM_LOG_INFO, "node %s: agent lost (last heard %.1f s ago)", node,
-		       now_s - n->last_s);
+		if (now_s < c->stall_grace_until_s) {
+			/* Closed while we could not read (stale hellos, agents that gave up
+			   on us): lost only if no hello comes before the grace ends. */
+			n->loss_pending = true;
+			hm_log(HM_LOG_VERBOSE,
+			       "node %s: agent connection closed during the grace after a stall",
+			       node);
+		} else {
+			n->up = n->loss_pending = false;
+			hm_log(HM_LOG_INFO, "node %s: agent lost (last heard %.1f s ago)", node,
+			       now_s - n->last_s);
+			hm_coord_elect_host(c, h, now_s);
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+void hm_coord_nodes_stalled(hm_coord_t *c, double now_s, double stall_s)
+{
+	double grace_s = (c->conf.agent_valid_ms + c->conf.heartbeat_ms) / 1000.0;
+
+	pthread_mutex_lock(&c->mu);
+	/* Silence is counted in time we could have heard it: the stall does not count. */
+	for (int h = 0; c->nodes && h < c->topo->nhosts; h++) {
+		hm_cnode_t *n = &c->nodes[h];
+
+		if (n->up)
+			n->last_s = n->last_s + stall_s < now_s ? n->last_s + stall_s : now_s;
+	}
+	c->stall_grace_until_s = now_s + grace_s;
+	hm_log(HM_LOG_INFO,
+	       "stalled for %.1f s (slurmctld stopped or starved): agents' silence and "
+	       "closed connections do not count as lost for %.2f s",
+	       stall_s, grace_s);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void hm_coord_nodes_grace_check(hm_coord_t *c, double now_s)
+{
+	pthread_mutex_lock(&c->mu);
+	for (int h = 0; c->nodes && now_s >= c->stall_grace_until_s && h < c->topo->nhosts; h++) {
+		hm_cnode_t *n = &c->nodes[h];
+
+		if (!n->up || !n->loss_pending)
+			continue;
+		n->up = n->loss_pending = false;
+		hm_log(HM_LOG_INFO,
+		       "node %s: agent lost (its connection closed during a stall's grace, no "
+		       "hello since)",
+		       c->topo->hosts[h].name);
 		hm_coord_elect_host(c, h, now_s);
 	}
 	pthread_mutex_unlock(&c->mu);

@@ -38,8 +38,22 @@ hm_rc_t hm_coord_node_beat(hm_coord_t *c, const hm_aw_node_state_t *st, double n
  */
 void hm_coord_node_clock(hm_coord_t *c, const char *node, int64_t offset_us, int64_t rtt_us);
 
-/* The agent's connection closed or went silent. */
+/* The agent's connection closed or went silent. During the grace after a stall
+   (below) the node stays up until the grace ends, lost then unless it said hello. */
 void hm_coord_node_lost(hm_coord_t *c, const char *node, double now_s);
+
+/*
+ * The server could not read for stall_s until now_s (slurmctld stopped, or
+ * starved): what arrives now is stale (queued hellos, connections the agents
+ * closed because we were silent). The agents' silence is counted without the
+ * stall, and for AgentValidity + HeartbeatInterval closed connections do not
+ * make a node lost (hm_coord_nodes_grace_check decides after). Logged.
+ */
+void hm_coord_nodes_stalled(hm_coord_t *c, double now_s, double stall_s);
+
+/* Nodes whose connection closed during a stall's grace and that said no hello
+   since are lost once the grace is over (called with the leaders' check). */
+void hm_coord_nodes_grace_check(hm_coord_t *c, double now_s);
 
 /*
  * The node's assignments: every job of the engine with a slot on that node,

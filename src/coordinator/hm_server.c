@@ -585,10 +585,16 @@ static void arm_listener(hm_server_t *s)
 		hm_log(HM_LOG_ERROR, "server epoll listener: %s", strerror(errno));
 }
 
-/* Silence limit of an agent: it beats every HeartbeatInterval. */
+/* Silence limit of an agent: it beats every HeartbeatInterval and its files
+   lapse AgentValidity after our last frame, so it counts as lost one beat later. */
+static int64_t agent_silence_ms(const hm_server_t *s)
+{
+	return (int64_t)s->conf.agent_valid_ms + s->conf.heartbeat_ms;
+}
+
 static int64_t agent_deadline(const hm_server_t *s)
 {
-	return hm_mono_ms() + 3 * (int64_t)s->conf.heartbeat_ms + s->conf.conn_timeout_ms;
+	return hm_mono_ms() + agent_silence_ms(s);
 }
 
 /* Read what is there; a full frame goes to the workers. -1: drop the connection. */
@@ -855,6 +861,20 @@ static void push_changed(hm_server_t *s)
 	}
 }
 
+/* A wake-up late_ms after it was due: past AgentValidity / 2 this thread was
+   stopped or starved (SIGSTOP of slurmctld), so what arrives now is stale and
+   the agents' silence meanwhile was ours: their deadlines move by the stall and
+   the engine gives a grace before any node is lost (hm_coord_nodes_stalled). */
+static void stall_check(hm_server_t *s, int64_t late_ms)
+{
+	if (late_ms <= s->conf.agent_valid_ms / 2)
+		return;
+	for (int i = 0; i < s->nconns; i++)
+		if (s->conns[i]->ses.agent)
+			s->conns[i]->deadline_ms += late_ms;
+	hm_coord_nodes_stalled(s->coord, hm_real_s(), late_ms / 1000.0);
+}
+
 static void *io_main(void *arg)
 {
 	hm_server_t *s = arg;
@@ -864,6 +884,8 @@ static void *io_main(void *arg)
 		hm_log(HM_LOG_ERROR, "server: out of memory; not serving");
 		return NULL;
 	}
+	int64_t woke_ms = hm_mono_ms(); /* the last wake-up: a stall shows as a late one */
+
 	for (;;) {
 		int64_t now = hm_mono_ms(), next = -1;
 		int timeout_ms = -1, rc;
@@ -912,6 +934,9 @@ static void *io_main(void *arg)
 		if (stop)
 			break;
 		now = hm_mono_ms(); /* one clock read for every deadline of this wake-up */
+		if (timeout_ms >= 0)
+			stall_check(s, now - woke_ms - timeout_ms);
+		woke_ms = now;
 		pthread_mutex_lock(&s->mu);
 		done = s->done;
 		s->done = s->done_tail = NULL;
@@ -953,11 +978,9 @@ static void *io_main(void *arg)
 			if (!drop && !c->busy && !c->park_text && !c->held &&
 			    now >= c->deadline_ms) {
 				if (c->ses.agent)
-					hm_log(HM_LOG_INFO,
-					       "agent %s (%s) silent for %lld ms: closed",
-					       c->ses.node, c->peer,
-					       (long long)(3 * (int64_t)s->conf.heartbeat_ms +
-							   s->conf.conn_timeout_ms));
+					hm_log(
+					    HM_LOG_INFO, "agent %s (%s) silent for %lld ms: closed",
+					    c->ses.node, c->peer, (long long)agent_silence_ms(s));
 				else
 					hm_srv_log_refusal(s,
 							   "refused connection from %s: no full "

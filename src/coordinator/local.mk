@@ -47,7 +47,8 @@ UNIT_TESTS += \
 	tests/unit/test_server_agent \
 	tests/unit/test_server_admit \
 	tests/unit/test_coord_hw \
-	tests/unit/test_coord_pace
+	tests/unit/test_coord_pace \
+	tests/unit/test_server_liveness
 tests_unit_test_coord_pace_SOURCES = tests/unit/test_coord_pace.c tests/unit/coord_fixture.h \
 	tests/unit/policies_fixture.h
 tests_unit_test_coord_hw_SOURCES = tests/unit/test_coord_hw.c tests/unit/coord_fixture.h
@@ -62,6 +63,8 @@ tests_unit_test_coord_sync_SOURCES = tests/unit/test_coord_sync.c tests/unit/coo
 tests_unit_test_coord_live_SOURCES = tests/unit/test_coord_live.c tests/unit/coord_fixture.h
 tests_unit_test_server_SOURCES = tests/unit/test_server.c tests/unit/coord_fixture.h \
 	tests/unit/munge_fixture.h tests/unit/server_fixture.h
+tests_unit_test_server_liveness_SOURCES = tests/unit/test_server_liveness.c \
+	tests/unit/coord_fixture.h tests/unit/munge_fixture.h tests/unit/server_fixture.h
 tests_unit_test_server_admit_SOURCES = tests/unit/test_server_admit.c tests/unit/coord_fixture.h \
 	tests/unit/munge_fixture.h tests/unit/server_fixture.h
 EXTRA_DIST += tests/fixtures/coord
