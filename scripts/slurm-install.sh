@@ -75,7 +75,7 @@ fi
 rm -rf "$prefix" && mkdir -p "$build"
 say "configuring Slurm $ver for $prefix"
 t0=$SECONDS
-(cd "$build" && nice "$src/configure" "${flags[@]}" >configure.log 2>(cd "$build" && "$src/configure" "${flags[@]}" >configure.log 2>&1)1) || {
+(cd "$build" && nice "$src/configure" "${flags[@]}" >configure.log 2>&1) || {
 	tail -5 "$build/configure.log" >&2
 	die "Slurm $ver configure failed (log: $build/configure.log)"
 }
