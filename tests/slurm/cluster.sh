@@ -176,6 +176,9 @@ hm_write_conf() {
 		NodeName=n[1-$HM_NODES] NodeHostname=$host NodeAddr=$node_addr Port=$HM_NODE_PORT0-$((HM_NODE_PORT0 + HM_NODES - 1)) CPUs=4 RealMemory=1000 State=UNKNOWN
 		PartitionName=debug Nodes=n[1-$HM_NODES] Default=YES MaxTime=INFINITE State=UP
 	CONF
+	# A private Slurm: 24.05 on initializes a cgroup plugin in every slurmd
+	# (autodetect); this cluster tracks processes without (proctrack/linuxproc).
+	[[ -n ${HM_SLURM_PREFIX:-} ]] && echo "CgroupPlugin=disabled" >"$pd/etc/cgroup.conf"
 	local r nracks=$(((HM_NODES + HM_RACK_HOSTS - 1) / HM_RACK_HOSTS))
 	for ((r = 1; r <= nracks; r++)); do
 		echo "SwitchName=rack$r Nodes=n[$(((r - 1) * HM_RACK_HOSTS + 1))-$((r * HM_RACK_HOSTS < HM_NODES ? r * HM_RACK_HOSTS : HM_NODES))]"
