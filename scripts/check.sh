@@ -31,6 +31,10 @@
 #             (22.05 to 26.05, scripts/slurm-tree.sh), each .so checked for that
 #             release: plugin_version, plugin_id, loader symbols, undefined symbols
 #             (tests/slurm/matrix.sh; HM_MATRIX_RELEASES picks some)
+#   runtime   Slurm 26.05 built from source into a private prefix (cached), the
+#             plugins built against it, and the core checks on a cluster of it:
+#             run.sh, place.sh, leaders.sh, hetjob.sh (tests/slurm/runtime.sh;
+#             HM_RUNTIME_CHECKS picks some, HM_RUNTIME_RELEASE another release)
 #   testbed   priority classes on shaped links, and a short emulated testbed through
 #             Slurm against the simulator, with emulated and real PyTorch jobs
 #             (tests/testbed/run.sh; scripts/testbed.sh)
@@ -40,7 +44,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-all=(unit cli sanitize fuzz distcheck pace slurm packages fault releases testbed)
+all=(unit cli sanitize fuzz distcheck pace slurm packages fault releases runtime testbed)
 tiers=("$@")
 ((${#tiers[@]})) || tiers=("${all[@]}")
 
@@ -152,6 +156,7 @@ for t in "${tiers[@]}"; do
 	packages) run_tier packages tier_scripts tests/packages/run.sh ;;
 	fault) run_tier fault tier_scripts tests/fault/run.sh ;;
 	releases) run_tier releases tier_scripts tests/slurm/matrix.sh ;;
+	runtime) run_tier runtime tier_scripts tests/slurm/runtime.sh ;;
 	testbed) run_tier testbed tier_scripts tests/testbed/run.sh ;;
 	*) echo "check: unknown tier '$t'; accepted: ${all[*]}" >&2; exit 2 ;;
 	esac

@@ -25,6 +25,9 @@ pkgs=(
 	clang
 	# the releases tier: Slurm release sources unpacked, their symbols indexed
 	xz-utils universal-ctags
+	# the runtime tier: Slurm 26.05 built from source (scripts/slurm-install.sh),
+	# its slurmdbd storing in MariaDB (accounting_storage/mysql needs mariadb_config)
+	libmariadb-dev
 	# Debian packages (make deb; scripts/check.sh packages)
 	debhelper dh-python
 	# promtool (check metrics) for the metrics tests; Debian 12 ships it only in the

