@@ -28,106 +28,7 @@
 #include "hm_clock.h"
 #include "hm_coord_nodes.h"
 #include "hm_log.h"
-#include "hm_server_int.h"
-
-#define SRV_WORKERS       4     /* unseal/answer/seal in parallel: munge calls block briefly */
-#define SRV_MAX_CONNS     32768 /* one per node agent, plus one-shot requests */
-#define SRV_EVENTS        1024  /* epoll events taken per wake-up (the rest come next) */
-#define SRV_MAX_QUEUED    64    /* frames waiting for a peer that does not read: then drop it */
-#define SRV_WAKE_MIN_MS   250   /* registrations wake the sched thread at most this often */
-#define SRV_ADDR_INFLIGHT 2     /* tasks of one address with the workers: munge is the cost */
-#define SRV_LOG_BURST     10    /* refusal lines per window, then a count of the others */
-#define SRV_LOG_WINDOW_MS 10000
-
-typedef struct out_frame {
-	struct out_frame *next;
-	char *cred;      /* owned */
-	size_t len, off; /* bytes of header + cred already sent: off */
-	unsigned char hdr[4];
-} out_frame_t;
-
-typedef struct {
-	uint64_t id;
-	int fd;
-	uint32_t ip; /* the peer's IPv4 address, network order: MaxConnectionsPerAddress */
-	char peer[64];
-	int64_t deadline_ms; /* one-shot: whole exchange; agent: silence limit */
-	unsigned char hdr[4];
-	size_t hgot, need, got;
-	char *rbuf;
-	out_frame_t *wq, *wq_tail;
-	int nqueued;
-	bool busy;        /* a task of it is with a worker */
-	bool closing;     /* close once its frames are sent */
-	bool push_wanted; /* the node's assignments changed while it was busy */
-	uint32_t ev_mask; /* the epoll events it is registered for */
-	uint32_t revents; /* what the last epoll_wait reported for it */
-	int rack_idx;     /* a rack_round waiting for it to be free, -1 none */
-	unsigned long rack_round;
-	hm_srv_session_t ses;
-	/* A parked register: authenticated text, retried on decisions until its deadline. */
-	char *park_text;
-	uint32_t park_uid, park_gid;
-	int64_t park_deadline_ms;
-	bool uid_held; /* park_uid's request counts against MaxRequestsPerUser */
-	/* A whole frame read while its address had SRV_ADDR_INFLIGHT tasks with the
-	   workers: it goes when one comes back, so one address cannot fill the queue. */
-	char *held;
-} conn_t;
-
-/* Tasks of one address with the workers (I/O thread only). */
-typedef struct {
-	uint32_t ip;
-	int n;
-} addr_load_t;
-
-/* Requests in progress of one uid (MaxRequestsPerUser). */
-typedef struct {
-	uint32_t uid;
-	int n;
-} uid_count_t;
-
-struct hm_server {
-	hm_coord_t *coord;
-	hm_conf_t conf;
-	uint32_t slurm_uid;
-	int lfd;
-	int wake[2]; /* pipe: 'x' stop, 'r' results, 'n' decisions changed, 'k' rack round */
-	int epfd;
-	bool lfd_armed; /* the listener is in epfd's interest (not at SRV_MAX_CONNS) */
-	int port;
-	pthread_t io, workers[SRV_WORKERS];
-	int nworkers;
-	bool io_started;
-
-	pthread_mutex_t mu; /* guards the queues and stop */
-	pthread_cond_t cv;
-	hm_srv_task_t *todo, *todo_tail, *done, *done_tail;
-	bool stop;
-	bool notified;     /* set by the engine's notify, read by the I/O thread */
-	bool racks_wanted; /* a rack round has requests to send */
-	uid_count_t *uids; /* uids with requests in progress (guarded by mu) */
-	int nuids, cap_uids;
-
-	/* Registrations' wake-ups of the sched thread: at most one per SRV_WAKE_MIN_MS. */
-	_Atomic int64_t last_wake_ms;
-	atomic_bool wake_pending; /* one was asked for within the interval: the I/O thread */
-
-	pthread_mutex_t log_mu; /* refusal lines: rate-limited over every thread */
-	hm_log_rate_t log_rate;
-	struct {
-		atomic_ulong refused_addr, refused_user, closed_no_fd, sched_wakes, wakes_deferred;
-	} cnt;
-
-	/* I/O thread only. */
-	conn_t *conns[SRV_MAX_CONNS];
-	int nconns;
-	uint64_t next_id;
-	int reserve_fd;     /* spent to accept and close a connection when out of descriptors */
-	addr_load_t *loads; /* addresses with tasks in flight */
-	int nloads, cap_loads;
-	bool private_jobs; /* slurm.conf PrivateData=jobs (or all): others' jobs hidden */
-};
+#include "hm_server_io.h"
 
 hm_coord_t *hm_srv_coord(const hm_server_t *s)
 {
@@ -152,146 +53,6 @@ int hm_srv_port(const hm_server_t *s)
 bool hm_srv_private_jobs(const hm_server_t *s)
 {
 	return s->private_jobs;
-}
-
-bool hm_server_slurm_private_jobs(const char *path)
-{
-	const char *env = getenv("SLURM_CONF");
-	char line[4096];
-	bool jobs = false;
-	FILE *f;
-
-	if (!path)
-		path = env && *env ? env : "/etc/slurm/slurm.conf";
-	if (!(f = fopen(path, "re")))
-		return false; /* Slurm's default: no PrivateData */
-	while (fgets(line, sizeof(line), f)) {
-		char *hash = strchr(line, '#'), *save = NULL;
-
-		if (hash)
-			*hash = '\0';
-		for (char *tok = strtok_r(line, " \t\r\n", &save); tok;
-		     tok = strtok_r(NULL, " \t\r\n", &save)) {
-			char *save2 = NULL;
-
-			if (strncasecmp(tok, "PrivateData=", 12) != 0)
-				continue;
-			jobs = false; /* the last one counts, as in Slurm */
-			for (char *v = strtok_r(tok + 12, ",", &save2); v;
-			     v = strtok_r(NULL, ",", &save2))
-				jobs |= strcasecmp(v, "jobs") == 0 || strcasecmp(v, "all") == 0;
-		}
-	}
-	fclose(f);
-	return jobs;
-}
-
-void hm_srv_log_refusal(hm_server_t *s, const char *fmt, ...)
-{
-	char msg[512];
-	unsigned long dropped = 0;
-	bool ok;
-	va_list ap;
-
-	pthread_mutex_lock(&s->log_mu);
-	ok = hm_log_rate_ok(&s->log_rate, hm_mono_ms(), SRV_LOG_BURST, SRV_LOG_WINDOW_MS, &dropped);
-	pthread_mutex_unlock(&s->log_mu);
-	if (!ok)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (dropped)
-		hm_log(HM_LOG_INFO, "%s (and %lu refusals not logged: at most %d per %d s)", msg,
-		       dropped, SRV_LOG_BURST, SRV_LOG_WINDOW_MS / 1000);
-	else
-		hm_log(HM_LOG_INFO, "%s", msg);
-}
-
-bool hm_srv_uid_take(hm_server_t *s, uint32_t uid)
-{
-	bool ok = false;
-	int i;
-
-	pthread_mutex_lock(&s->mu);
-	for (i = 0; i < s->nuids && s->uids[i].uid != uid; i++)
-		;
-	if (i == s->nuids && s->nuids == s->cap_uids) {
-		int cap = s->cap_uids ? 2 * s->cap_uids : 16;
-		uid_count_t *u = realloc(s->uids, (size_t)cap * sizeof(*u));
-
-		if (!u)
-			goto out; /* refused: out of memory */
-		s->uids = u;
-		s->cap_uids = cap;
-	}
-	if (i == s->nuids)
-		s->uids[s->nuids++] = (uid_count_t){.uid = uid};
-	ok = s->uids[i].n < s->conf.max_requests_per_user;
-	if (ok)
-		s->uids[i].n++;
-	else
-		atomic_fetch_add(&s->cnt.refused_user, 1);
-out:
-	pthread_mutex_unlock(&s->mu);
-	return ok;
-}
-
-static void uid_release(hm_server_t *s, uint32_t uid)
-{
-	pthread_mutex_lock(&s->mu);
-	for (int i = 0; i < s->nuids; i++) {
-		if (s->uids[i].uid == uid && --s->uids[i].n <= 0) {
-			s->uids[i] = s->uids[--s->nuids];
-			break;
-		}
-	}
-	pthread_mutex_unlock(&s->mu);
-}
-
-/* Wake the sched thread now, or once SRV_WAKE_MIN_MS after the last wake-up. */
-void hm_srv_wake_sched(hm_server_t *s)
-{
-	int64_t now = hm_mono_ms(), last = atomic_load(&s->last_wake_ms);
-
-	if (now - last >= SRV_WAKE_MIN_MS &&
-	    atomic_compare_exchange_strong(&s->last_wake_ms, &last, now)) {
-		atomic_fetch_add(&s->cnt.sched_wakes, 1);
-		hm_coord_wake(s->coord);
-		return;
-	}
-	if (!atomic_exchange(&s->wake_pending, true))
-		atomic_fetch_add(&s->cnt.wakes_deferred, 1);
-	/* The I/O thread wakes when this task's result comes back and sees it. */
-}
-
-/* A deferred wake-up that is due (I/O thread): the time of the next one, or -1. */
-static int64_t wake_due(hm_server_t *s, int64_t now)
-{
-	int64_t due;
-
-	if (!atomic_load(&s->wake_pending))
-		return -1;
-	due = atomic_load(&s->last_wake_ms) + SRV_WAKE_MIN_MS;
-	if (now < due)
-		return due;
-	atomic_store(&s->wake_pending, false);
-	atomic_store(&s->last_wake_ms, now);
-	atomic_fetch_add(&s->cnt.sched_wakes, 1);
-	hm_coord_wake(s->coord);
-	return -1;
-}
-
-void hm_server_counters(hm_server_t *s, hm_server_counters_t *out)
-{
-	memset(out, 0, sizeof(*out));
-	if (!s)
-		return;
-	out->refused_addr = atomic_load(&s->cnt.refused_addr);
-	out->refused_user = atomic_load(&s->cnt.refused_user);
-	out->closed_no_fd = atomic_load(&s->cnt.closed_no_fd);
-	out->sched_wakes = atomic_load(&s->cnt.sched_wakes);
-	out->wakes_deferred = atomic_load(&s->cnt.wakes_deferred);
 }
 
 static void poke(hm_server_t *s, char what)
@@ -379,34 +140,6 @@ static void task_free(hm_srv_task_t *t)
 	free(t);
 }
 
-/* Tasks in flight of ip, changed by delta (I/O thread). */
-static int addr_load(hm_server_t *s, uint32_t ip, int delta)
-{
-	int i;
-
-	for (i = 0; i < s->nloads && s->loads[i].ip != ip; i++)
-		;
-	if (i == s->nloads) {
-		if (delta <= 0)
-			return 0;
-		if (s->nloads == s->cap_loads) {
-			int cap = s->cap_loads ? 2 * s->cap_loads : 64;
-			addr_load_t *l = realloc(s->loads, (size_t)cap * sizeof(*l));
-
-			if (!l)
-				return 0; /* unaccounted: served without the fairness */
-			s->loads = l;
-			s->cap_loads = cap;
-		}
-		s->loads[s->nloads++] = (addr_load_t){.ip = ip};
-	}
-	s->loads[i].n += delta;
-	if (s->loads[i].n > 0)
-		return s->loads[i].n;
-	s->loads[i] = s->loads[--s->nloads];
-	return 0;
-}
-
 /* Hand a task to the workers; the connection is busy until it comes back. */
 static void submit(hm_server_t *s, conn_t *c, hm_srv_task_kind_t kind, char *data)
 {
@@ -420,7 +153,7 @@ static void submit(hm_server_t *s, conn_t *c, hm_srv_task_kind_t kind, char *dat
 	}
 	t->conn_id = c->id;
 	t->ip = c->ip;
-	addr_load(s, c->ip, 1);
+	hm_srv_addr_load(s, c->ip, 1);
 	t->kind = kind;
 	t->data = data;
 	t->ses = c->ses;
@@ -475,7 +208,7 @@ static void conn_drop(hm_server_t *s, int i)
 	if (c->rack_idx >= 0)
 		hm_coord_tier_fail(s->coord, c->rack_idx, c->rack_round);
 	if (c->uid_held)
-		uid_release(s, c->park_uid);
+		hm_srv_uid_release(s, c->park_uid);
 	if (s->epfd >= 0)
 		(void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
@@ -653,7 +386,7 @@ static int conn_read(hm_server_t *s, conn_t *c)
 			c->hgot = c->got = c->need = 0;
 			if (c->ses.agent)
 				c->deadline_ms = agent_deadline(s);
-			if (addr_load(s, c->ip, 0) >= SRV_ADDR_INFLIGHT)
+			if (hm_srv_addr_load(s, c->ip, 0) >= SRV_ADDR_INFLIGHT)
 				c->held = frame; /* its address's turn comes (release_held) */
 			else
 				submit(s, c, HM_TASK_FRAME, frame);
@@ -662,96 +395,10 @@ static int conn_read(hm_server_t *s, conn_t *c)
 	return 0;
 }
 
-/* Connections open from ip now (the listener is armed below SRV_MAX_CONNS only). */
-static int conns_from(const hm_server_t *s, uint32_t ip)
-{
-	int n = 0;
-
-	for (int i = 0; i < s->nconns; i++)
-		n += s->conns[i]->ip == ip;
-	return n;
-}
-
-/* Out of descriptors: spend the reserve one to take a connection off the queue and
-   close it, so the listener stops reporting it and the thread never sleeps. */
-static void accept_close_one(hm_server_t *s, int err_no)
-{
-	int fd;
-
-	if (s->reserve_fd >= 0) {
-		close(s->reserve_fd);
-		s->reserve_fd = -1;
-	}
-	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
-		atomic_fetch_add(&s->cnt.closed_no_fd, 1);
-		hm_srv_log_refusal(s, "refused a connection: out of file descriptors (%s, %d open)",
-				   strerror(err_no), s->nconns);
-	}
-	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-}
-
-static void accept_all(hm_server_t *s)
-{
-	while (s->nconns < SRV_MAX_CONNS) {
-		struct sockaddr_in sa;
-		socklen_t sl = sizeof(sa);
-		int fd = accept4(s->lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		conn_t *c;
-
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE) {
-				int e = errno;
-
-				accept_close_one(s, e);
-				if (s->reserve_fd < 0)
-					return; /* not even that: the next wake-up tries again */
-				continue;
-			}
-			if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != ECONNABORTED)
-				hm_log(HM_LOG_ERROR, "server accept: %s", strerror(errno));
-			return;
-		}
-		if (conns_from(s, sa.sin_addr.s_addr) >= s->conf.max_conns_per_addr) {
-			atomic_fetch_add(&s->cnt.refused_addr, 1);
-			hm_srv_log_refusal(
-			    s,
-			    "refused a connection from %s: %d open from that address "
-			    "(MaxConnectionsPerAddress=%d)",
-			    inet_ntoa(sa.sin_addr), s->conf.max_conns_per_addr,
-			    s->conf.max_conns_per_addr);
-			close(fd);
-			continue;
-		}
-		if (!(c = calloc(1, sizeof(*c)))) {
-			close(fd);
-			return;
-		}
-		c->id = ++s->next_id;
-		c->fd = fd;
-		c->ip = sa.sin_addr.s_addr;
-		c->rack_idx = -1;
-		c->deadline_ms = hm_mono_ms() + s->conf.conn_timeout_ms;
-		c->ev_mask = EPOLLIN;
-		snprintf(c->peer, sizeof(c->peer), "%s:%u", inet_ntoa(sa.sin_addr),
-			 ntohs(sa.sin_port));
-		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd,
-			      &(struct epoll_event){.events = EPOLLIN, .data.ptr = c}) != 0) {
-			hm_log(HM_LOG_ERROR, "server epoll %s: %s", c->peer, strerror(errno));
-			close(fd);
-			free(c);
-			return;
-		}
-		s->conns[s->nconns++] = c;
-	}
-}
-
 /* Frames held for ip's turn go to the workers while it has room. */
 static void release_held(hm_server_t *s, uint32_t ip)
 {
-	for (int i = 0; i < s->nconns && addr_load(s, ip, 0) < SRV_ADDR_INFLIGHT; i++) {
+	for (int i = 0; i < s->nconns && hm_srv_addr_load(s, ip, 0) < SRV_ADDR_INFLIGHT; i++) {
 		conn_t *c = s->conns[i];
 
 		if (c->held && c->ip == ip && !c->busy && !c->closing) {
@@ -768,10 +415,10 @@ static void take_result(hm_server_t *s, hm_srv_task_t *t)
 {
 	conn_t *c = conn_by_id(s, t->conn_id, NULL);
 
-	addr_load(s, t->ip, -1);
+	hm_srv_addr_load(s, t->ip, -1);
 	hm_coord_note_request(s->coord, t->refused);
 	if (t->uid_held && (!c || !t->park)) {
-		uid_release(s, t->uid); /* answered, or nobody left to answer */
+		hm_srv_uid_release(s, t->uid); /* answered, or nobody left to answer */
 		t->uid_held = false;
 	}
 	if (!c) {
@@ -908,7 +555,7 @@ static void *io_main(void *arg)
 				next = c->park_deadline_ms;
 		}
 		{
-			int64_t due = wake_due(s, now);
+			int64_t due = hm_srv_wake_due(s, now);
 
 			if (due >= 0 && (next < 0 || due < next))
 				next = due;
@@ -1009,7 +656,7 @@ static void *io_main(void *arg)
 		}
 		run_parked(s, false);
 		if (accept_now)
-			accept_all(s);
+			hm_srv_accept_all(s);
 	}
 	free(evs);
 	return NULL;

@@ -1,7 +1,8 @@
 /*
  * hm_server_int.h - the server's halves: the I/O thread (hm_server.c: sockets,
- * frames, queues, timers) and the request handlers the workers run
- * (hm_server_ops.c: authorise, answer, seal). A handler sees a snapshot of its
+ * frames, queues, timers; its admission in hm_server_admit.c, its state in
+ * hm_server_io.h) and the request handlers the workers run (hm_server_ops.c:
+ * authorise, answer, seal). A handler sees a snapshot of its
  * connection's protocol state and returns the new one with its frames; only
  * the I/O thread touches sockets.
  */

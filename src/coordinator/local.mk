@@ -24,7 +24,8 @@ src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_metrics.c src/coordinator/hm_metrics.h \
 	src/coordinator/hm_metrics_http.c \
 	src/coordinator/hm_server.c src/coordinator/hm_server.h \
-	src/coordinator/hm_server_int.h \
+	src/coordinator/hm_server_int.h src/coordinator/hm_server_io.h \
+	src/coordinator/hm_server_admit.c \
 	src/coordinator/hm_server_ops.c
 src_coordinator_libhmcoord_la_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 src_coordinator_libhmcoord_la_CFLAGS = $(HMCOORD_CFLAGS)
