@@ -179,4 +179,4 @@ tests_slurm_hm_sockprobe_LDADD = $(HM_CORE_LIBS) $(MUNGE_LIBS)
 EXTRA_DIST += tests/slurm/matrix.sh tests/slurm/run.sh tests/slurm/live.sh tests/slurm/leaders.sh tests/slurm/rejoin.sh tests/slurm/place.sh tests/slurm/failopen.sh tests/slurm/hetjob.sh tests/slurm/checks.sh tests/slurm/cluster.sh tests/slurm/README.md tests/slurm/jobs/batch_env.sh tests/slurm/jobs/preload_env.sh \
 	tests/slurm/jobs/bad_directive.sh
 EXTRA_DIST += tests/slurm/torch_live.sh
-EXTRA_DIST += tests/slurm/site.sh tests/slurm/backup.sh
+EXTRA_DIST += tests/slurm/site.sh tests/slurm/backup.sh tests/slurm/runtime.sh
