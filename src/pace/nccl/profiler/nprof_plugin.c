@@ -51,12 +51,24 @@ typedef struct {
 	uint64_t start_ns, stop_ns; /* kernel channel: GPU globaltimer */
 } nprof_event_t;
 
+/* Calls of a chained plugin that v4 and v5 declare alike. */
+typedef struct {
+	nprof_result_t (*stop)(void *eHandle);
+	nprof_result_t (*record)(void *eHandle, nprof_state_t st, nprof_state_args_t *a);
+	nprof_result_t (*finalize)(void *context);
+} nprof_chain_ops_t;
+
+#define CHAIN_OPS(p)                                                                               \
+	((p) ? (nprof_chain_ops_t){(p)->stopEvent, (p)->recordEventState, (p)->finalize}           \
+	     : (nprof_chain_ops_t){0})
+
 /* One communicator (NCCL's context for it). */
 struct nprof_ctx {
 	bool chain_on;   /* the chained plugin's init succeeded: forward */
 	void *chain_ctx; /* its context */
 	const nprof_plugin_v4_t *chain4;
 	const nprof_plugin_v5_t *chain5;
+	nprof_chain_ops_t ops; /* the chained plugin's calls alike in v4 and v5 */
 	int chain_mask;
 	bool ours;   /* we measure this communicator */
 	uint64_t id; /* commId (v5) / commHash (v4) */
@@ -387,6 +399,7 @@ static nprof_result_t v5_init(void **context, uint64_t commId, int *mask, const 
 		return NPROF_INTERNAL_ERROR;
 	}
 	c->chain5 = nprof_chain_v5();
+	c->ops = CHAIN_OPS(c->chain5);
 	if (c->chain5)
 		crc = c->chain5->init(&c->chain_ctx, commId, &cmask, commName, nNodes, nranks, rank,
 				      logfn);
@@ -418,32 +431,34 @@ static nprof_result_t v5_start(void *context, void **eHandle, nprof_descr_v5_t *
 	return rc;
 }
 
-static nprof_result_t v5_stop(void *h)
+/* Stop, record and finalize: the same in both versions. OTHER: the chained
+ * plugin's calls, for a handle that is its own (or NULL). */
+static nprof_result_t stop_event(void *h, nprof_chain_ops_t other)
 {
 	nprof_event_t *e = ring_get(h);
 	nprof_ctx_t *c;
 	void *ch;
 
 	if (!e) /* a chained handle (or NULL): the chained plugin's alone */
-		return h && nprof_chain_v5() ? nprof_chain_v5()->stopEvent(h) : NPROF_SUCCESS;
+		return h && other.stop ? other.stop(h) : NPROF_SUCCESS;
 	c = e->ctx;
 	ch = e->chain;
 	stop_ours(e);
-	return ch ? c->chain5->stopEvent(ch) : NPROF_SUCCESS;
+	return ch ? c->ops.stop(ch) : NPROF_SUCCESS;
 }
 
-static nprof_result_t v5_record(void *h, nprof_state_t st, nprof_state_args_t *a)
+static nprof_result_t record_event(void *h, nprof_state_t st, nprof_state_args_t *a,
+				   nprof_chain_ops_t other)
 {
 	nprof_event_t *e = ring_get(h);
 
 	if (!e)
-		return h && nprof_chain_v5() ? nprof_chain_v5()->recordEventState(h, st, a)
-					     : NPROF_SUCCESS;
+		return h && other.record ? other.record(h, st, a) : NPROF_SUCCESS;
 	record_ours(e, st, a);
-	return e->chain ? e->ctx->chain5->recordEventState(e->chain, st, a) : NPROF_SUCCESS;
+	return e->chain ? e->ctx->ops.record(e->chain, st, a) : NPROF_SUCCESS;
 }
 
-static nprof_result_t v5_finalize(void *context)
+static nprof_result_t finalize_ctx(void *context)
 {
 	nprof_ctx_t *c = context;
 	nprof_result_t rc = NPROF_SUCCESS;
@@ -452,9 +467,19 @@ static nprof_result_t v5_finalize(void *context)
 		return NPROF_SUCCESS;
 	ctx_finish(c);
 	if (c->chain_on)
-		rc = c->chain5->finalize(c->chain_ctx);
+		rc = c->ops.finalize(c->chain_ctx);
 	ctx_free(c);
 	return rc;
+}
+
+static nprof_result_t v5_stop(void *h)
+{
+	return stop_event(h, CHAIN_OPS(nprof_chain_v5()));
+}
+
+static nprof_result_t v5_record(void *h, nprof_state_t st, nprof_state_args_t *a)
+{
+	return record_event(h, st, a, CHAIN_OPS(nprof_chain_v5()));
 }
 
 /* ---- version 4 (NCCL 2.27) ---- */
@@ -476,6 +501,7 @@ static nprof_result_t v4_init(void **context, int *mask, const char *commName, u
 		return NPROF_INTERNAL_ERROR;
 	}
 	c->chain4 = nprof_chain_v4();
+	c->ops = CHAIN_OPS(c->chain4);
 	if (c->chain4)
 		crc = c->chain4->init(&c->chain_ctx, &cmask, commName, commHash, nNodes, nranks,
 				      rank, logfn);
@@ -505,41 +531,12 @@ static nprof_result_t v4_start(void *context, void **eHandle, nprof_descr_v4_t *
 
 static nprof_result_t v4_stop(void *h)
 {
-	nprof_event_t *e = ring_get(h);
-	nprof_ctx_t *c;
-	void *ch;
-
-	if (!e)
-		return h && nprof_chain_v4() ? nprof_chain_v4()->stopEvent(h) : NPROF_SUCCESS;
-	c = e->ctx;
-	ch = e->chain;
-	stop_ours(e);
-	return ch ? c->chain4->stopEvent(ch) : NPROF_SUCCESS;
+	return stop_event(h, CHAIN_OPS(nprof_chain_v4()));
 }
 
 static nprof_result_t v4_record(void *h, nprof_state_t st, nprof_state_args_t *a)
 {
-	nprof_event_t *e = ring_get(h);
-
-	if (!e)
-		return h && nprof_chain_v4() ? nprof_chain_v4()->recordEventState(h, st, a)
-					     : NPROF_SUCCESS;
-	record_ours(e, st, a);
-	return e->chain ? e->ctx->chain4->recordEventState(e->chain, st, a) : NPROF_SUCCESS;
-}
-
-static nprof_result_t v4_finalize(void *context)
-{
-	nprof_ctx_t *c = context;
-	nprof_result_t rc = NPROF_SUCCESS;
-
-	if (!c)
-		return NPROF_SUCCESS;
-	ctx_finish(c);
-	if (c->chain_on)
-		rc = c->chain4->finalize(c->chain_ctx);
-	ctx_free(c);
-	return rc;
+	return record_event(h, st, a, CHAIN_OPS(nprof_chain_v4()));
 }
 
 /* The plugin's only exported symbols (libnccl-profiler-harmonics.sym). */
@@ -549,7 +546,7 @@ const nprof_plugin_v5_t ncclProfiler_v5 = {
     .startEvent = v5_start,
     .stopEvent = v5_stop,
     .recordEventState = v5_record,
-    .finalize = v5_finalize,
+    .finalize = finalize_ctx,
 };
 
 const nprof_plugin_v4_t ncclProfiler_v4 = {
@@ -558,5 +555,5 @@ const nprof_plugin_v4_t ncclProfiler_v4 = {
     .startEvent = v4_start,
     .stopEvent = v4_stop,
     .recordEventState = v4_record,
-    .finalize = v4_finalize,
+    .finalize = finalize_ctx,
 };
