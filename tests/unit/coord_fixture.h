@@ -71,4 +71,24 @@ static inline void fixture_conf(hm_conf_t *c)
 	c->decision_budget_s = 0.2;
 }
 
+/* An engine of conf deciding with ops, running job 100 (uid 1000) on n1 and n5 with
+ * its declared profile; NULL (the reason on stderr) when any step fails. */
+static inline hm_coord_t *fixture_coord_job100(const hm_conf_t *conf, const hm_policy_ops_t *ops,
+					       const char *profile)
+{
+	hm_err_t err = {0};
+	hm_coord_t *c = NULL;
+	hm_coord_job_info_t j = {
+	    .job_id = 100, .uid = 1000, .nodes = "n[1,5]", .mode = "auto", .profile = profile};
+
+	if (hm_coord_create(conf, fixture_topo(), &c, &err) != HM_OK ||
+	    hm_coord_set_policy_ops(c, ops, &err) != HM_OK ||
+	    hm_coord_job_upsert(c, &j, &err) != HM_OK) {
+		fprintf(stderr, "fixture_coord_job100: %s\n", err.msg);
+		hm_coord_destroy(c);
+		return NULL;
+	}
+	return c;
+}
+
 #endif

@@ -41,18 +41,11 @@ static const hm_policy_ops_t burst_policy = {
 static hm_coord_t *make(void)
 {
 	hm_conf_t conf;
-	hm_err_t err = {0};
-	hm_coord_t *c = NULL;
-	hm_coord_job_info_t j1 = {.job_id = 100,
-				  .uid = 1000,
-				  .nodes = "n[1,5]",
-				  .mode = "auto",
-				  .profile = "iter=2s,comm=10%,bytes=100MB"};
+	hm_coord_t *c;
 
 	fixture_conf(&conf);
-	assert_int_equal(hm_coord_create(&conf, fixture_topo(), &c, &err), HM_OK);
-	assert_int_equal(hm_coord_set_policy_ops(c, &burst_policy, &err), HM_OK);
-	assert_int_equal(hm_coord_job_upsert(c, &j1, &err), HM_OK);
+	c = fixture_coord_job100(&conf, &burst_policy, "iter=2s,comm=10%,bytes=100MB");
+	assert_non_null(c);
 	return c;
 }
 

@@ -45,19 +45,12 @@ static const hm_policy_ops_t seeing_policy = {
 static hm_coord_t *make(int lead_ms)
 {
 	hm_conf_t conf;
-	hm_err_t err = {0};
-	hm_coord_t *c = NULL;
-	hm_coord_job_info_t j1 = {.job_id = 100,
-				  .uid = 1000,
-				  .nodes = "n[1,5]",
-				  .mode = "auto",
-				  .profile = "iter=250ms,comm=40%,bytes=1.2GB"};
+	hm_coord_t *c;
 
 	fixture_conf(&conf);
 	conf.update_lead_ms = lead_ms;
-	assert_int_equal(hm_coord_create(&conf, fixture_topo(), &c, &err), HM_OK);
-	assert_int_equal(hm_coord_set_policy_ops(c, &seeing_policy, &err), HM_OK);
-	assert_int_equal(hm_coord_job_upsert(c, &j1, &err), HM_OK);
+	c = fixture_coord_job100(&conf, &seeing_policy, "iter=250ms,comm=40%,bytes=1.2GB");
+	assert_non_null(c);
 	return c;
 }
 
