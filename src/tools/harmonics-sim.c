@@ -64,6 +64,9 @@ static void usage(FILE *out)
 		"  --policy LIST         comma-separated among %s, or 'all' (default all)\n"
 		"  --epoch S             re-decision epoch for policies with epochs (default 30s)\n"
 		"  --budget S            time budget of one optimal decision (default 10s)\n"
+		"  --budget-evals N      also cut an optimal decision after N candidate\n"
+		"                        evaluations (default 0: no cap); unlike --budget the\n"
+		"                        result then does not depend on the machine's load\n"
 		"  --prio-levels N       hardware priority classes (default 8)\n"
 		"  --threads N           worker threads inside a policy (default 1)\n"
 		"  --placement LIST      where arriving jobs go, comma-separated among packed\n"
@@ -115,6 +118,7 @@ enum {
 	OPT_POLICY,
 	OPT_EPOCH,
 	OPT_BUDGET,
+	OPT_BUDGET_EVALS,
 	OPT_PRIO,
 	OPT_THREADS,
 	OPT_PLACEMENT,
@@ -143,6 +147,7 @@ static const struct option long_opts[] = {
 	{"policy", required_argument, NULL, OPT_POLICY},
 	{"epoch", required_argument, NULL, OPT_EPOCH},
 	{"budget", required_argument, NULL, OPT_BUDGET},
+	{"budget-evals", required_argument, NULL, OPT_BUDGET_EVALS},
 	{"prio-levels", required_argument, NULL, OPT_PRIO},
 	{"threads", required_argument, NULL, OPT_THREADS},
 	{"placement", required_argument, NULL, OPT_PLACEMENT},
@@ -203,6 +208,10 @@ static int parse_args(int argc, char **argv, sim_args_t *a, hm_err_t *err)
 			break;
 		case OPT_BUDGET:
 			rc = hm_parse_duration_s(optarg, 0.001, 1e5, &a->pcfg.budget_s, "--budget", err);
+			break;
+		case OPT_BUDGET_EVALS:
+			rc = hm_parse_long(optarg, 0, 1000000000L, &a->pcfg.budget_evals, "--budget-evals",
+					   err);
 			break;
 		case OPT_PRIO:
 			rc = hm_parse_long(optarg, 1, HM_PRIO_LEVELS_MAX, &l, "--prio-levels", err);

@@ -103,6 +103,48 @@ static void test_budget_says_so(void **state)
 	hm_topo_free(t);
 }
 
+/*
+ * An evaluation cap cuts the search the same way on any machine: two capped
+ * runs give the same result, say they were cut, and differ from an uncut
+ * one only through the cut (a time budget cut under load would not repeat).
+ */
+static void test_budget_evals_repeatable(void **state)
+{
+	(void)state;
+	extern const hm_policy_ops_t hm_policy_optimal;
+	hm_topo_t *t = fx_topo(2, 2, 1, 2);
+	hm_job_t j[2];
+	hm_workload_t w = {2, j};
+	hm_policy_cfg_t cfg;
+	hm_sim_opts_t o;
+	hm_sim_result_t r, r2;
+	hm_err_t err = {0};
+
+	pair(t, j, 50);
+	hm_policy_cfg_defaults(&cfg);
+	cfg.budget_s = 1e5;
+	cfg.budget_evals = 3;
+	cfg.epoch_s = 5;
+	hm_sim_opts_defaults(&o);
+	o.jitter_cv = 0.02;
+	assert_int_equal(hm_sim_run(t, &w, &hm_policy_optimal, &cfg, &o, &r, &err), HM_OK);
+	assert_int_equal(hm_sim_run(t, &w, &hm_policy_optimal, &cfg, &o, &r2, &err), HM_OK);
+	assert_int_equal(r.completed, 2);
+	assert_true(r.budget_exhausted);
+	assert_true(r2.budget_exhausted);
+	assert_true(r.mean_jct_s == r2.mean_jct_s);
+	assert_true(r.jobs[0].end_s == r2.jobs[0].end_s);
+	hm_sim_result_free(&r);
+	hm_sim_result_free(&r2);
+	/* A cap the search never reaches: not cut. */
+	cfg.budget_evals = 1000000;
+	assert_int_equal(hm_sim_run(t, &w, &hm_policy_optimal, &cfg, &o, &r, &err), HM_OK);
+	assert_false(r.budget_exhausted);
+	hm_sim_result_free(&r);
+	fx_free_jobs(j, 2);
+	hm_topo_free(t);
+}
+
 /* Bad configuration: refused with the values and what is accepted. */
 static void test_bad_config(void **state)
 {
@@ -120,6 +162,10 @@ static void test_bad_config(void **state)
 	cfg.budget_s = -1;
 	assert_int_equal(hm_policy_optimal.create(&cfg, &st, &err), HM_ERR_INVAL);
 	assert_non_null(strstr(err.msg, "budget -1"));
+	hm_policy_cfg_defaults(&cfg);
+	cfg.budget_evals = -2;
+	assert_int_equal(hm_policy_optimal.create(&cfg, &st, &err), HM_ERR_INVAL);
+	assert_non_null(strstr(err.msg, "-2 evaluations"));
 	hm_policy_cfg_defaults(&cfg);
 	assert_int_equal(hm_policy_optimal.create(&cfg, &st, &err), HM_OK);
 	hm_policy_optimal.destroy(st);
@@ -158,6 +204,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pair_never_loses),
 	    cmocka_unit_test(test_budget_says_so),
+	    cmocka_unit_test(test_budget_evals_repeatable),
 	    cmocka_unit_test(test_bad_config),
 	    cmocka_unit_test(test_keep_bar_scales),
 	};

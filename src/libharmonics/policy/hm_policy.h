@@ -82,6 +82,8 @@ typedef struct {
 	int prio_levels;      /* hardware priority classes, default 8 */
 	int reserved_levels;  /* classes kept for other traffic, default 1 */
 	double budget_s;      /* wall-clock budget per decision (optimal), default 10 s */
+	long budget_evals;    /* evaluations per decision (optimal); 0 = no cap. Unlike
+			       * budget_s it does not depend on the machine's load */
 	int shift_bins;	      /* shift discretisation per period, default policy-specific */
 	double guard_s;	      /* late tolerance for slot holding, default policy-specific */
 	unsigned long seed;

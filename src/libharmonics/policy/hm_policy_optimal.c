@@ -23,8 +23,10 @@
  * then first-improvement local search from the best: swap two jobs' classes,
  * move a job to another class, another path, or let a held job run free.
  *
- * Budget (cfg.budget_s, wall clock per decision): the clock is read before
- * every evaluation. Every component's candidates are evaluated before any
+ * Budget (cfg.budget_s, wall clock per decision, and cfg.budget_evals,
+ * evaluations per decision when > 0): both are checked before every
+ * evaluation; the evaluation cap makes a cut search repeatable whatever the
+ * machine's load. Every component's candidates are evaluated before any
  * local search. When the budget runs out the best decision found is applied
  * (components not reached keep their decisions in force), ctx->budget_exhausted
  * is set and the note says so. Without a cut the decision is deterministic.
@@ -66,6 +68,7 @@ typedef struct {
 	int ev_cap;
 	const hm_topo_t *ev_topo;
 	unsigned long epoch, decisions;
+	long decision_evals; /* evaluations in the decision under way (budget_evals) */
 } opt_state_t;
 
 /* One component's search state. */
@@ -95,13 +98,14 @@ static hm_rc_t opt_create(const hm_policy_cfg_t *cfg, void **state, hm_err_t *er
 		s->cfg = *cfg;
 	else
 		hm_policy_cfg_defaults(&s->cfg);
-	if (s->cfg.budget_s < 0 || !isfinite(s->cfg.budget_s) || s->cfg.guard_s < 0 ||
+	if (s->cfg.budget_s < 0 || !isfinite(s->cfg.budget_s) || s->cfg.budget_evals < 0 ||
+	    s->cfg.guard_s < 0 ||
 	    !isfinite(s->cfg.guard_s) || !(s->cfg.jitter_cv >= 0) || s->cfg.jitter_cv > 1) {
 		hm_err_set(
 		    err, HM_ERR_INVAL,
-		    "optimal: budget %g s, guard %g s, jitter %g (accepted: budget and guard "
-		    "finite >= 0, jitter 0..1)",
-		    s->cfg.budget_s, s->cfg.guard_s, s->cfg.jitter_cv);
+		    "optimal: budget %g s, %ld evaluations, guard %g s, jitter %g (accepted: "
+		    "budget and guard finite >= 0, evaluations >= 0, jitter 0..1)",
+		    s->cfg.budget_s, s->cfg.budget_evals, s->cfg.guard_s, s->cfg.jitter_cv);
 		free(s);
 		return HM_ERR_INVAL;
 	}
@@ -214,12 +218,15 @@ static hm_rc_t run_sub(opt_state_t *s, int k, const hm_sched_ctx_t *ctx, hm_sche
 static double evaluate(comp_t *c, const hm_decision_t *d, hm_err_t *err, hm_rc_t *rc)
 {
 	c->evals++;
+	c->st->decision_evals++;
 	return hm_pol_comp_score(&c->pc, c->st->ev, d, rc, err);
 }
 
 static bool out_of_time(comp_t *c)
 {
-	if (!c->cut && hm_mono_s() > c->deadline_s)
+	long cap = c->st->cfg.budget_evals;
+
+	if (!c->cut && ((cap > 0 && c->st->decision_evals >= cap) || hm_mono_s() > c->deadline_s))
 		c->cut = true;
 	return c->cut;
 }
@@ -456,6 +463,7 @@ static hm_rc_t opt_decide(void *state, hm_sched_ctx_t *ctx, hm_err_t *err)
 	hm_rc_t rc = HM_OK;
 
 	st->decisions++;
+	st->decision_evals = 0;
 	if (n == 0)
 		return HM_OK;
 	par = malloc(sizeof(int) * (size_t)n);
