@@ -5,8 +5,12 @@
 #   tb_summary FILES...      the --json document on stdout:
 #     {"scenarios": [{"name", "policies": [{"name", "jobs", "measured_mean_iter_s",
 #      "simulated_mean_iter_s", "measured_mean_comm_s", "simulated_mean_comm_s",
-#      "measured_mean_jct_s", "sim_error"}]}]}  ("jobs": per job, the same medians;
-#      sim_error: simulated / measured - 1 of the mean iteration)
+#      "measured_mean_jct_s", "alone_mean_iter_s", "measured_slowdown", "sim_error"}]}]}
+#      ("jobs": per job, the same medians; sim_error: simulated / measured - 1 of
+#      the mean iteration; alone_mean_iter_s: each job alone on the same links in
+#      the simulator, from the compute it measured in that case: no policy goes
+#      below it; measured_slowdown: measured / alone, what contention cost, free
+#      of how fast the shared CPU happened to compute in that case)
 #   tb_noise FILES...        per case: repetitions, spread of the measured mean
 #                            iteration (CV and max-min over the median), and the
 #                            simulated one with launch-time assignments only
@@ -23,7 +27,10 @@ def case_figs: {
 	mc: (.jobs | map(.measured.mean_comm_s) | mean),
 	sc: (.jobs | map(.simulated.mean_comm_s) | mean),
 	mj: (.jobs | map(.measured.jct_s) | mean),
-	li: (.jobs | map(.simulated_launch_only.mean_iter_s) | mean) };
+	li: (.jobs | map(.simulated_launch_only.mean_iter_s) | mean),
+	ai: (.jobs | map(.simulated.alone_iter_s) | mean),
+	sd: (.jobs | map(if .simulated.alone_iter_s > 0 then .measured.mean_iter_s / .simulated.alone_iter_s
+		else null end) | if any(. == null) then null else mean end) };
 def order: {"pairs": 0, "mixed": 1, "arrival": 2, "torch-pairs": 3, "torch-arrival": 4}[.] // 9;
 def porder: {"fair": 0, "crux": 1, "cassini": 2, "harmonics": 3, "optimal": 4}[.] // 9;
 '
@@ -46,7 +53,9 @@ tb_summary() {
 				simulated_mean_iter_s: ($f | map(.si) | median),
 				measured_mean_comm_s: ($f | map(.mc) | median),
 				simulated_mean_comm_s: ($f | map(.sc) | median),
-				measured_mean_jct_s: ($f | map(.mj) | median) } |
+				measured_mean_jct_s: ($f | map(.mj) | median),
+				alone_mean_iter_s: ($f | map(.ai) | median),
+				measured_slowdown: ($f | map(.sd) | if any(. == null) then null else median end) } |
 				.sim_error = (if .measured_mean_iter_s > 0 and .simulated_mean_iter_s != null
 					then .simulated_mean_iter_s / .measured_mean_iter_s - 1 else null end)))
 		}) | {scenarios: .}' "$@"
@@ -72,8 +81,8 @@ tb_table() { # summary.json noise.json
 		($n[0] | map({(.case): .}) | add) as $noise |
 		def f3: if . == null then "-" else (. * 1000 | round / 1000 | tostring) end;
 		def pct: if . == null then "-" else ((. * 1000 | round) / 10 | tostring) + "%" end;
-		"| scenario | policy | iter measured (s) | iter simulated (s) | sim error | within 10% | comm measured (s) | comm simulated (s) | JCT measured (s) | iter vs fair (measured) | spread over reps (CV) | iter simulated, launch-time assignments only (s) |",
-		"|---|---|---|---|---|---|---|---|---|---|---|---|",
+		"| scenario | policy | iter measured (s) | iter simulated (s) | sim error | within 10% | comm measured (s) | comm simulated (s) | JCT measured (s) | iter vs fair (measured) | iter alone, simulated (s) | slowdown: measured / alone | spread over reps (CV) | iter simulated, launch-time assignments only (s) |",
+		"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 		(.scenarios[] | .name as $s | ([.policies[] | select(.name == "fair") | .measured_mean_iter_s] | first) as $fair |
 		 .policies[] | $noise[$s + "/" + .name] as $z |
 		 "| \($s) | \(.name) | \(.measured_mean_iter_s | f3) | \(.simulated_mean_iter_s | f3) | " +
@@ -81,6 +90,7 @@ tb_table() { # summary.json noise.json
 		 "\(if ((.simulated_mean_iter_s / .measured_mean_iter_s - 1) | fabs) <= 0.1 then "yes" else "no" end) | " +
 		 "\(.measured_mean_comm_s | f3) | \(.simulated_mean_comm_s | f3) | \(.measured_mean_jct_s | f3) | " +
 		 "\(if $fair then (.measured_mean_iter_s / $fair - 1) | pct else "-" end) | " +
+		 "\(.alone_mean_iter_s | f3) | \(.measured_slowdown | f3) | " +
 		 "\($z.range | pct) (\($z.cv | pct), \($z.reps) reps) | \($z.launch_only_iter_s | f3) |")' "$1"
 }
 

@@ -9,7 +9,8 @@
 # times: harmonics-sim --epoch --update-lead) and "simulated_launch_only" (a
 # decision reaches a job only at its launch and policies see declared profiles
 # only, harmonics-sim --launch-window 1 --declared-only: the Slurm path before
-# the live loop) beside "measured".
+# the live loop) beside "measured". "simulated.alone_iter_s" is the job alone on
+# the same links: no policy can give it a shorter iteration.
 # A release group's jobs start within a second of each other and all register
 # against the decision that knows them all, hence the 1 s window.
 #
@@ -52,7 +53,7 @@ tb_case_sim() {
 			{ tb_log "harmonics-sim failed on $dir: $(cat "$dir/sim.err")"; return 1; }
 	done
 	jq --slurpfile s "$dir/sim-live.json" --slurpfile l "$dir/sim-launch.json" --argjson jitter "$jitter" '
-		def byname: .policies[0].jobs | map({(.name): {mean_iter_s, mean_comm_s, jct_s}}) | add;
+		def byname: .policies[0].jobs | map({(.name): {mean_iter_s, mean_comm_s, jct_s, alone_iter_s}}) | add;
 		($s[0] | byname) as $sim | ($l[0] | byname) as $launch |
 		.sim_jitter_cv = $jitter |
 		.jobs |= map(. + {simulated: $sim[.name], simulated_launch_only: $launch[.name]})' \
