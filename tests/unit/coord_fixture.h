@@ -71,6 +71,18 @@ static inline void fixture_conf(hm_conf_t *c)
 	c->decision_budget_s = 0.2;
 }
 
+/* One decision run at now_s; aborts with the reason when it fails. */
+static inline void fixture_decide_at(hm_coord_t *c, double now_s)
+{
+	hm_err_t err = {0};
+	bool changed;
+
+	if (hm_coord_decide(c, now_s, &changed, &err) != HM_OK) {
+		fprintf(stderr, "fixture_decide_at(%.3f): %s\n", now_s, err.msg);
+		abort();
+	}
+}
+
 /* An engine of conf deciding with ops, running job 100 (uid 1000) on n1 and n5 with
  * its declared profile; NULL (the reason on stderr) when any step fails. */
 static inline hm_coord_t *fixture_coord_job100(const hm_conf_t *conf, const hm_policy_ops_t *ops,

@@ -49,14 +49,6 @@ static hm_coord_t *make(void)
 	return c;
 }
 
-static void decide_at(hm_coord_t *c, double now_s)
-{
-	hm_err_t err = {0};
-	bool changed;
-
-	assert_int_equal(hm_coord_decide(c, now_s, &changed, &err), HM_OK);
-}
-
 /* Both nodes of job 100 report a window of n bursts of burst_us each, paced. */
 static void beat(hm_coord_t *c, double now_s, uint64_t n, double iter_us, double burst_us)
 {
@@ -87,21 +79,21 @@ static void test_ten_times_the_declared_bytes(void **state)
 	double declared_s, real_us;
 
 	(void)state;
-	decide_at(c, T0_S);
+	fixture_decide_at(c, T0_S);
 	declared_s = seen_burst_s;
 	assert_true(declared_s > 0);
 	real_us = 10 * declared_s * 1e6;
 	/* 10 bursts (5 a node): fewer than HM_BURST_MIN_SAMPLES, declared bytes stay. */
 	beat(c, T0_S + 1, 5, 2e6 + real_us, real_us);
-	decide_at(c, T0_S + 11);
+	fixture_decide_at(c, T0_S + 11);
 	assert_true(fabs(seen_burst_s - declared_s) < 1e-12);
 	/* 20: the policy is given the measured burst (equivalent bytes). */
 	beat(c, T0_S + 12, 5, 2e6 + real_us, real_us);
-	decide_at(c, T0_S + 22);
+	fixture_decide_at(c, T0_S + 22);
 	assert_true(fabs(seen_burst_s / declared_s - 10) < 1e-6);
 	/* It stays while the job runs as measured. */
 	beat(c, T0_S + 23, 50, 2e6 + real_us, real_us);
-	decide_at(c, T0_S + 33);
+	fixture_decide_at(c, T0_S + 33);
 	assert_true(fabs(seen_burst_s / declared_s - 10) < 1e-6);
 	/* harmonicsctl job 100 --explain shows both, the factor and the bursts behind it. */
 	ex = malloc(sizeof(*ex));
@@ -122,11 +114,11 @@ static void test_impossible_windows_refused(void **state)
 	double declared_s;
 
 	(void)state;
-	decide_at(c, T0_S);
+	fixture_decide_at(c, T0_S);
 	declared_s = seen_burst_s;
 	for (int k = 1; k <= 4; k++) {
 		beat(c, T0_S + 11 * k - 10, 50, 100e3, k % 2 ? 200e3 : 0);
-		decide_at(c, T0_S + 11 * k);
+		fixture_decide_at(c, T0_S + 11 * k);
 	}
 	assert_true(fabs(seen_burst_s - declared_s) < 1e-12);
 	hm_coord_destroy(c);

@@ -54,14 +54,6 @@ static hm_coord_t *make(int lead_ms)
 	return c;
 }
 
-static void decide_at(hm_coord_t *c, double now_s)
-{
-	hm_err_t err = {0};
-	bool changed;
-
-	assert_int_equal(hm_coord_decide(c, now_s, &changed, &err), HM_OK);
-}
-
 /* The assignment entry of job id for node (asserts it is listed). */
 static hm_aw_job_assign_t entry(hm_coord_t *c, const char *node, double now_s, long id)
 {
@@ -83,7 +75,7 @@ static void test_first_decision_applies_at_once(void **state)
 	hm_aw_job_assign_t e;
 
 	shift100_ms = 100;
-	decide_at(c, T0_S);
+	fixture_decide_at(c, T0_S);
 	e = entry(c, "n1", T0_S, 100);
 	assert_true(e.scheduled);
 	assert_int_equal(e.uid, 1000);
@@ -113,10 +105,10 @@ static void test_change_has_a_switch_time(void **state)
 	unsigned long g0;
 
 	shift100_ms = 0;
-	decide_at(c, T0_S);
+	fixture_decide_at(c, T0_S);
 	g0 = hm_coord_node_gen(c, "n1");
 	shift100_ms = 100;
-	decide_at(c, T0_S + 10);                      /* an epoch */
+	fixture_decide_at(c, T0_S + 10);                      /* an epoch */
 	assert_true(hm_coord_node_gen(c, "n1") > g0); /* the agent of n1 is to be told */
 	assert_true(hm_coord_node_gen(c, "n5") > g0);
 	e = entry(c, "n1", T0_S + 10.2, 100);
@@ -144,18 +136,18 @@ static void test_change_while_pending_is_deferred(void **state)
 	hm_aw_job_assign_t e;
 
 	shift100_ms = 0;
-	decide_at(c, T0_S);
+	fixture_decide_at(c, T0_S);
 	shift100_ms = 100;
-	decide_at(c, T0_S + 10); /* change 1: switch at T0 + 15 */
+	fixture_decide_at(c, T0_S + 10); /* change 1: switch at T0 + 15 */
 	shift100_ms = 200;
 	assert_int_equal(hm_coord_job_upsert(c, &j98, &err), HM_OK); /* an arrival: decide */
-	decide_at(c, T0_S + 12); /* change 2, decided before change 1's switch */
+	fixture_decide_at(c, T0_S + 12); /* change 2, decided before change 1's switch */
 	e = entry(c, "n1", T0_S + 12.1, 100);
 	assert_true(e.has_next);
 	assert_int_equal(e.next.shift_us, 100000); /* the steps still hear change 1 only */
 	assert_int_equal(e.next_effective_us, (int64_t)((T0_S + 15) * 1e6));
 	/* Change 1 took effect: the next round releases change 2 with its own switch. */
-	decide_at(c, T0_S + 15.2);
+	fixture_decide_at(c, T0_S + 15.2);
 	e = entry(c, "n1", T0_S + 15.3, 100);
 	assert_true(e.has_next);
 	assert_int_equal(e.cur.shift_us, 100000);
@@ -174,7 +166,7 @@ static void test_beats(void **state)
 	hm_err_t err = {0};
 
 	shift100_ms = 100;
-	decide_at(c, T0_S);
+	fixture_decide_at(c, T0_S);
 	assert_int_equal(hm_coord_node_hello(c, "n1", NULL, T0_S, &err), HM_OK);
 	memset(&st, 0, sizeof(st));
 	snprintf(st.node, sizeof(st.node), "n1");
@@ -207,7 +199,7 @@ static void test_beats(void **state)
 	assert_int_equal(v.steps, 2);
 	assert_int_equal(v.slot_misses, 3);
 	/* The next decision sees the windows: mean 310 ms, sd sqrt(3/4 10^2 ... ) pooled. */
-	decide_at(c, T0_S + 11);
+	fixture_decide_at(c, T0_S + 11);
 	assert_true(fabs(seen_meas_iter_s - 0.310) < 1e-9);
 	assert_true(fabs(seen_meas_sd_s -
 			 sqrt((30.0 * 300 * 300 + 10.0 * 340 * 340) / 40 - 310.0 * 310) * 1e-3) <
@@ -266,7 +258,7 @@ static void test_other_policy_unscheduled(void **state)
 	hm_err_t err = {0};
 
 	assert_int_equal(hm_coord_job_upsert(c, &j, &err), HM_ERR_INVAL);
-	decide_at(c, T0_S);
+	fixture_decide_at(c, T0_S);
 	assert_int_equal(hm_coord_job(c, 200, &v), HM_OK);
 	assert_false(v.a.scheduled);
 	assert_string_equal(v.a.reason, "asked for cassini, the cluster runs fair");

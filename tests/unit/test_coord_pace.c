@@ -57,14 +57,6 @@ static hm_coord_t *make(double unpaced_after_s)
 	return c;
 }
 
-static void decide_at(hm_coord_t *c, double now_s)
-{
-	hm_err_t err = {0};
-	bool changed;
-
-	assert_int_equal(hm_coord_decide(c, now_s, &changed, &err), HM_OK);
-}
-
 /* A beat of node for job 100: its applied epoch (-1 none) and class (-1 none). */
 static void beat(hm_coord_t *c, const char *node, long applied, int cls, double now_s)
 {
@@ -107,16 +99,16 @@ static void test_unpaced_after_bound(void **state)
 	hm_coord_t *c = make(30);
 	char ac[1024] = "";
 
-	decide_at(c, T0_S);
+	fixture_decide_at(c, T0_S);
 	assert_int_equal(seen_calls, 1);
 	assert_false(seen.unpaced);
 	beat(c, "n1", -1, -1, T0_S + 5); /* a step, but no burst applied */
-	decide_at(c, T0_S + 29);
+	fixture_decide_at(c, T0_S + 29);
 	assert_int_equal(seen_calls, 1); /* nothing changed within the bound */
 	assert_false(view(c).unpaced);
 	comment(c, ac, sizeof(ac));
 	assert_null(strstr(ac, "harmonics:m"));
-	decide_at(c, T0_S + 30.5);
+	fixture_decide_at(c, T0_S + 30.5);
 	assert_int_equal(seen_calls, 2); /* the model changed: decided again */
 	assert_true(seen.unpaced);
 	assert_true(seen.class_fixed); /* unmarked traffic: the lowest class */
@@ -128,7 +120,7 @@ static void test_unpaced_after_bound(void **state)
 	/* Reports arrive: paced at once, decided again at the next round. */
 	beat(c, "n5", 1, -1, T0_S + 31);
 	assert_false(view(c).unpaced);
-	decide_at(c, T0_S + 31.5);
+	fixture_decide_at(c, T0_S + 31.5);
 	assert_int_equal(seen_calls, 3);
 	assert_false(seen.unpaced);
 	assert_false(seen.class_fixed);
@@ -136,9 +128,9 @@ static void test_unpaced_after_bound(void **state)
 	assert_non_null(strstr(ac, " paced;"));
 	/* Reports stop (the step ended): unpaced again UnpacedAfter after the last one. */
 	beat(c, "n5", -1, -1, T0_S + 40);
-	decide_at(c, T0_S + 60);
+	fixture_decide_at(c, T0_S + 60);
 	assert_false(view(c).unpaced);
-	decide_at(c, T0_S + 62);
+	fixture_decide_at(c, T0_S + 62);
 	assert_true(view(c).unpaced);
 	hm_coord_destroy(c);
 }
@@ -148,13 +140,13 @@ static void test_no_agent_no_verdict(void **state)
 {
 	hm_coord_t *c = make(30);
 
-	decide_at(c, T0_S);
-	decide_at(c, T0_S + 300);
+	fixture_decide_at(c, T0_S);
+	fixture_decide_at(c, T0_S + 300);
 	assert_false(view(c).unpaced);
 	beat(c, "n1", -1, -1, T0_S + 301); /* an agent: the bound counts from about now */
-	decide_at(c, T0_S + 329);
+	fixture_decide_at(c, T0_S + 329);
 	assert_false(view(c).unpaced);
-	decide_at(c, T0_S + 331.5);
+	fixture_decide_at(c, T0_S + 331.5);
 	assert_true(view(c).unpaced);
 	hm_coord_destroy(c);
 }
@@ -164,8 +156,8 @@ static void test_unpaced_never(void **state)
 {
 	hm_coord_t *c = make(0);
 
-	decide_at(c, T0_S);
-	decide_at(c, T0_S + 86400);
+	fixture_decide_at(c, T0_S);
+	fixture_decide_at(c, T0_S + 86400);
 	assert_false(view(c).unpaced);
 	assert_int_equal(seen_calls, 1);
 	hm_coord_destroy(c);
@@ -184,7 +176,7 @@ static void test_class_in_force(void **state)
 	hm_err_t err = {0};
 	char ac[1024] = "";
 
-	decide_at(c, T0_S);
+	fixture_decide_at(c, T0_S);
 	assert_int_equal(view(c).class_in_force, -1);
 	assert_int_equal(view(c).a.prio, 1);
 	beat(c, "n1", 1, 1, T0_S + 1);
@@ -193,7 +185,7 @@ static void test_class_in_force(void **state)
 	comment(c, ac, sizeof(ac));
 	assert_non_null(strstr(ac, " paced class=3;"));
 	assert_int_equal(hm_coord_job_upsert(c, &j2, &err), HM_OK); /* a decision runs */
-	decide_at(c, T0_S + 2);
+	fixture_decide_at(c, T0_S + 2);
 	assert_int_equal(seen_calls, 2);
 	assert_false(seen.unpaced);
 	assert_true(seen.class_fixed);
@@ -202,7 +194,7 @@ static void test_class_in_force(void **state)
 	beat(c, "n5", 1, 1, T0_S + 3);
 	assert_int_equal(view(c).class_in_force, 1);
 	assert_int_equal(hm_coord_job_remove(c, 200), HM_OK);
-	decide_at(c, T0_S + 4);
+	fixture_decide_at(c, T0_S + 4);
 	assert_int_equal(seen_calls, 3);
 	assert_false(seen.class_fixed);
 	comment(c, ac, sizeof(ac));
