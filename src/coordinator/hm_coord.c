@@ -200,6 +200,38 @@ static hm_rc_t job_profile(hm_coord_t *c, hm_cjob_t *j, hm_profile_t *p, hm_err_
 	return hm_err_set(err, HM_ERR_NOTFOUND, "no profile");
 }
 
+/*
+ * The job's link loads on its partition's topology (a plane of c->topo). A
+ * topology the file lacks, or a node outside it, would leave the job
+ * unscheduled for a naming slip: it is modelled on the cluster default
+ * instead, and the log says so (fail-open).
+ */
+hm_rc_t hm_coord_derive_plane(hm_coord_t *c, hm_cjob_t *j, const hm_profile_t *prof, hm_err_t *err)
+{
+	int plane = hm_topo_plane_index(c->topo, j->topology);
+	hm_rc_t rc;
+
+	j->plane = 0;
+	if (plane < 0) {
+		hm_log(HM_LOG_INFO,
+		       "job %u: topology '%s' of its partition is not in the topology file: "
+		       "modelled on the cluster default '%s'",
+		       j->job_id, j->topology, hm_topo_plane_name(c->topo, 0));
+		plane = 0;
+	}
+	if (plane > 0) {
+		rc = hm_traffic_derive_plane(c->topo, plane, prof, &j->pl, 0, &j->tr, err);
+		if (rc == HM_OK) {
+			j->plane = plane;
+			return HM_OK;
+		}
+		hm_log(HM_LOG_INFO, "job %u: topology '%s': %s: modelled on the cluster default",
+		       j->job_id, j->topology, err->msg);
+		memset(err, 0, sizeof(*err));
+	}
+	return hm_traffic_derive(c->topo, prof, &j->pl, 0, &j->tr, err);
+}
+
 void hm_coord_derive(hm_coord_t *c, hm_cjob_t *j)
 {
 	char **names = NULL;
@@ -285,7 +317,7 @@ void hm_coord_derive(hm_coord_t *c, hm_cjob_t *j)
 		goto out;
 	}
 	j->job.profile = prof;
-	if (hm_traffic_derive(c->topo, &prof, &j->pl, 0, &j->tr, &e) != HM_OK) {
+	if (hm_coord_derive_plane(c, j, &prof, &e) != HM_OK) {
 		snprintf(j->reason, sizeof(j->reason), "traffic: %.100s", e.msg);
 		goto out;
 	}
@@ -396,7 +428,8 @@ hm_rc_t hm_coord_job_upsert(hm_coord_t *c, const hm_coord_job_info_t *info, hm_e
 	j = hm_coord_find(c, info->job_id);
 	if (j && strcmp(j->nodes, info->nodes) == 0 && strcmp(j->mode, mode) == 0 &&
 	    strcmp(j->profile_spec, profile) == 0 && j->gpus_per_node == info->gpus_per_node &&
-	    strcmp(j->gpu_ids, info->gpu_ids ? info->gpu_ids : "") == 0 && j->uid == info->uid)
+	    strcmp(j->gpu_ids, info->gpu_ids ? info->gpu_ids : "") == 0 && j->uid == info->uid &&
+	    strcmp(j->topology, info->topology ? info->topology : "") == 0)
 		goto out; /* unchanged: keep the decision */
 	if (!j) {
 		if (!(j = hm_coord_add(c, info))) {
@@ -420,6 +453,7 @@ hm_rc_t hm_coord_job_upsert(hm_coord_t *c, const hm_coord_job_info_t *info, hm_e
 	j->gpus_per_node = info->gpus_per_node;
 	snprintf(j->gpu_ids, sizeof(j->gpu_ids), "%s", info->gpu_ids ? info->gpu_ids : "");
 	snprintf(j->mode, sizeof(j->mode), "%s", mode);
+	snprintf(j->topology, sizeof(j->topology), "%s", info->topology ? info->topology : "");
 	if (strcmp(j->profile_spec, profile) != 0)
 		hm_burst_est_init(&j->burst); /* learnt against the old declaration */
 	snprintf(j->profile_spec, sizeof(j->profile_spec), "%s", profile);

@@ -46,6 +46,10 @@ typedef struct {
 	const char *profile; /* --comm-profile: catalogue model or "iter=250ms,comm=40%,
 				bytes=1.2GB"; NULL/"" = conf DefaultProfile */
 	double start_s;      /* when it started running */
+	const char *topology; /* its partition's topology (Slurm 25.05+ Topology=, a
+				 topology.yaml name); NULL/"" = the cluster default.
+				 A name the topology lacks, or a plane without one
+				 of its nodes: modelled on the default (logged) */
 } hm_coord_job_info_t;
 
 /*

@@ -21,6 +21,7 @@ typedef struct {
 	char gpu_ids[256]; /* the GPUs Slurm allocated (hm_coord_job_info_t.gpu_ids) */
 	char mode[HM_CONF_NAME_MAX];
 	char profile_spec[256];
+	char topology[HM_NAME_MAX]; /* its partition's topology.yaml topology, "" = default */
 	double start_s;
 
 	/* Derived from the above, the topology and the configuration. */
@@ -32,6 +33,7 @@ typedef struct {
 	hm_traffic_t tr;
 	bool have_tr;
 	int nracks;
+	int plane; /* the topology plane its traffic was derived on (hm_topo_plane_t) */
 
 	hm_coord_measure_t meas;
 	bool measured;
@@ -236,6 +238,9 @@ void hm_coord_view_of(const hm_cjob_t *j, hm_coord_job_view_t *v);
 hm_cjob_t *hm_coord_find(hm_coord_t *c, uint32_t job_id);
 /* Recompute placement, profile and traffic of j (caller holds mu). */
 void hm_coord_derive(hm_coord_t *c, hm_cjob_t *j);
+/* j's traffic on its partition's topology plane (j->plane set; hm_coord.c). */
+hm_rc_t hm_coord_derive_plane(hm_coord_t *c, hm_cjob_t *j, const hm_profile_t *prof,
+			      hm_err_t *err);
 /* Release what derive allocated. */
 void hm_cjob_clear_derived(hm_cjob_t *j);
 /* Append a job with the given info (caller holds mu); NULL on OOM. */

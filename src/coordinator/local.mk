@@ -49,7 +49,9 @@ UNIT_TESTS += \
 	tests/unit/test_server_admit \
 	tests/unit/test_coord_hw \
 	tests/unit/test_coord_pace \
-	tests/unit/test_server_liveness
+	tests/unit/test_server_liveness \
+	tests/unit/test_coord_planes
+tests_unit_test_coord_planes_SOURCES = tests/unit/test_coord_planes.c tests/unit/coord_fixture.h
 tests_unit_test_coord_pace_SOURCES = tests/unit/test_coord_pace.c tests/unit/coord_fixture.h \
 	tests/unit/policies_fixture.h
 tests_unit_test_coord_hw_SOURCES = tests/unit/test_coord_hw.c tests/unit/coord_fixture.h

@@ -41,8 +41,10 @@ static void usage(FILE *f)
 		"  -t, --timeout DUR   give up after DUR (default 5s)\n"
 		"      --csv-columns MAP  topology: the CSV's column names, e.g.\n"
 		"                      host=ip,tor=ASW,agg=PSW,core=DSW\n"
-		"      --format conf|yaml  topology: write topology.conf (default) or\n"
-		"                      topology.yaml (Slurm 25.05+)\n"
+		"      --format conf|yaml|list  topology: write topology.conf (default) or\n"
+		"                      topology.yaml (Slurm 25.05+), or list the file's\n"
+		"                      topologies (each partition's jobs are modelled on\n"
+		"                      its Topology=)\n"
 		"      --topology-name NAME  topology: the topology to read from a\n"
 		"                      topology.yaml (default: its cluster default) and the\n"
 		"                      name written to one (default: \"default\")\n"
@@ -86,6 +88,36 @@ out:
 	return ret;
 }
 
+/* topology --format list FILE: every topology of the file, one line each
+   (the coordinator's view: a job is modelled on its partition's). */
+static int list_topologies(const char *path, char *columns)
+{
+	hm_topo_opts_t opts = {.all_topologies = true};
+	hm_topo_t *t = NULL;
+	hm_err_t err = {0};
+	char line[256];
+	int ret = EXIT_USAGE;
+
+	if (columns && hm_topo_csv_columns_parse(columns, &opts, &err) != HM_OK) {
+		hm_err_prefix(&err, "--csv-columns");
+		goto out;
+	}
+	if (hm_topo_load_file(path, &opts, &t, &err) != HM_OK)
+		goto out;
+	for (int p = 0; p < (t->nplanes > 0 ? t->nplanes : 1); p++) {
+		hm_topo_plane_describe(t, p, line, sizeof(line));
+		printf("%s\n", line);
+	}
+	ret = fflush(stdout) == 0 ? 0 : EXIT_USAGE;
+	if (ret)
+		hm_err_set(&err, HM_ERR_IO, "stdout: write failed");
+out:
+	if (ret)
+		fprintf(stderr, "harmonicsctl: %s\n", err.msg);
+	hm_topo_free(t);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
@@ -100,7 +132,7 @@ int main(int argc, char **argv)
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	const char *host = NULL, *conf_path = NULL, *topo_name = NULL;
-	bool topo_yaml = false;
+	bool topo_yaml = false, topo_list = false;
 	char *columns = NULL;
 	char default_conf[HM_CONF_PATH_MAX], req[128], where[HM_CONF_HOST_MAX + 16];
 	long port = -1, job_id = 0;
@@ -137,12 +169,14 @@ int main(int argc, char **argv)
 			columns = optarg;
 			break;
 		case 'F':
-			if (strcmp(optarg, "conf") != 0 && strcmp(optarg, "yaml") != 0) {
+			if (strcmp(optarg, "conf") != 0 && strcmp(optarg, "yaml") != 0 &&
+			    strcmp(optarg, "list") != 0) {
 				hm_err_set(&err, HM_ERR_INVAL,
-					   "--format '%s': accepted: conf, yaml", optarg);
+					   "--format '%s': accepted: conf, yaml, list", optarg);
 				goto fail;
 			}
 			topo_yaml = strcmp(optarg, "yaml") == 0;
+			topo_list = strcmp(optarg, "list") == 0;
 			break;
 		case 'N':
 			topo_name = optarg;
@@ -168,7 +202,8 @@ int main(int argc, char **argv)
 				   argv[argc - 1]);
 			goto fail;
 		}
-		ret = write_topology(argv[optind + 1], columns, topo_yaml, topo_name);
+		ret = topo_list ? list_topologies(argv[optind + 1], columns)
+				: write_topology(argv[optind + 1], columns, topo_yaml, topo_name);
 		goto out;
 	}
 	if (hm_ctl_parse_cmd(argv[optind], &cmd, &err) != HM_OK)

@@ -207,7 +207,15 @@ expect "harmonicsctl topology: topology/block to topology.conf" 0 "$ctl" topolog
 expect "harmonicsctl topology: a topology.yaml's named block topology" 0 "$ctl" topology \
 	--topology-name topo2 "$tfx/topology.yaml" && has "four blocks under one" '^SwitchName=b1\.\.b4 Switches=b\[1-4\]$' "$tmp/out"
 expect "harmonicsctl topology: bad --format" 2 "$ctl" topology --format json "$tfx/hosts.csv" &&
-	has "accepted formats listed" "accepted: conf, yaml" "$tmp/err"
+	has "accepted formats listed" "accepted: conf, yaml, list" "$tmp/err"
+# --format list: every topology of a topology.yaml as the coordinator models it.
+if expect "harmonicsctl topology --format list" 0 "$ctl" topology --format list "$tfx/two_topologies.yaml"; then
+	has "the cluster default first, with its racks" '^fabric tree: cluster default, 8 nodes, 2 racks' "$tmp/out"
+	has "the blocks, nodes outside the default counted" '^nvl block: 8 nodes \(2 more not in fabric' "$tmp/out"
+	has "a flat topology on the default's links" "^none flat: modelled on fabric's links" "$tmp/out"
+fi
+expect "harmonicsctl topology --format list: topology.conf" 0 "$ctl" topology --format list "$tfx/block.conf" &&
+	has "one topology, its summary" 'racks, [0-9]+ hosts' "$tmp/out"
 expect "harmonicsctl topology: unknown key in topology.yaml" 2 "$ctl" topology "$tfx/bad_unknown_key.yaml" &&
 	has "file:line and the key" "bad_unknown_key.yaml:6: unknown key 'link_speed'" "$tmp/err"
 

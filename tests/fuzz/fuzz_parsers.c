@@ -84,10 +84,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			hm_topo_free(topo);
 		break;
 	}
-	case 6:
-		if ((f = fmemopen(s, size - 1, "r"))) {
-			if (hm_topo_load_yaml(f, "fuzz.yaml", &opts, &topo, &err) == HM_OK)
+	case 6: /* one topology, then all of them as planes, each routed once */
+		for (int all = 0; all < 2; all++) {
+			hm_topo_opts_t o = opts;
+
+			o.all_topologies = all;
+			if (!(f = fmemopen(s, size - 1, "r")))
+				break;
+			if (hm_topo_load_yaml(f, "fuzz.yaml", &o, &topo, &err) == HM_OK) {
+				int links[HM_MAX_ROUTE_LINKS];
+
+				for (int p = 0; p < topo->nplanes; p++)
+					(void)hm_topo_route_plane(topo, p, 0, 0, topo->nhosts - 1,
+								  0, 0, links);
 				hm_topo_free(topo);
+			}
 			fclose(f);
 		}
 		break;

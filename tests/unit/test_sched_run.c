@@ -3,12 +3,14 @@
  * (hm_sched_run.h): an unknown key, an unreadable file, a missing topology and
  * a busy ListenPort leave Harmonics disabled with the cause; a reconfigure
  * with a fixed file starts it; a running coordinator refuses a broken file and
- * keeps its configuration; the AdminComment entry of a disabled Harmonics.
+ * keeps its configuration; the AdminComment entry of a disabled Harmonics;
+ * a topology.yaml of several topologies read whole.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -156,6 +158,37 @@ static void test_topology_missing(void **state)
 	assert_string_equal(r.tag, "topology");
 }
 
+/* A topology.yaml beside harmonics.conf is read whole, every topology a plane
+ * (slurmctld's switches are only its default topology: not asked). */
+static void test_topology_yaml_all(void **state)
+{
+	fx_t *fx = *state;
+	hm_sched_run_t r;
+	hm_err_t err = {0};
+	char yaml[160], cmd[512];
+	const char *top = getenv("top_srcdir");
+
+	snprintf(yaml, sizeof(yaml), "%s/topology.yaml", fx->dir);
+	snprintf(cmd, sizeof(cmd), "cp %s/tests/fixtures/topo/two_topologies.yaml %s",
+		 top ? top : ".", yaml);
+	assert_int_equal(system(cmd), 0);
+	write_file(fx->conf, "ListenPort=0\n");
+	fx->env.switches = NULL; /* would give the fixture's one-plane tree */
+	hm_sched_run_init(&r);
+	assert_int_equal(hm_sched_run_start(&r, &fx->env, &err), HM_OK);
+	assert_true(r.enabled);
+	assert_int_equal(r.coord->topo->nplanes, 3);
+	assert_string_equal(r.coord->topo->planes[1].name, "nvl");
+	hm_sched_run_stop(&r);
+	/* With slurmctld's switches at hand the file still wins. */
+	fx->env.switches = switches;
+	hm_sched_run_init(&r);
+	assert_int_equal(hm_sched_run_start(&r, &fx->env, &err), HM_OK);
+	assert_int_equal(r.coord->topo->nplanes, 3);
+	hm_sched_run_stop(&r);
+	unlink(yaml);
+}
+
 static void test_port_busy(void **state)
 {
 	fx_t *fx = *state;
@@ -262,6 +295,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_unknown_key_then_fixed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unreadable_and_missing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_topology_missing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_topology_yaml_all, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_busy, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_running_refuses_broken_file, setup, teardown),
 	    cmocka_unit_test(test_disabled_comment),

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "hm_job.h"
 #include "hm_topo.h"
 
 static char *fixture(const char *name)
@@ -337,6 +338,173 @@ static void test_partition_topology(void **state)
 	unlink(path);
 }
 
+/* Every topology as a plane of one link model (two_topologies.yaml). */
+static hm_topo_t *load_all(const char *name)
+{
+	hm_topo_opts_t o = {.all_topologies = true, .topology_name = "ignored"};
+	hm_topo_t *t = NULL;
+	hm_err_t err = {0};
+
+	if (hm_topo_load_file(fixture(name), &o, &t, &err) != HM_OK)
+		fail_msg("%s: %s", name, err.msg);
+	return t;
+}
+
+/* The route's links as "a>b" names (switch or host:nic ends), ';'-separated. */
+static void route_names(const hm_topo_t *t, int plane, const char *a, const char *b, char *buf,
+			size_t len)
+{
+	int links[HM_MAX_ROUTE_LINKS],
+	    n = hm_topo_route_plane(t, plane, hm_topo_host_index(t, a), 0, hm_topo_host_index(t, b),
+				    0, 0, links);
+
+	*buf = '\0';
+	if (n < 0) {
+		snprintf(buf, len, "none");
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		const hm_link_t *l = &t->links[links[i]];
+		const char *lo = l->host >= 0 ? t->hosts[l->host].name : t->switches[l->lower].name;
+		const char *up = l->host >= 0 ? "nic" : t->switches[l->upper].name;
+		bool goes_up = l->kind == HM_LINK_NIC_UP || l->kind == HM_LINK_SW_UP;
+
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s>%s", i ? ";" : "",
+			 goes_up ? lo : up, goes_up ? up : lo);
+	}
+}
+
+static void test_planes_load(void **state)
+{
+	hm_topo_t *t = load_all("two_topologies.yaml"), *c;
+	char r[512];
+
+	(void)state;
+	/* Plane 0 is the cluster default: its racks, hosts and NIC links. */
+	assert_int_equal(t->nplanes, 3);
+	assert_int_equal(t->nhosts, 8);
+	assert_int_equal(t->nracks, 2);
+	assert_string_equal(t->planes[0].name, "fabric");
+	assert_string_equal(t->planes[0].kind, "tree");
+	assert_string_equal(t->planes[1].kind, "block");
+	assert_string_equal(t->planes[2].kind, "flat");
+	assert_int_equal(t->planes[1].nmissing, 2); /* n9, n10: not in fabric */
+	assert_int_equal(hm_topo_plane_index(t, NULL), 0);
+	assert_int_equal(hm_topo_plane_index(t, ""), 0);
+	assert_int_equal(hm_topo_plane_index(t, "fabric"), 0);
+	assert_int_equal(hm_topo_plane_index(t, "nvl"), 1);
+	assert_int_equal(hm_topo_plane_index(t, "none"), 2);
+	assert_int_equal(hm_topo_plane_index(t, "topo1"), -1);
+	/* The same two hosts, routed in each topology: NICs shared, switches not. */
+	route_names(t, 0, "n1", "n5", r, sizeof(r));
+	assert_string_equal(r, "n1>nic;leaf1>spine;spine>leaf2;nic>n5");
+	route_names(t, 1, "n1", "n5", r, sizeof(r));
+	assert_string_equal(r, "n1>nic;nvl/nvl1>nvl/nvl1..nvl2;nvl/nvl1..nvl2>nvl/blocks;"
+			       "nvl/blocks>nvl/nvl3..nvl4;nvl/nvl3..nvl4>nvl/nvl3;nic>n5");
+	route_names(t, 1, "n1", "n2", r, sizeof(r));
+	assert_string_equal(r, "n1>nic;nic>n2");
+	route_names(t, 2, "n1", "n5", r, sizeof(r)); /* flat: the cluster default's links */
+	assert_string_equal(r, "n1>nic;leaf1>spine;spine>leaf2;nic>n5");
+	assert_int_equal(hm_topo_npaths_plane(t, 1, 0, 4), 1);
+	assert_int_equal(hm_topo_npaths_plane(t, 3, 0, 4), 0);
+	/* Links of the other planes belong to no rack (the Global Coordinator's). */
+	for (int l = 0; l < t->nlinks; l++)
+		if (t->links[l].lower >= t->planes[1].sw_first)
+			assert_int_equal(t->links[l].rack, -1);
+	/* A clone and a reshape keep the planes. */
+	c = hm_topo_clone(t);
+	assert_non_null(c);
+	route_names(c, 1, "n3", "n8", r, sizeof(r));
+	assert_non_null(strstr(r, "nvl/blocks"));
+	hm_topo_free(c);
+	{
+		hm_host_t shape[8];
+		hm_err_t err = {0};
+
+		memcpy(shape, t->hosts, sizeof(shape));
+		shape[0].nics = 2;
+		assert_int_equal(hm_topo_reshape(t, shape, &c, &err), HM_OK);
+		assert_int_equal(c->nplanes, 3);
+		assert_int_equal(c->nswitches, t->nswitches);
+		assert_int_equal(c->nlinks, t->nlinks + 2);
+		route_names(c, 1, "n1", "n5", r, sizeof(r));
+		assert_string_equal(r, "n1>nic;nvl/nvl1>nvl/nvl1..nvl2;nvl/nvl1..nvl2>nvl/blocks;"
+				       "nvl/blocks>nvl/nvl3..nvl4;nvl/nvl3..nvl4>nvl/nvl3;nic>n5");
+		hm_topo_free(c);
+	}
+	hm_topo_free(t);
+	/* Without all_topologies the file gives one topology, no planes. */
+	t = load_named("two_topologies.yaml", "nvl");
+	assert_int_equal(t->nplanes, 0);
+	assert_int_equal(t->nhosts, 10);
+	assert_int_equal(hm_topo_plane_index(t, "anything"), 0);
+	hm_topo_free(t);
+}
+
+/* A job in each partition is modelled on its own topology: its traffic uses
+ * that plane's switch links, and two jobs of different topologies share only
+ * NIC links. */
+static void test_planes_traffic(void **state)
+{
+	char path[] = "/tmp/hm_test_slurmconf_XXXXXX", name[64];
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+	hm_topo_t *t = load_all("two_topologies.yaml");
+	hm_slot_t slots[2] = {{.host = 0, .gpus = 8}, {.host = 4, .gpus = 8}};
+	hm_placement_t pl = {2, slots};
+	hm_profile_t prof;
+	hm_traffic_t tr[2];
+	hm_err_t err = {0};
+	const char *parts[2] = {"train", "nvl"};
+
+	(void)state;
+	assert_non_null(f);
+	fputs("PartitionName=train Nodes=n[1-8] Topology=fabric Default=YES\n"
+	      "PartitionName=nvl Nodes=n[1-8] Topology=nvl\n",
+	      f);
+	fclose(f);
+	assert_int_equal(hm_profile_from_model("resnet50", &prof, &err), HM_OK);
+	for (int j = 0; j < 2; j++) {
+		int plane;
+
+		assert_int_equal(
+		    hm_topo_partition_topology(path, parts[j], name, sizeof(name), &err), HM_OK);
+		plane = hm_topo_plane_index(t, name);
+		assert_int_equal(plane, j);
+		assert_int_equal(hm_traffic_derive_plane(t, plane, &prof, &pl, 0, &tr[j], &err),
+				 HM_OK);
+		for (int i = 0; i < tr[j].phases[0].nlinks; i++) {
+			const hm_link_t *l = &t->links[tr[j].phases[0].links[i]];
+			int sw = l->host >= 0 ? -1 : l->lower;
+
+			/* Switch links of its own plane only. */
+			if (sw >= 0)
+				assert_true(j == 0 ? sw < t->planes[1].sw_first
+						   : sw >= t->planes[1].sw_first);
+		}
+	}
+	/* train: 2 NIC links per direction pair + 2 x (leaf-spine up and down) = 8;
+	   nvl: 4 NIC links + 2 x 4 block links = 12; common: the 4 NIC links. */
+	assert_int_equal(tr[0].phases[0].nlinks, 8);
+	assert_int_equal(tr[1].phases[0].nlinks, 12);
+	{
+		int common = 0;
+
+		for (int a = 0; a < tr[0].phases[0].nlinks; a++)
+			for (int b = 0; b < tr[1].phases[0].nlinks; b++)
+				common += tr[0].phases[0].links[a] == tr[1].phases[0].links[b];
+		assert_int_equal(common, 4);
+	}
+	hm_traffic_free(&tr[0]);
+	hm_traffic_free(&tr[1]);
+	/* No such plane: no route, named. */
+	slots[1].host = hm_topo_host_index(t, "n8");
+	assert_int_equal(hm_traffic_derive_plane(t, 5, &prof, &pl, 0, &tr[1], &err), HM_ERR_INVAL);
+	assert_non_null(strstr(err.msg, "no route from host n1 to host n8"));
+	unlink(path);
+	hm_topo_free(t);
+}
+
 /* Written topology.yaml loads to the same racks, and writes the same text again. */
 static void test_write_yaml_round_trip(void **state)
 {
@@ -389,6 +557,8 @@ int main(void)
 	    cmocka_unit_test(test_fixture_prefixes),
 	    cmocka_unit_test(test_partition_topology),
 	    cmocka_unit_test(test_write_yaml_round_trip),
+	    cmocka_unit_test(test_planes_load),
+	    cmocka_unit_test(test_planes_traffic),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

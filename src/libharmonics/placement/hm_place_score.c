@@ -273,7 +273,8 @@ static hm_rc_t score_cand(const hm_topo_t *t, const hm_lview_t *v, const hm_plac
 	if (rc != HM_OK)
 		return rc;
 	for (int i = 0; i < pl.nslots; i++) {
-		int k = hm_topo_npaths(t, pl.slots[i].host, pl.slots[(i + 1) % pl.nslots].host);
+		int k = hm_topo_npaths_plane(t, job->plane, pl.slots[i].host,
+					     pl.slots[(i + 1) % pl.nslots].host);
 
 		np = k > np ? k : np;
 	}
@@ -285,7 +286,7 @@ static hm_rc_t score_cand(const hm_topo_t *t, const hm_lview_t *v, const hm_plac
 		hm_place_score_t sc;
 
 		memset(&tr, 0, sizeof(tr));
-		rc = hm_traffic_derive(t, job->profile, &pl, p, &tr, err);
+		rc = hm_traffic_derive_plane(t, job->plane, job->profile, &pl, p, &tr, err);
 		if (rc == HM_OK) {
 			for (int i = 0; i < pl.nslots; i++)
 				x.gpus += pl.slots[i].gpus;

@@ -166,6 +166,8 @@ typedef struct {
 	int gpus_per_node; /* as hm_place_cand_placement */
 	const int *ring_key;
 	int max_paths; /* equal-cost paths scored per candidate (>= 1): the best counts */
+	int plane;     /* the topology plane its traffic takes (its partition's topology,
+			  hm_topo_plane_index); 0 = the cluster default */
 } hm_place_job_t;
 
 /*

@@ -38,6 +38,11 @@ void hm_topo_free(hm_topo_t *t)
 	free(t->links);
 	free(t->rack_switch);
 	free(t->host_order);
+	for (int i = 0; t->planes && i < t->nplanes; i++) {
+		free(t->planes[i].name);
+		free(t->planes[i].host_tor);
+	}
+	free(t->planes);
 	free(t);
 }
 
@@ -93,6 +98,18 @@ hm_topo_t *hm_topo_clone(const hm_topo_t *t)
 		ok = dup_str(&d->name, s->name) && dup_ints(&d->parents, s->parents, s->nparents) &&
 		     dup_ints(&d->up_link, s->up_link, s->nparents) &&
 		     dup_ints(&d->down_link, s->down_link, s->nparents);
+	}
+	if (ok && t->nplanes > 0 && t->planes) {
+		ok = (c->planes = calloc((size_t)t->nplanes, sizeof(*c->planes))) != NULL;
+		for (int i = 0; ok && i < t->nplanes; i++) {
+			c->planes[i] = t->planes[i];
+			c->planes[i].name = NULL;
+			c->planes[i].host_tor = NULL;
+			c->nplanes = i + 1;
+			ok = dup_str(&c->planes[i].name, t->planes[i].name) &&
+			     (!t->planes[i].host_tor ||
+			      dup_ints(&c->planes[i].host_tor, t->planes[i].host_tor, t->nhosts));
+		}
 	}
 	if (!ok) {
 		hm_topo_free(c);
@@ -294,48 +311,78 @@ static bool host_ok(const hm_topo_t *t, int h, int nic)
 	return h >= 0 && h < t->nhosts && nic >= 0 && nic < t->hosts[h].nics;
 }
 
-int hm_topo_npaths(const hm_topo_t *t, int src_host, int dst_host)
+/* Host h's ToR in plane `plane`: -1 when it is not in the plane. */
+static int tor_of(const hm_topo_t *t, int plane, int h)
+{
+	const hm_topo_plane_t *p = plane > 0 ? &t->planes[plane] : NULL;
+
+	if (p && p->host_tor)
+		return p->host_tor[h];
+	return t->rack_switch[t->hosts[h].rack];
+}
+
+static bool plane_ok(const hm_topo_t *t, int plane)
+{
+	return plane == 0 || (plane > 0 && plane < t->nplanes && t->planes);
+}
+
+int hm_topo_npaths_plane(const hm_topo_t *t, int plane, int src_host, int dst_host)
 {
 	paths_t *p;
-	int n;
+	int n, ts, td;
 
-	if (!t || !host_ok(t, src_host, 0) || !host_ok(t, dst_host, 0))
+	if (!t || !plane_ok(t, plane) || !host_ok(t, src_host, 0) || !host_ok(t, dst_host, 0))
 		return 0;
-	if (src_host == dst_host || t->hosts[src_host].rack == t->hosts[dst_host].rack)
+	if (src_host == dst_host)
+		return 1;
+	ts = tor_of(t, plane, src_host);
+	td = tor_of(t, plane, dst_host);
+	if (ts < 0 || td < 0)
+		return 0;
+	if (ts == td)
 		return 1;
 	p = malloc(sizeof(*p));
 	if (!p)
 		return 0;
-	paths_find(t, t->rack_switch[t->hosts[src_host].rack],
-		   t->rack_switch[t->hosts[dst_host].rack], p);
+	paths_find(t, ts, td, p);
 	n = p->npaths;
 	free(p);
 	return n;
 }
 
-int hm_topo_route(const hm_topo_t *t, int src_host, int src_nic, int dst_host, int dst_nic,
-		  int path_idx, int *links)
+int hm_topo_npaths(const hm_topo_t *t, int src_host, int dst_host)
+{
+	return hm_topo_npaths_plane(t, 0, src_host, dst_host);
+}
+
+int hm_topo_route_plane(const hm_topo_t *t, int plane, int src_host, int src_nic, int dst_host,
+			int dst_nic, int path_idx, int *links)
 {
 	const hm_host_t *hs, *hd;
 	paths_t *p = NULL;
-	int n = 0, k, i, j = -1, rc = -1;
+	int n = 0, k, i, j = -1, rc = -1, ts, td;
 	int seq_up[HM_TOPO_MAX_LEVELS + 1], seq_down[HM_TOPO_MAX_LEVELS + 1];
 
-	if (!t || !links || !host_ok(t, src_host, src_nic) || !host_ok(t, dst_host, dst_nic))
+	if (!t || !links || !plane_ok(t, plane) || !host_ok(t, src_host, src_nic) ||
+	    !host_ok(t, dst_host, dst_nic))
 		return -1;
 	if (src_host == dst_host)
 		return 0;
 	hs = &t->hosts[src_host];
 	hd = &t->hosts[dst_host];
+	ts = tor_of(t, plane, src_host);
+	td = tor_of(t, plane, dst_host);
+	if (ts < 0 || td < 0)
+		return -1;
 	links[n++] = hs->nic_up_link[src_nic];
-	if (hs->rack == hd->rack) {
+	if (ts == td) {
 		links[n++] = hd->nic_down_link[dst_nic];
 		return n;
 	}
 	p = malloc(sizeof(*p)); /* ~12 KiB: keep it off small thread stacks */
 	if (!p)
 		goto out;
-	paths_find(t, t->rack_switch[hs->rack], t->rack_switch[hd->rack], p);
+	paths_find(t, ts, td, p);
 	if (p->npaths <= 0)
 		goto out;
 	k = path_idx % p->npaths;
@@ -363,4 +410,10 @@ int hm_topo_route(const hm_topo_t *t, int src_host, int src_nic, int dst_host, i
 out:
 	free(p);
 	return rc;
+}
+
+int hm_topo_route(const hm_topo_t *t, int src_host, int src_nic, int dst_host, int dst_nic,
+		  int path_idx, int *links)
+{
+	return hm_topo_route_plane(t, 0, src_host, src_nic, dst_host, dst_nic, path_idx, links);
 }

@@ -68,6 +68,26 @@ typedef struct {
 	int upper; /* switch index of the upper end */
 } hm_link_t;
 
+/*
+ * One named topology of a topology.yaml with several (Slurm 25.05+: a
+ * partition picks one with Topology=), as a plane of one link model. Plane 0
+ * is the cluster default: the racks, the hosts and their NIC links above.
+ * Every other plane p adds its own switches (switches[sw_first .. sw_first +
+ * nswitches), names "TOPOLOGY/SWITCH") and their links (rack -1: the Global
+ * Coordinator's), and routes its hosts over them; a host keeps its NICs. So a
+ * job contends on switch links only with jobs of its own topology, and on a
+ * host's NIC links with every job on that host (docs/topology.md).
+ */
+typedef struct {
+	char *name;   /* the topology's name in topology.yaml */
+	char kind[8]; /* "tree", "block" or "flat" */
+	int sw_first; /* its switches in switches[] (flat: none) */
+	int nswitches;
+	int *host_tor; /* [nhosts] the host's ToR switch in this plane, -1 = not in it;
+			  NULL for plane 0 (hosts[h].rack) and flat planes */
+	int nmissing;  /* its hosts that plane 0 lacks: not modelled */
+} hm_topo_plane_t;
+
 typedef struct hm_topo {
 	int nhosts;
 	hm_host_t *hosts;
@@ -81,6 +101,10 @@ typedef struct hm_topo {
 	/* Private to hm_topo.c: host indexes sorted by name for hm_topo_host_index
 	 * (binary search). NULL in a hand-built topology: linear search then. */
 	int *host_order;
+	/* Named topologies (opts.all_topologies): nplanes >= 1, planes[0] the
+	 * cluster default. 0 and NULL for a topology of one (unnamed) plane. */
+	int nplanes;
+	hm_topo_plane_t *planes;
 } hm_topo_t;
 
 /* Parameters of the generator; fields left 0 take the documented defaults. */
@@ -109,6 +133,9 @@ typedef struct {
 	   "" = Slurm's cluster default (the first with cluster_default: true, else
 	   the first). */
 	const char *topology_name;
+	/* topology.yaml: load every topology as a plane (topology_name is then
+	   ignored); the cluster default is plane 0 and must be a tree or block. */
+	bool all_topologies;
 } hm_topo_opts_t;
 
 void hm_topo_free(hm_topo_t *t); /* NULL is fine */
@@ -181,6 +208,34 @@ int hm_topo_npaths(const hm_topo_t *t, int src_host, int dst_host);
  */
 int hm_topo_route(const hm_topo_t *t, int src_host, int src_nic, int dst_host, int dst_nic,
 		  int path_idx, int *links);
+
+/*
+ * Planes (named topologies). hm_topo_plane_index: the plane of topology
+ * `name`; NULL or "" is plane 0 (the cluster default), as is any name when t
+ * has no planes; -1 when t has planes and none is called name.
+ */
+int hm_topo_plane_index(const hm_topo_t *t, const char *name);
+/* The plane's name ("" for a topology without planes or a bad index). */
+const char *hm_topo_plane_name(const hm_topo_t *t, int plane);
+/* As hm_topo_npaths and hm_topo_route, over plane `plane`'s switches (0: the
+ * functions above; a flat plane routes as plane 0). A host not in the plane
+ * has no route (-1; npaths 0). */
+int hm_topo_npaths_plane(const hm_topo_t *t, int plane, int src_host, int dst_host);
+int hm_topo_route_plane(const hm_topo_t *t, int plane, int src_host, int src_nic, int dst_host,
+			int dst_nic, int path_idx, int *links);
+/*
+ * Add topology p as a new plane `name` of t (kind "tree" or "block"): its
+ * switches and switch links are appended (t's link ids stay), its hosts are
+ * matched to t's by name; *missing (may be NULL) gets the number of p's hosts
+ * t lacks (not modelled). kind "flat" with p NULL adds a flat plane.
+ * t without planes first gets plane 0 named first_name.
+ */
+hm_rc_t hm_topo_plane_add(hm_topo_t *t, const char *first_name, const char *name, const char *kind,
+			  const hm_topo_t *p, int *missing, hm_err_t *err);
+
+/* One line on plane `plane`: "nvl block: 8 nodes (2 more not in fabric: not
+ * modelled), 4 blocks, 7 switches"; hm_topo_describe's line without planes. */
+void hm_topo_plane_describe(const hm_topo_t *t, int plane, char *buf, size_t len);
 
 /* Total GPUs. */
 int hm_topo_gpus(const hm_topo_t *t);

@@ -79,6 +79,10 @@ hm_rc_t hm_topo_block_build(const char *fname, const hm_topo_blockdef_t *defs, i
 			    const int *sizes, int nsizes, const hm_topo_opts_t *opts,
 			    hm_topo_t **out, hm_err_t *err);
 
+/* hm_topo_reshape: n, rebuilt from t's plane 0 with t's hosts in t's order,
+ * gets t's planes again (hm_topo_plane.c). */
+hm_rc_t hm_topo_planes_copy(hm_topo_t *n, const hm_topo_t *t, hm_err_t *err);
+
 /* Line reading shared by the loaders: one line (without the newline) of at
  * most HM_TOPO_MAX_LINE bytes; rejects NUL and other control bytes. Returns
  * HM_OK with *line set, HM_OK with *line NULL at end of file, or an error. */

@@ -272,7 +272,9 @@ hm_rc_t hm_topo_load_yaml(FILE *f, const char *fname, const hm_topo_opts_t *opts
 			  hm_err_t *err)
 {
 	ctx_t c = {fname ? fname : "topology.yaml", err};
-	const char *want_name = opts ? opts->topology_name : NULL, *pick_kind = NULL;
+	bool all = opts && opts->all_topologies;
+	const char *want_name = opts && !all ? opts->topology_name : NULL, *pick_kind = NULL;
+	hm_topo_t **built = NULL;
 	const hm_yaml_t *const *items, *pick = NULL;
 	hm_yaml_t *doc = NULL;
 	char names[512] = "";
@@ -334,25 +336,42 @@ hm_rc_t hm_topo_load_yaml(FILE *f, const char *fname, const hm_topo_opts_t *opts
 		goto out;
 	}
 	/* Every topology is built (Slurm rejects a file with any bad one); the
-	   picked one is kept. */
+	   picked one is kept, and with all_topologies the others become its
+	   planes (hm_topo_plane.c), in file order. */
+	if (!(built = calloc((size_t)n, sizeof(*built)))) {
+		rc = hm_err_set(err, HM_ERR_NOMEM, "%s: out of memory", c.fname);
+		goto out;
+	}
 	for (int i = 0; i < n && rc == HM_OK; i++) {
 		const hm_yaml_t *t = items[i], *v;
-		hm_topo_t *topo = NULL;
 
 		if ((v = hm_yaml_get(t, "tree", NULL)))
-			rc = load_tree(&c, v, opts, &topo);
+			rc = load_tree(&c, v, opts, &built[i]);
 		else if ((v = hm_yaml_get(t, "block", NULL)))
-			rc = load_block(&c, v, opts, &topo);
+			rc = load_block(&c, v, opts, &built[i]);
 		if (t == pick)
-			*out = topo;
-		else
-			hm_topo_free(topo);
+			*out = built[i];
 	}
+	for (int i = 0; i < n && rc == HM_OK && all; i++) {
+		const char *name = hm_yaml_get(items[i], "topology", NULL)->str, *kind;
+		bool dflt;
+
+		if (items[i] == pick || (rc = check_topology(&c, items[i], &name, &dflt, &kind)))
+			continue;
+		rc = hm_topo_plane_add(*out, hm_yaml_get(pick, "topology", NULL)->str, name, kind,
+				       built[i], NULL, err);
+	}
+	if (rc == HM_OK && all && (*out)->planes)
+		snprintf((*out)->planes[0].kind, sizeof((*out)->planes[0].kind), "%s", pick_kind);
+	for (int i = 0; i < n; i++)
+		if (built[i] != *out)
+			hm_topo_free(built[i]);
 	if (rc) {
 		hm_topo_free(*out);
 		*out = NULL;
 	}
 out:
+	free(built);
 	hm_yaml_free(doc);
 	return rc;
 }

@@ -13,6 +13,7 @@ src_libharmonics_topo_libhmtopo_la_SOURCES = \
 	src/libharmonics/topo/hm_topo_block.c \
 	src/libharmonics/topo/hm_topo_yaml.c \
 	src/libharmonics/topo/hm_topo_partition.c \
+	src/libharmonics/topo/hm_topo_plane.c \
 	src/libharmonics/topo/hm_yaml.c src/libharmonics/topo/hm_yaml.h
 
 # The hwloc loader alone, so that only its users link hwloc.

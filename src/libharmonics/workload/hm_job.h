@@ -111,6 +111,11 @@ typedef struct {
 /* Derive the link loads of a placed job on equal-cost path path_idx. */
 hm_rc_t hm_traffic_derive(const hm_topo_t *t, const hm_profile_t *prof, const hm_placement_t *pl,
 			  int path_idx, hm_traffic_t *out, hm_err_t *err);
+/* The same over plane `plane` of t (a named topology, hm_topo.h): its switch
+ * links, the hosts' NIC links. A host outside the plane: HM_ERR_INVAL naming it. */
+hm_rc_t hm_traffic_derive_plane(const hm_topo_t *t, int plane, const hm_profile_t *prof,
+				const hm_placement_t *pl, int path_idx, hm_traffic_t *out,
+				hm_err_t *err);
 void hm_traffic_free(hm_traffic_t *tr);
 
 /* Contention-free iteration time of a profile under traffic (max-min of its own flows). */

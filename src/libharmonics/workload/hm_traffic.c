@@ -153,16 +153,18 @@ static hm_rc_t check_placement(const hm_topo_t *t, const hm_placement_t *pl, int
 }
 
 /* Add `w` flows along the route of one rail to the per-link counters. */
-static hm_rc_t add_route(const hm_topo_t *t, int a, int nic_a, int b, int nic_b, int path_idx,
-			 long long w, long long *count, hm_err_t *err)
+static hm_rc_t add_route(const hm_topo_t *t, int plane, int a, int nic_a, int b, int nic_b,
+			 int path_idx, long long w, long long *count, hm_err_t *err)
 {
 	int links[HM_MAX_ROUTE_LINKS];
-	int n = hm_topo_route(t, a, nic_a, b, nic_b, path_idx, links);
+	int n = hm_topo_route_plane(t, plane, a, nic_a, b, nic_b, path_idx, links);
 
 	if (n < 0 || n > HM_MAX_ROUTE_LINKS)
-		return hm_err_set(err, HM_ERR_INVAL, "no route from host %s to host %s",
+		return hm_err_set(err, HM_ERR_INVAL, "no route from host %s to host %s%s%s",
 				  t->hosts[a].name ? t->hosts[a].name : "?",
-				  t->hosts[b].name ? t->hosts[b].name : "?");
+				  t->hosts[b].name ? t->hosts[b].name : "?",
+				  plane ? " in topology " : "",
+				  plane ? hm_topo_plane_name(t, plane) : "");
 	for (int i = 0; i < n; i++) {
 		if (links[i] < 0 || links[i] >= t->nlinks)
 			return hm_err_set(
@@ -192,9 +194,10 @@ static double ring_edge_bytes(hm_coll_t coll, double s, int n)
 	}
 }
 
-static hm_rc_t derive_phase(const hm_topo_t *t, const hm_phase_t *ph, const hm_placement_t *pl,
-			    int ngpus, int k, int (*nics)[HM_MAX_NICS_PER_HOST], int path_idx,
-			    long long *count, hm_phase_load_t *out, hm_err_t *err)
+static hm_rc_t derive_phase(const hm_topo_t *t, int plane, const hm_phase_t *ph,
+			    const hm_placement_t *pl, int ngpus, int k,
+			    int (*nics)[HM_MAX_NICS_PER_HOST], int path_idx, long long *count,
+			    hm_phase_load_t *out, hm_err_t *err)
 {
 	int h = pl->nslots, nl = 0;
 	long long nflows = 0;
@@ -210,7 +213,7 @@ static hm_rc_t derive_phase(const hm_topo_t *t, const hm_phase_t *ph, const hm_p
 				if (a == b)
 					continue;
 				for (int i = 0; i < k && rc == HM_OK; i++)
-					rc = add_route(t, pl->slots[a].host, nics[a][i],
+					rc = add_route(t, plane, pl->slots[a].host, nics[a][i],
 						       pl->slots[b].host, nics[b][i], path_idx, w,
 						       count, err);
 				if (rc != HM_OK)
@@ -223,8 +226,9 @@ static hm_rc_t derive_phase(const hm_topo_t *t, const hm_phase_t *ph, const hm_p
 			int a = e, b = (e + 1) % h;
 
 			for (int i = 0; i < k && rc == HM_OK; i++)
-				rc = add_route(t, pl->slots[a].host, nics[a][i], pl->slots[b].host,
-					       nics[b][i], path_idx, 1, count, err);
+				rc = add_route(t, plane, pl->slots[a].host, nics[a][i],
+					       pl->slots[b].host, nics[b][i], path_idx, 1, count,
+					       err);
 			if (rc != HM_OK)
 				return rc;
 			nflows += k;
@@ -328,6 +332,13 @@ double hm_traffic_alone_burst_s(const hm_profile_t *prof, const hm_traffic_t *tr
 hm_rc_t hm_traffic_derive(const hm_topo_t *t, const hm_profile_t *prof, const hm_placement_t *pl,
 			  int path_idx, hm_traffic_t *out, hm_err_t *err)
 {
+	return hm_traffic_derive_plane(t, 0, prof, pl, path_idx, out, err);
+}
+
+hm_rc_t hm_traffic_derive_plane(const hm_topo_t *t, int plane, const hm_profile_t *prof,
+				const hm_placement_t *pl, int path_idx, hm_traffic_t *out,
+				hm_err_t *err)
+{
 	int(*nics)[HM_MAX_NICS_PER_HOST] = NULL; /* per slot: its distinct NICs */
 	long long *count = NULL;
 	int ngpus = 0, k = 0;
@@ -366,8 +377,8 @@ hm_rc_t hm_traffic_derive(const hm_topo_t *t, const hm_profile_t *prof, const hm
 			goto out;
 		}
 		for (int p = 0; p < prof->nphases; p++) {
-			rc = derive_phase(t, &prof->phases[p], pl, ngpus, k, nics, path_idx, count,
-					  &out->phases[p], err);
+			rc = derive_phase(t, plane, &prof->phases[p], pl, ngpus, k, nics, path_idx,
+					  count, &out->phases[p], err);
 			if (rc != HM_OK)
 				goto out;
 			out->alone_comm_s[p] = phase_alone_s(t, &out->phases[p]);

@@ -62,7 +62,8 @@
 typedef struct {
 	uint32_t job_id, uid;
 	char *name, *nodes, *mode, *profile, *comment;
-	char *gpu_ids; /* the GRES indexes it was given, NULL = unknown */
+	char *gpu_ids;  /* the GRES indexes it was given, NULL = unknown */
+	char *topology; /* its partition's topology.yaml topology, NULL = the default */
 	int gpus_per_node;
 	time_t start;
 } snap_job_t;
@@ -275,6 +276,7 @@ static void snap_free(snap_job_t *s, int n)
 		free(s[i].profile);
 		free(s[i].comment);
 		free(s[i].gpu_ids);
+		free(s[i].topology);
 	}
 	free(s);
 }
@@ -366,6 +368,7 @@ static int snapshot(snap_job_t **out, bool all_jobs)
 		if (s[n].gpus_per_node <= 0)
 			s[n].gpus_per_node = hm_plugin_gpus_per_node(job->tres_per_node);
 		s[n].gpu_ids = alloc_gpu_ids(job);
+		s[n].topology = dup_or_null(hm_slurm_job_topology(job));
 		s[n].start = job->start_time;
 		n++;
 	}
@@ -411,6 +414,7 @@ static void sync_round(void)
 		    .mode = s[i].mode,
 		    .profile = s[i].profile,
 		    .start_s = (double)s[i].start,
+		    .topology = s[i].topology,
 		};
 		jobs[i].comment = s[i].comment;
 	}

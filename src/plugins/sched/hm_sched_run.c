@@ -50,8 +50,15 @@ hm_rc_t hm_sched_conf_load(const char *path, const char *state_dir, hm_conf_t *c
 	return HM_OK;
 }
 
-/* The configuration and its topology (Topology= wins, else slurmctld's switches,
-   else topology.conf beside harmonics.conf). */
+static bool is_yaml(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 5 && strcmp(path + n - 5, ".yaml") == 0;
+}
+
+/* The configuration and its topology (Topology= wins, else topology.yaml beside
+   harmonics.conf, else slurmctld's switches, else topology.conf there). */
 static hm_rc_t load(const hm_sched_env_t *env, hm_conf_t *conf, hm_topo_t **topo,
 		    const char **phase, hm_err_t *err)
 {
@@ -72,15 +79,31 @@ static hm_rc_t load(const hm_sched_env_t *env, hm_conf_t *conf, hm_topo_t **topo
 	opts.nics_per_host = conf->nics_per_node;
 	opts.nic_bps = conf->nic_bps;
 	opts.uplink_bps = conf->uplink_bps;
-	if (!conf->topology[0] && env->switches) {
+	/* Every topology of a topology.yaml, each partition's job on its own. */
+	opts.all_topologies = true;
+	hm_conf_topology_path(conf, tpath, sizeof(tpath));
+	/* slurmctld's switches are its default topology only: a topology.yaml
+	   (Slurm reads the same file) is read whole instead. */
+	if (!conf->topology[0] && env->switches && !is_yaml(tpath)) {
 		rc = env->switches(env->switches_arg, &opts, topo, err);
 		if (rc != HM_ERR_NOTFOUND)
 			goto topo_out;
 		memset(err, 0, sizeof(*err));
 	}
-	hm_conf_topology_path(conf, tpath, sizeof(tpath));
 	hm_log(HM_LOG_VERBOSE, "topology from %s", tpath);
 	rc = hm_topo_load_file(tpath, &opts, topo, err);
+	for (int p = 0; rc == HM_OK && p < (*topo)->nplanes; p++) {
+		const hm_topo_plane_t *pl = &(*topo)->planes[p];
+
+		if (p == 0)
+			hm_log(HM_LOG_INFO, "topology '%s' (%s): the cluster default (racks)",
+			       pl->name, pl->kind);
+		else
+			hm_log(pl->nmissing ? HM_LOG_ERROR : HM_LOG_INFO,
+			       "topology '%s' (%s): for its partitions' jobs; %d of its nodes "
+			       "not in '%s' (not modelled)",
+			       pl->name, pl->kind, pl->nmissing, (*topo)->planes[0].name);
+	}
 topo_out:
 	if (rc != HM_OK)
 		hm_err_prefix(err, "topology");

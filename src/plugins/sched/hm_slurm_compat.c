@@ -1,6 +1,6 @@
 /*
  * hm_slurm_compat.c - the functions of hm_slurm_compat.h: slurmctld's
- * topology/tree switches on each release.
+ * topology/tree switches and a job's partition topology on each release.
  */
 #include "config.h" /* Slurm's (see m4/hm_slurm.m4) */
 
@@ -71,3 +71,14 @@ int hm_slurm_topo_records(void)
 	return switch_record_table ? switch_record_cnt : 0;
 }
 #endif
+
+const char *hm_slurm_job_topology(const job_record_t *job)
+{
+#if HM_SLURM_AT_LEAST(25, 5)
+	/* part_record_t.topology_name: PartitionName=... Topology=NAME (NULL: default). */
+	return job && job->part_ptr ? job->part_ptr->topology_name : NULL;
+#else
+	(void)job;
+	return NULL;
+#endif
+}

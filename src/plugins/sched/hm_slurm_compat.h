@@ -1,8 +1,9 @@
 /*
  * hm_slurm_compat.h - what differs between the Slurm releases Harmonics builds
  * against (22.05 to 26.05) for code inside slurmctld, in one place: where the
- * internal headers are, the list types, and slurmctld's topology/tree switches
- * (a global table until 24.05, topology_g_get from then on).
+ * internal headers are, the list types, slurmctld's topology/tree switches
+ * (a global table until 24.05, topology_g_get from then on) and a partition's
+ * topology (25.05+).
  *
  * Include it after Slurm's "config.h" (m4/hm_slurm.m4); guards compare
  * SLURM_VERSION_NUMBER of the configured tree. The select plugin and other
@@ -35,6 +36,11 @@
 #include "src/common/gres.h"
 #include "src/common/select.h"
 #include "src/common/slurm_topology.h"
+/* The topology.yaml topology of the partition the job runs in (Topology=,
+   25.05+), NULL for the cluster default and on every release before 25.05.
+   The caller holds the job read lock; the string is Slurm's. */
+const char *hm_slurm_job_topology(const job_record_t *job);
+
 #endif
 #include "src/slurmctld/locks.h"
 #include "src/slurmctld/slurmctld.h"
@@ -45,6 +51,11 @@
 typedef struct xlist list_t;
 typedef struct listIterator list_itr_t;
 typedef struct job_details job_details_t;
+/* The topology.yaml topology of the partition the job runs in (Topology=,
+   25.05+), NULL for the cluster default and on every release before 25.05.
+   The caller holds the job read lock; the string is Slurm's. */
+const char *hm_slurm_job_topology(const job_record_t *job);
+
 #endif
 
 /* One switch of slurmctld's topology/tree, as topology.conf would name it. */
@@ -66,5 +77,10 @@ int hm_slurm_switches(hm_slurm_switch_fn fn, void *arg);
 /* How many records the topology plugin holds (switches of topology/tree, blocks
    of topology/block), without copying them; same lock as hm_slurm_switches. */
 int hm_slurm_topo_records(void);
+
+/* The topology.yaml topology of the partition the job runs in (Topology=,
+   25.05+), NULL for the cluster default and on every release before 25.05.
+   The caller holds the job read lock; the string is Slurm's. */
+const char *hm_slurm_job_topology(const job_record_t *job);
 
 #endif

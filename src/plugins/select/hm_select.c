@@ -159,7 +159,8 @@ hm_rc_t hm_sel_plan(const hm_live_t *live, const hm_lview_t *view, const hm_sel_
 			     .scheduled = job->scheduled,
 			     .gpus_per_node = job->gpus_per_node,
 			     .ring_key = job->ring_key,
-			     .max_paths = 1}; /* the coordinator derives path 0 */
+			     .max_paths = 1, /* the coordinator derives path 0 */
+			     .plane = job->plane};
 	int ng, best;
 	hm_rc_t rc = HM_OK;
 

@@ -64,6 +64,7 @@ typedef struct {
 	const int *ring_key; /* [topo->nhosts] Slurm's node index (ring order) */
 	const int *ct_hosts; /* cons_tres' own choice (topology hosts), NULL = unknown */
 	int ct_n;
+	int plane; /* its partition's topology plane (hm_topo_plane_index), 0 = default */
 } hm_sel_job_t;
 
 typedef struct {

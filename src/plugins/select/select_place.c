@@ -176,6 +176,16 @@ static bool job_profile(const job_record_t *job, const hm_live_t *live, hm_profi
 	return live->profile_parse(spec, p, &err) == HM_OK;
 }
 
+/* The plane of the job's partition topology (25.05+ Topology=); one the
+   coordinator's topology lacks is the cluster default, as the coordinator
+   models it (hm_coord_derive_plane). */
+static int job_plane(const hm_topo_t *t, const job_record_t *job)
+{
+	int p = hm_topo_plane_index(t, hm_slurm_job_topology(job));
+
+	return p > 0 ? p : 0;
+}
+
 typedef struct {
 	job_record_t *job;
 	bitstr_t *bitmap;
@@ -241,8 +251,8 @@ static void record(call_t *c, const hm_live_t *live, const hm_sel_plan_t *plan, 
 
 		if (hm_place_cand_placement(live->topo, cand, sj->gpus_per_node, sj->ring_key, &pl,
 					    &err) == HM_OK) {
-			if (hm_traffic_derive(live->topo, sj->profile, &pl, 0, &tr, &err) ==
-			    HM_OK) {
+			if (hm_traffic_derive_plane(live->topo, sj->plane, sj->profile, &pl, 0, &tr,
+						    &err) == HM_OK) {
 				hm_lview_job_times(sj->profile, &tr, &j.period_s, &j.burst_s);
 				(void)hm_sel_recent_add(&P.recent, &j, &tr, live->topo_gen,
 							real_s(), &err);
@@ -335,7 +345,8 @@ int hm_select_place(hm_select_job_test_fn ct, job_record_t *job, bitstr_t *bitma
 			   .avail = avail,
 			   .ring_key = key,
 			   .ct_hosts = cth,
-			   .ct_n = nct};
+			   .ct_n = nct,
+			   .plane = job_plane(live->topo, job)};
 	if (hm_sel_plan(live, overlay ? overlay : live->view, &sj, &plan, &err) != HM_OK) {
 		verbose(LOG_PREFIX "JobId=%u: %s: placed as cons_tres", job->job_id, err.msg);
 		goto out;
