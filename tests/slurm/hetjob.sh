@@ -70,8 +70,9 @@ if [[ $HM_SLURMD_DAEMONIZE == 1 ]]; then
 		done
 	}
 	check "every slurmd runs daemonized (no -D)" daemonized
-	check "slurmd's log: the node agent starts after the fork" \
-		grep -q "harmonics: slurmd daemonizes: the node agent starts after the fork" "$HM_DIR/log/slurmd-n1.log"
+	# Up to 23.11 slurmd forks after loading its plugins; from 24.05 before.
+	check "slurmd's log: the node agent starts in the daemon (after the fork, or at once where slurmd forked first)" \
+		grep -qE "harmonics: (slurmd daemonizes: the node agent starts after the fork|slurmd daemonized before loading its plugins: the node agent starts in the daemon)" "$HM_DIR/log/slurmd-n1.log"
 fi
 if [[ $HM_CONFIGLESS == 1 ]]; then
 	cache_ok() {

@@ -11,8 +11,8 @@
 #
 # Usage: tests/slurm/runtime.sh [BUILD_DIR]   (root; exit 0, 1 failed, 77 skipped)
 # Env: HM_RUNTIME_RELEASE (default 26.05), HM_RUNTIME_CHECKS (the check
-#      scripts, default "run.sh place.sh leaders.sh hetjob.sh"; live.sh's steps do
-#      not rejoin after a slurmctld restart on 26.05 yet),
+#      scripts, default "run.sh live.sh place.sh leaders.sh hetjob.sh"; hetjob.sh
+#      with daemonized, configless slurmd),
 #      HM_JOBS (make -j, default the number of CPUs)
 set -uo pipefail
 
@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=$(cd "${1:-$top/build}" 2>/dev/null && pwd) || { echo "runtime: no build dir ${1:-$top/build}" >&2; exit 1; }
 rel=${HM_RUNTIME_RELEASE:-26.05}
-read -r -a checks <<<"${HM_RUNTIME_CHECKS:-run.sh place.sh leaders.sh hetjob.sh}"
+read -r -a checks <<<"${HM_RUNTIME_CHECKS:-run.sh live.sh place.sh leaders.sh hetjob.sh}"
 jobs=${HM_JOBS:-$(nproc)}
 if ((EUID != 0)); then
 	echo "runtime: SKIP: the runtime tier needs root (Slurm daemons, munge, private MariaDB)" >&2
@@ -60,11 +60,7 @@ rc=0 results=()
 for c in "${checks[@]}"; do
 	t0=$(date +%s)
 	echo "=== runtime $rel: $c"
-	# hetjob.sh's daemonized slurmd: on 26.05 the node agents do not come up
-	# there (an open defect, 2 checks); its hetjobs run with slurmd -D.
-	extra=()
-	[[ $c == hetjob.sh ]] && extra=(HM_SLURMD_DAEMONIZE=${HM_RUNTIME_DAEMONIZE:-0})
-	env HM_SLURM_PREFIX="$prefix" HM_PLUGIN_BUILD="$bdir" "${extra[@]}" "$here/$c" "$build"
+	env HM_SLURM_PREFIX="$prefix" HM_PLUGIN_BUILD="$bdir" "$here/$c" "$build"
 	r=$?
 	results+=("$c: $(case $r in 0) echo passed ;; 77) echo skipped ;; *) echo "FAILED rc=$r" ;; esac) ($(since "$t0"))")
 	((r == 0 || r == 77)) || rc=1

@@ -7,11 +7,14 @@
  * a thread looks at it every HM_SP_CONF_WATCH_S, so fixing the file needs no
  * slurmd restart.
  *
- * slurmd without -D loads its plugins, then daemonizes (fork, setsid, fork):
- * threads started here would not survive. The agent says so (start returns 1)
- * and a fork handler starts it in the daemon: the child of a fork whose
- * session is no longer the one slurmd had at init, which only the daemon's own
- * fork is (slurmd's later forks inherit the cleared pending flag).
+ * slurmd without -D up to 23.11 loads its plugins, then daemonizes (fork,
+ * setsid, fork): threads started here would not survive. The agent says so
+ * (start returns 1) and a fork handler starts it in the daemon: the child of a
+ * fork whose session is no longer the one slurmd had at init, which only the
+ * daemon's own fork is (slurmd's later forks inherit the cleared pending
+ * flag). From 24.05 slurmd daemonizes before loading them
+ * (HM_SLURMD_DAEMONIZED_AT_INIT): no such fork comes, the agent starts at once
+ * and no fork handler is registered.
  *
  * Configless clusters: Slurm ships plugstack.conf to the nodes, not
  * harmonics.conf. When the file is missing here and plugstack.conf names the
@@ -41,6 +44,7 @@
 #include "hm_client.h"
 #include "hm_json.h"
 #include "hm_spank_slurmuser.h"
+#include "spank_compat.h"
 #include "spank_plugin.h"
 
 #ifndef HM_AGENT_PATH
@@ -236,11 +240,17 @@ static void start_or_watch(uint32_t flags)
 			   ag.conf, hm_sp.args.host);
 		/* Before a daemonizing fork this watcher is lost: the fork handler
 		   starts another one in the daemon. */
-		ag.pending = (flags & HM_AGENT_F_DEFER_DAEMON) != 0;
+		ag.pending = !HM_SLURMD_DAEMONIZED_AT_INIT && (flags & HM_AGENT_F_DEFER_DAEMON);
 	} else {
 		agent_args(&a, flags);
 		rc = ag.start(&a); /* on failure the agent logged why */
-		if (rc == 1) {
+		if (rc == 1 && HM_SLURMD_DAEMONIZED_AT_INIT) {
+			/* The agent reads the missing -D as a fork to come: here it is past. */
+			slurm_info("harmonics: slurmd daemonized before loading its plugins: the "
+				   "node agent starts in the daemon");
+			agent_args(&a, HM_AGENT_F_DAEMONIZED);
+			rc = ag.start(&a);
+		} else if (rc == 1) {
 			slurm_info("harmonics: slurmd daemonizes: the node agent starts after the "
 				   "fork");
 			ag.pending = true;
@@ -318,8 +328,11 @@ void hm_sp_slurmd_start(void)
 	else
 		hm_conf_default_path(ag.conf, sizeof(ag.conf));
 	ag.init_sid = getsid(0);
-	/* Deferring needs the fork handler; without it the agent refuses, saying why. */
-	start_or_watch(atfork_register() == 0 ? HM_AGENT_F_DEFER_DAEMON : 0);
+	/* Deferring needs the fork handler; without it the agent refuses, saying why.
+	   A slurmd that daemonized before its plugins loaded needs neither. */
+	start_or_watch(HM_SLURMD_DAEMONIZED_AT_INIT || atfork_register() == 0
+			   ? HM_AGENT_F_DEFER_DAEMON
+			   : 0);
 }
 
 void hm_sp_slurmd_stop(void)
