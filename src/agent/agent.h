@@ -19,6 +19,7 @@
 #include "hm_agent.h"
 #include "hm_agent_wire.h"
 #include "hm_conf.h"
+#include "hm_coord_addr.h"
 #include "hm_error.h"
 #include "hm_log.h"
 
@@ -102,6 +103,7 @@ int agent_clock_sample(agent_clock_t *c, int64_t sent_us, int64_t sent_mono_us, 
 typedef struct {
 	char node[AGENT_NODE_MAX];
 	hm_conf_t conf;                      /* harmonics.conf (or defaults) */
+	hm_coord_addrs_t addrs;              /* the coordinator's, tried in turn */
 	uint32_t trusted[AGENT_MAX_TRUSTED]; /* senders accepted for coordinator frames */
 	int ntrusted;
 	char topo_xml[4096]; /* "" = this machine */

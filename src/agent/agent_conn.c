@@ -55,6 +55,7 @@ void agent_conn_fail(agent_conn_t *c, int64_t now_ms, bool reset_backoff, int le
 	char why[200];
 	va_list ap;
 	int delay;
+	bool answered = c->state == CONN_READY;
 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
@@ -62,6 +63,20 @@ void agent_conn_fail(agent_conn_t *c, int64_t now_ms, bool reset_backoff, int le
 	agent_conn_close(c);
 	if (reset_backoff)
 		agent_backoff_reset(&c->backoff);
+	if (c->addrs && c->addrs->n > 1) {
+		if (answered) {
+			c->tried = 0; /* the next round starts here again */
+		} else {
+			c->addr_i = (c->addr_i + 1) % c->addrs->n;
+			if (++c->tried < c->addrs->n) {
+				c->retry_at_ms = now_ms;
+				hm_logf(c->lg, HM_LOG_VERBOSE, "%s %s: %s; trying %s next", c->what,
+					c->peer, why, c->addrs->host[c->addr_i]);
+				return;
+			}
+			c->tried = 0;
+		}
+	}
 	delay = agent_backoff_next(&c->backoff, (double)rand_r(&c->rand_state) / RAND_MAX * 0.999);
 	c->retry_at_ms = now_ms + delay;
 	hm_log_once(c->lg, &c->once, level > c->level_floor ? level : c->level_floor, "%s %s: %s%s",
@@ -115,6 +130,12 @@ bool agent_conn_start(agent_conn_t *c, const char *host, int port, int timeout_m
 	c->state = CONN_CONNECTING;
 	c->deadline_ms = now_ms + timeout_ms;
 	return true;
+}
+
+bool agent_conn_start_next(agent_conn_t *c, int port, int timeout_ms, int64_t now_ms)
+{
+	return agent_conn_start(c, c->addrs->host[c->addr_i % c->addrs->n], port, timeout_ms,
+				now_ms);
 }
 
 bool agent_conn_connected(agent_conn_t *c, int64_t now_ms)

@@ -14,6 +14,7 @@
 
 #include "agent.h"
 #include "hm_agent_wire.h"
+#include "hm_coord_addr.h"
 
 typedef enum {
 	CONN_IDLE,       /* closed; retry_at_ms says when to try again */
@@ -46,6 +47,12 @@ typedef struct {
 	const hm_logger_t *lg;
 	const char *what; /* the peer in log lines: "coordinator" (default), "rack leader", ... */
 	int level_floor;  /* failures are logged at this level or a lower priority */
+	/* The coordinator's addresses (NULL: the one peer of agent_conn_start). A
+	   round tries each once, from the one that answered last; the back-off
+	   comes between rounds. */
+	const hm_coord_addrs_t *addrs;
+	int addr_i; /* the next to try */
+	int tried;  /* failed in this round */
 } agent_conn_t;
 
 void agent_conn_init(agent_conn_t *c, size_t max_frame, const hm_logger_t *lg);
@@ -54,6 +61,9 @@ void agent_conn_free(agent_conn_t *c);
 /* Start connecting to host:port (non-blocking). False when it failed at once (closed
  * with back-off, logged). */
 bool agent_conn_start(agent_conn_t *c, const char *host, int port, int timeout_ms, int64_t now_ms);
+
+/* agent_conn_start with c->addrs' address of this turn. */
+bool agent_conn_start_next(agent_conn_t *c, int port, int timeout_ms, int64_t now_ms);
 
 /* The socket became writable while connecting: true when connected. */
 bool agent_conn_connected(agent_conn_t *c, int64_t now_ms);
@@ -77,6 +87,8 @@ bool agent_conn_read(agent_conn_t *c, const uint32_t *trusted, int ntrusted, int
  * Close and schedule the next attempt after the back-off (reset_backoff: the
  * connection had been welcomed, so start again from the shortest delay). why is
  * logged at level unless it repeats the last failure (once per state change).
+ * With addrs, an address that failed before its welcome passes the turn to the
+ * next at once (logged verbose) until the round has tried them all.
  */
 void agent_conn_fail(agent_conn_t *c, int64_t now_ms, bool reset_backoff, int level,
 		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));

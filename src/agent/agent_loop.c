@@ -396,9 +396,8 @@ static int run_timers(agent_t *a, int64_t now_ms)
 	switch (c->state) {
 	case CONN_IDLE:
 		if (now_ms >= c->retry_at_ms)
-			agent_conn_start(c, hm_conf_client_host(&a->cfg.conf),
-					 a->cfg.conf.listen_port, a->cfg.conf.conn_timeout_ms,
-					 now_ms);
+			agent_conn_start_next(c, a->cfg.conf.listen_port,
+					      a->cfg.conf.conn_timeout_ms, now_ms);
 		if (c->state == CONN_IDLE && c->retry_at_ms < next)
 			next = c->retry_at_ms;
 		break;
@@ -523,10 +522,13 @@ static void *agent_main(void *arg)
 {
 	agent_t *a = arg;
 
+	char addrs[HM_COORD_ADDRS_MAX * HM_COORD_ADDR_MAX];
+
+	hm_coord_addrs_format(&a->cfg.addrs, addrs, sizeof(addrs));
 	hm_logf(&a->cfg.log, HM_LOG_INFO,
-		"started (version %s): coordinator %s:%d, RunDir %s, heartbeat %d ms",
-		PACKAGE_VERSION, hm_conf_client_host(&a->cfg.conf), a->cfg.conf.listen_port,
-		a->cfg.conf.run_dir, a->heartbeat_ms);
+		"started (version %s): coordinator %s port %d, RunDir %s, heartbeat %d ms",
+		PACKAGE_VERSION, addrs, a->cfg.conf.listen_port, a->cfg.conf.run_dir,
+		a->heartbeat_ms);
 	read_topology(a);
 	node_dir(a);
 	while (!atomic_load(&a->stop)) {
@@ -587,6 +589,7 @@ hm_rc_t agent_start(const agent_cfg_t *cfg, agent_t **out, hm_err_t *err)
 	atomic_init(&a->stop, false);
 	atomic_init(&a->refs, 2);
 	agent_conn_init(&a->conn, (size_t)cfg->conf.max_message_bytes, &a->cfg.log);
+	a->conn.addrs = &a->cfg.addrs;
 	agent_rack_init(&a->rack, a->cfg.node, (size_t)cfg->conf.max_message_bytes, &a->cfg.log);
 	if ((a->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
 		hm_err_set(err, HM_ERR_IO, "eventfd: %s", strerror(errno));

@@ -83,6 +83,12 @@ hm_rc_t agent_cfg_init(agent_cfg_t *cfg, const char *node, const char *conf_path
 		return rc;
 	}
 	cfg->log.level = (int)cfg->conf.log_level;
+	/* A slurm.conf that cannot be read leaves 127.0.0.1 (logged): a broken
+	   file is slurmd's to report, the agent still runs. */
+	if (hm_coord_addrs_load(&cfg->conf, NULL, &cfg->addrs, err) != HM_OK)
+		hm_logf(&cfg->log, HM_LOG_INFO, "%s: the coordinator at %s", err->msg,
+			cfg->addrs.host[0]);
+	memset(err, 0, sizeof(*err));
 	cfg->trusted[cfg->ntrusted++] = 0;
 	if (slurm_uid == HM_AGENT_NO_UID) {
 		struct passwd pw, *res = NULL;

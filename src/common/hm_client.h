@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "hm_coord_addr.h"
 #include "hm_error.h"
 
 /*
@@ -31,5 +32,18 @@ hm_rc_t hm_client_call(const char *host, int port, const char *request_json, int
 hm_rc_t hm_client_call_trusted(const char *host, int port, const char *request_json, int timeout_ms,
 			       const uint32_t *trusted_uids, int ntrusted, char **reply_json,
 			       hm_err_t *err);
+
+/*
+ * Same over the coordinator's addresses (hm_coord_addr.h) in order, all within
+ * timeout_ms: each address's connect is bounded by an equal share of the time
+ * left (a refused one moves on at once), the exchange by the whole deadline.
+ * The next address is tried when one cannot be connected to or its reply is
+ * not sealed by a trusted uid; an address that connected and then failed
+ * (timeout, reset) ends the call. *answered (may be NULL) is the index that
+ * answered, -1 on error; the error names every address tried.
+ */
+hm_rc_t hm_client_call_list(const hm_coord_addrs_t *addrs, int port, const char *request_json,
+			    int timeout_ms, const uint32_t *trusted_uids, int ntrusted,
+			    char **reply_json, int *answered, hm_err_t *err);
 
 #endif

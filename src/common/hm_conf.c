@@ -18,6 +18,7 @@
 #include "hm_spec.h"
 #include "hm_topo.h"
 #include "hm_classes.h"
+#include "hm_coord_addr.h"
 
 #define CONF_LINE_MAX 4096
 
@@ -112,7 +113,7 @@ void hm_conf_defaults(hm_conf_t *conf)
 	snprintf(conf->class_sl, sizeof(conf->class_sl), "%s", HM_CLASS_SL_DEFAULT);
 	conf->nic_bps = HM_DEFAULT_NIC_BPS;
 	conf->uplink_bps = HM_DEFAULT_UPLINK_BPS;
-	snprintf(conf->listen_addr, sizeof(conf->listen_addr), "127.0.0.1");
+	conf->listen_addr[0] = '\0'; /* its controller's SlurmctldHost address (hm_coord_addr.h) */
 	conf->listen_port = HM_CONF_DEFAULT_PORT;
 	conf->request_timeout_ms = 2000;
 	conf->conn_timeout_ms = 1000;
@@ -151,16 +152,6 @@ static hm_rc_t set_ms(int *dst, const char *val, double min_s, double max_s, con
 	if (rc == HM_OK)
 		*dst = (int)(s * 1000.0 + 0.5);
 	return rc;
-}
-
-static bool valid_hostname(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '.' && *s != '-' && *s != '_')
-			return false;
-	return true;
 }
 
 /* A "." or ".." path component. */
@@ -234,22 +225,27 @@ static hm_rc_t check_epoch(hm_conf_t *c, const conf_key_t *k, const char *val, h
 	return HM_OK;
 }
 
+/* ListenAddress: empty (the controller's SlurmctldHost address) or IPv4. */
 static hm_rc_t check_ipv4(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
 {
 	struct in_addr ia;
 
-	if (inet_pton(AF_INET, val, &ia) != 1)
+	if (*val && inet_pton(AF_INET, val, &ia) != 1)
 		return refuse(err, k, val, "an IPv4 address",
-			      "a.b.c.d, 0.0.0.0 for every interface");
+			      "a.b.c.d, 0.0.0.0 for every interface, empty for the "
+			      "controller's SlurmctldHost address");
 	return HM_OK;
 }
 
-/* CoordinatorHost: empty (derived from ListenAddress) or a name or address. */
+/* CoordinatorHost: empty (hm_coord_addr.h) or names or addresses, ',' between. */
 static hm_rc_t check_host(hm_conf_t *c, const conf_key_t *k, const char *val, hm_err_t *err)
 {
-	if (*val && !valid_hostname(val))
-		return refuse(err, k, val, "a host name or address",
-			      "letters, digits, '.', '-', '_'");
+	hm_coord_addrs_t a;
+
+	if (*val && hm_coord_addrs_parse(val, &a, err) != HM_OK) {
+		hm_err_prefix(err, "%s", k->info.name);
+		return err->rc;
+	}
 	return HM_OK;
 }
 
@@ -383,11 +379,12 @@ static const conf_key_t keys[K__COUNT] = {
     KEY(K_UPLINK_SPEED, "UplinkSpeed", "BANDWIDTH", CK_BPS, 1e6, 1e14, uplink_bps, NULL,
 	"per switch uplink when topology.conf gives no LinkSpeed"),
     KEY(K_LISTEN_ADDR, "ListenAddress", "A.B.C.D", CK_STR, 0, 0, listen_addr, check_ipv4,
-	"IPv4 address the coordinator binds"),
+	"IPv4 address the coordinator binds (unset: its controller's SlurmctldHost address)"),
     KEY(K_LISTEN_PORT, "ListenPort", "PORT", CK_INT, 0, 65535, listen_port, NULL,
 	"coordinator's TCP port (0: any, for tests)"),
-    KEY(K_COORD_HOST, "CoordinatorHost", "HOST", CK_STR, 0, 0, coordinator_host, check_host,
-	"name or address steps and harmonicsctl connect to"),
+    KEY(K_COORD_HOST, "CoordinatorHost", "HOST[,HOST...]", CK_STR, 0, 0, coordinator_host,
+	check_host,
+	"where agents, steps and harmonicsctl reach the coordinator (several: tried in order)"),
     KEY(K_REQ_TIMEOUT, "RequestTimeout", "DURATION", CK_MS, 0.01, 60, request_timeout_ms, NULL,
 	"how long a step waits for its assignment before running unscheduled"),
     KEY(K_CONN_TIMEOUT, "ConnectionTimeout", "DURATION", CK_MS, 0.01, 60, conn_timeout_ms, NULL,
@@ -798,15 +795,6 @@ void hm_conf_topology_path(const hm_conf_t *conf, char *buf, size_t len)
 		snprintf(buf, len, "%s/topology.conf", dir);
 }
 
-const char *hm_conf_client_host(const hm_conf_t *conf)
-{
-	if (conf->coordinator_host[0])
-		return conf->coordinator_host;
-	if (strcmp(conf->listen_addr, "0.0.0.0") == 0)
-		return "127.0.0.1";
-	return conf->listen_addr;
-}
-
 void hm_conf_format(const hm_conf_t *c, char *buf, size_t len)
 {
 	snprintf(buf, len,
@@ -832,6 +820,7 @@ void hm_conf_format(const hm_conf_t *c, char *buf, size_t len)
 			 "MaxConnectionsPerAddress=%d\nMaxRequestsPerUser=%d\n",
 			 c->max_conns_per_addr, c->max_requests_per_user);
 	if (strlen(buf) + 1 < len)
-		snprintf(buf + strlen(buf), len - strlen(buf), "MetricsListen=%s\nMetricsDir=%s\nNicsPerNode=%d\n",
-			 c->metrics_listen, c->metrics_dir, c->nics_per_node);
+		snprintf(buf + strlen(buf), len - strlen(buf),
+			 "MetricsListen=%s\nMetricsDir=%s\nNicsPerNode=%d\n", c->metrics_listen,
+			 c->metrics_dir, c->nics_per_node);
 }

@@ -64,14 +64,15 @@ typedef struct {
 
 	/* Service. */
 	char listen_addr[HM_CONF_HOST_MAX]; /* ListenAddress=: IPv4 address the coordinator binds;
-					       default 127.0.0.1 (one-machine clusters and tests);
-					       a real cluster sets the controller's address or
-					       0.0.0.0 */
+					       default "" = the address of the SlurmctldHost line
+					       of the controller it runs in (127.0.0.1 outside
+					       slurmctld); 0.0.0.0 = every interface */
 	int listen_port;                    /* ListenPort=: 1..65535 (0 = any, tests only),
 					       default HM_CONF_DEFAULT_PORT */
-	char coordinator_host[HM_CONF_HOST_MAX]; /* CoordinatorHost=: where steps and harmonicsctl
-						    connect; default "" = listen_addr, or
-						    127.0.0.1 when that is 0.0.0.0 */
+	char coordinator_host[HM_CONF_HOST_MAX]; /* CoordinatorHost=: where agents, steps and
+						    harmonicsctl connect: names or addresses
+						    separated by ',', tried in order; default
+						    "" (hm_coord_addr.h) */
 	int request_timeout_ms;                  /* RequestTimeout=: how long a step waits for its
 						    assignment before running unscheduled, default 2000 */
 	int conn_timeout_ms;      /* ConnectionTimeout=: server-side limit per connection,
@@ -150,10 +151,6 @@ void hm_conf_default_path(char *buf, size_t len);
    25.05+) else topology.conf beside conf->source (or beside the default
    harmonics.conf path when source is ""). */
 void hm_conf_topology_path(const hm_conf_t *conf, char *buf, size_t len);
-
-/* Host a client should connect to (coordinator_host, else listen_addr, 0.0.0.0 ->
-   127.0.0.1). Points into conf. */
-const char *hm_conf_client_host(const hm_conf_t *conf);
 
 /* "A.B.C.D:PORT" into addr (len bytes) and *port (0..65535); false when it is
    not that (MetricsListen). */

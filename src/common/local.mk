@@ -31,6 +31,7 @@ src_common_libhmclient_la_SOURCES = \
 	src/common/hm_assign.c src/common/hm_assign.h \
 	src/common/hm_client.c src/common/hm_client.h \
 	src/common/hm_conf.c src/common/hm_conf.h \
+	src/common/hm_coord_addr.c src/common/hm_coord_addr.h \
 	src/common/hm_log.c src/common/hm_log.h \
 	src/common/hm_proto.c src/common/hm_proto.h \
 	src/common/hm_spec.c src/common/hm_spec.h
@@ -69,10 +70,12 @@ UNIT_TESTS += \
 	tests/unit/test_assign \
 	tests/unit/test_fields \
 	tests/unit/test_conf \
+	tests/unit/test_coord_addr \
 	tests/unit/test_proto
 tests_unit_test_assign_SOURCES = tests/unit/test_assign.c
 tests_unit_test_fields_SOURCES = tests/unit/test_fields.c
 tests_unit_test_conf_SOURCES = tests/unit/test_conf.c
+tests_unit_test_coord_addr_SOURCES = tests/unit/test_coord_addr.c tests/unit/munge_fixture.h
 tests_unit_test_proto_SOURCES = tests/unit/test_proto.c tests/unit/munge_fixture.h
 
 dist_man_MANS += docs/man/harmonics.conf.5

@@ -678,6 +678,10 @@ hm_rc_t hm_server_start(hm_coord_t *coord, const hm_conf_t *conf, uint32_t slurm
 	}
 	s->coord = coord;
 	s->conf = *conf;
+	/* Unset outside slurmctld (its host fills in its SlurmctldHost address): loopback. */
+	if (!s->conf.listen_addr[0])
+		snprintf(s->conf.listen_addr, sizeof(s->conf.listen_addr), "127.0.0.1");
+	conf = &s->conf;
 	s->slurm_uid = slurm_user_uid;
 	s->lfd = -1;
 	s->epfd = -1;

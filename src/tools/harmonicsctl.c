@@ -33,8 +33,10 @@ static void usage(FILE *f)
 		"                (tree or block) or a topology.yaml; no coordinator\n\n"
 		"Options:\n"
 		"  -j, --json          print the coordinator's JSON reply\n"
-		"  -H, --host HOST     coordinator host (default: CoordinatorHost or\n"
-		"                      ListenAddress from harmonics.conf)\n"
+		"  -H, --host HOSTS    coordinator host, or several separated by ',' tried in\n"
+		"                      order (default: CoordinatorHost, else ListenAddress\n"
+		"                      from harmonics.conf, else slurm.conf's SlurmctldHost\n"
+		"                      addresses)\n"
 		"  -p, --port PORT     coordinator port (default: ListenPort, %d)\n"
 		"  -c, --conf FILE     harmonics.conf (default: $HARMONICS_CONF, else beside\n"
 		"                      $SLURM_CONF, else /etc/slurm/harmonics.conf)\n"
@@ -134,7 +136,9 @@ int main(int argc, char **argv)
 	const char *host = NULL, *conf_path = NULL, *topo_name = NULL;
 	bool topo_yaml = false, topo_list = false;
 	char *columns = NULL;
-	char default_conf[HM_CONF_PATH_MAX], req[128], where[HM_CONF_HOST_MAX + 16];
+	char default_conf[HM_CONF_PATH_MAX], req[128], where[HM_COORD_ADDR_MAX + 16];
+	hm_coord_addrs_t addrs;
+	int answered = -1;
 	long port = -1, job_id = 0;
 	double timeout_s = 5;
 	bool json = false, explain = false;
@@ -239,14 +243,23 @@ int main(int argc, char **argv)
 	}
 	if (conf_path && hm_conf_load(conf_path, &conf, &err) != HM_OK)
 		goto fail;
+	/* -H's list, else CoordinatorHost, ListenAddress or slurm.conf's SlurmctldHost
+	   lines (hm_coord_addr.h); an unreadable slurm.conf leaves 127.0.0.1. */
+	if (host && hm_coord_addrs_parse(host, &addrs, &err) != HM_OK) {
+		hm_err_prefix(&err, "--host");
+		goto fail;
+	}
 	if (!host)
-		host = hm_conf_client_host(&conf);
+		(void)hm_coord_addrs_load(&conf, NULL, &addrs, &err);
+	memset(&err, 0, sizeof(err));
 	if (port < 0)
 		port = conf.listen_port;
-	snprintf(where, sizeof(where), "%s:%ld", host, port);
 
 	hm_ctl_request(cmd, (uint32_t)job_id, req, sizeof(req));
-	rc = hm_client_call(host, (int)port, req, (int)(timeout_s * 1000), &reply, &err);
+	rc = hm_client_call_list(&addrs, (int)port, req, (int)(timeout_s * 1000), NULL, 0, &reply,
+				 &answered, &err);
+	if (rc == HM_OK)
+		snprintf(where, sizeof(where), "%s:%ld", addrs.host[answered], port);
 	if (rc != HM_OK) {
 		fprintf(stderr, "harmonicsctl: %s\n", err.msg);
 		ret = EXIT_UNREACHABLE;

@@ -21,7 +21,8 @@ rc=0; "$bin" --node 'n1/..' --conf "$dir/bad.conf" 2>"$dir/err" || rc=$?
 # Port 1 on loopback refuses: the agent logs it once, keeps retrying, stops on SIGTERM.
 # A recorded node topology: this machine's own would load hwloc's PCI plugin,
 # whose allocations LeakSanitizer reports (hwloc 2.9, sanitize tier).
-printf 'RunDir=%s/run\nListenPort=1\nHeartbeatInterval=200ms\n' "$dir" >"$dir/h.conf"
+# ListenAddress named: not the SlurmctldHost lines of this machine's slurm.conf.
+printf 'RunDir=%s/run\nListenAddress=127.0.0.1 ListenPort=1\nHeartbeatInterval=200ms\n' "$dir" >"$dir/h.conf"
 "$bin" --node n1 --conf "$dir/h.conf" --topo-xml "$src/tests/fixtures/topo/eth2.xml" 2>"$dir/log" &
 pid=$!
 for _ in $(seq 100); do grep -q "Connection refused" "$dir/log" && break; sleep 0.05; done

@@ -478,7 +478,8 @@ int main(void)
 	if (!(cf = fopen(conf, "w")))
 		return 1;
 	fprintf(cf,
-		"RunDir=%s/run\nListenPort=%d\nHeartbeatInterval=%dms AgentValidity=%dms "
+		"RunDir=%s/run\nListenAddress=127.0.0.1 ListenPort=%d\nHeartbeatInterval=%dms "
+		"AgentValidity=%dms "
 		"UpdateLead=%dms\nConnectionTimeout=300ms\nLogLevel=info\n",
 		g_dir, fake_port(f), HEARTBEAT_MS, VALID_MS, LEAD_MS);
 	fclose(cf);

@@ -6,17 +6,26 @@
 # SlurmctldPort. The backup runs in its own UTS and mount namespaces (unshare:
 # its host name hmbackup, a private /etc/hosts naming it 127.0.0.2), so that
 # slurmctld takes it for the second SlurmctldHost, and its own run/ for
-# SlurmctldPidFile); both share StateSaveLocation.
+# SlurmctldPidFile); both share StateSaveLocation. harmonics.conf leaves
+# ListenAddress and CoordinatorHost unset: each coordinator binds its own
+# controller's SlurmctldHost address (127.0.0.1 or 127.0.0.2, not both), and the
+# node agents, the steps and harmonicsctl try slurm.conf's SlurmctldHost
+# addresses in order (docs/admin-guide.md "Backup controller").
 #   - while the primary runs, the backup's job_submit/harmonics waits: no
-#     coordinator there, the primary's decides a --comm-sched job;
+#     coordinator there, the primary's (127.0.0.1 only) decides a --comm-sched
+#     job, the 8 agents are connected to 127.0.0.1;
 #   - the primary killed (SIGKILL: a crash, no state written at exit), the
 #     backup takes control after SlurmctldTimeout, its coordinator starts from
 #     the StateFile in StateSaveLocation (the job keeps its decision) and
-#     listens on ListenAddress:ListenPort; the node agents reconnect there
-#     (here the same address: one machine; on a site, see docs/admin-guide.md).
+#     listens on 127.0.0.2 only; the 8 agents follow it there (their slurmd
+#     logs say so) and a new step registers there;
+#   - the primary started again takes control back: the backup's coordinator
+#     stops, the primary's listens on 127.0.0.1 again, the agents and a new
+#     step come back to it.
 # Prints the times: kill -> backup in control -> coordinator answering -> all
-# agents up again; then the primary started again takes control back. HM_HOST=sched
-# runs it with sched/harmonics. In the slurm tier (scripts/check.sh; about 30 s plus teardown).
+# agents up again (and coordinator answering -> all agents: the agents' follow
+# time), the same for the failback. HM_HOST=sched runs it with sched/harmonics.
+# In the slurm tier (scripts/check.sh; about 40 s plus teardown).
 # Usage: tests/slurm/backup.sh [BUILD_DIR]   (root; exit 0 passed, 1 failed, 77 skipped)
 set -uo pipefail
 
@@ -35,9 +44,12 @@ CommunicationParameters=NoCtldInAddrAny
 SlurmctldTimeout=$CTLD_TIMEOUT_S"
 export HM_CONF_EXTRA="HeartbeatInterval=250ms
 AgentValidity=1s
-EpochLength=4s"
+EpochLength=4s
+ListenAddress="
 
+# harmonicsctl tries slurm.conf's SlurmctldHost addresses; ctl_at asks one address only.
 ctl() { "$HM_CTL" --json --timeout 1s "$@" 2>/dev/null; }
+ctl_at() { "$HM_CTL" --json --timeout 1s -H "$1" "${@:2}" 2>/dev/null; }
 agents_up() { [[ $(ctl nodes | jq '[.nodes[] | select(.state == "up")] | length') == 8 ]]; }
 # Job $1's decision, and whether $2 is the same decision as $1 (epoch not lower).
 decision() { ctl job "$1" | jq -c '.job | {decided_epoch, class: .prio, period_us, shift_us}'; }
@@ -48,7 +60,14 @@ same_decision() {
 }
 # FILE has PATTERN N times.
 logged() { [[ $(grep -c -- "$2" "$1") == "$3" ]]; }
-export -f ctl agents_up logged
+# The agents' slurmd logs: how many times an agent connected to the coordinator at $1.
+agents_at() { cat "$HM_DIR"/log/slurmd-n*.log | grep -c "connected to the coordinator $1:$HM_PORT "; }
+# A new --comm-sched step of job $1 registers (its tasks get an assignment); $2: output prefix.
+step_registers() {
+	srun --jobid="$1" --overlap -N2 -w n1,n5 --comm-sched=harmonics -o "$2-%t.env" env >/dev/null 2>&1 &&
+		grep -q '^HARMONICS_EPOCH=[0-9]' "$2-0.env" && grep -q '^HARMONICS_EPOCH=[0-9]' "$2-1.env"
+}
+export -f ctl ctl_at agents_up agents_at logged
 
 echo "=== bring-up: the primary slurmctld, then the backup (hmbackup, 127.0.0.2)"
 hm_tier_cluster_up "8 slurmd, primary slurmctld on 127.0.0.1" --no-db
@@ -75,6 +94,10 @@ say "job $j: $dec"
 check "job $j decided by the primary" bash -c "[[ -n '$dec' && '$dec' != *null* ]]"
 hm_wait_s 10 agents_up
 check "8 agents up on the primary's coordinator" agents_up
+plog=$HM_DIR/log/slurmctld.log
+check "the primary's coordinator listens on its SlurmctldHost address, 127.0.0.1" \
+	grep -q "coordinator up: .*listening on 127.0.0.1:$HM_PORT" "$plog"
+check "the 8 agents connected to 127.0.0.1" bash -c "(( \$(agents_at 127.0.0.1) >= 8 ))"
 check "the backup has no coordinator while in standby" \
 	bash -c "! grep -q 'coordinator up' '$blog'"
 
@@ -100,11 +123,19 @@ check "the backup took control" grep -q "Running as primary controller" "$blog"
 hm_wait_s 20 ctl status
 t_coord=$(date +%s.%N)
 check "the backup's coordinator answers harmonicsctl" bash -c "ctl status >/dev/null"
-hm_wait_s 20 agents_up
+hm_wait_s 30 agents_up
 t_agents=$(date +%s.%N)
 check "all 8 agents reconnected to it" agents_up
 say "kill -> backup in control $(hm_since "$t_kill" "$t_ctl")s (SlurmctldTimeout=${CTLD_TIMEOUT_S}s)," \
-	"-> coordinator answering $(hm_since "$t_kill" "$t_coord")s, -> 8 agents up $(hm_since "$t_kill" "$t_agents")s"
+	"-> coordinator answering $(hm_since "$t_kill" "$t_coord")s, -> 8 agents up $(hm_since "$t_kill" "$t_agents")s" \
+	"(agents follow: $(hm_since "$t_coord" "$t_agents")s after it answers)"
+check "the backup's coordinator listens on 127.0.0.2" grep -q "coordinator up: .*listening on 127.0.0.2:$HM_PORT" "$blog"
+check "127.0.0.2 answers, 127.0.0.1 does not (the backup's coordinator is not at the primary's address)" \
+	bash -c "ctl_at 127.0.0.2 status >/dev/null && ! ctl_at 127.0.0.1 status >/dev/null"
+check "the 8 agents connected to 127.0.0.2" bash -c "(( \$(agents_at 127.0.0.2) == 8 ))"
+t0=$(date +%s.%N)
+check "a new step of job $j registers at the backup's coordinator" step_registers "$j" "$HM_DIR/out/bk-step"
+say "new step (srun) on the backup: $(hm_since "$t0" "$(date +%s.%N)")s"
 grep -E "harmonics: (coordinator up|state file)" "$blog" | sed 's/^/    | /'
 check "the backup's coordinator restored job $j from StateSaveLocation" \
 	grep -Eq "harmonics: state file $HM_DIR/state/harmonics.state: [1-9][0-9]* jobs restored" "$blog"
@@ -114,9 +145,9 @@ check "job $j kept its decision across the takeover (class, slot; epoch not lowe
 	same_decision "$dec" "$dec2"
 
 echo "=== the primary started again: it takes control back, the backup returns to standby"
+n_primary=$(agents_at 127.0.0.1)
 t_back=$(date +%s.%N)
 hm_spawn slurmctld slurmctld -D -f "$SLURM_CONF"
-plog=$HM_DIR/log/slurmctld.log
 hm_wait_s 30 logged "$plog" 'Running as primary controller' 2
 check "the primary is in control again" logged "$plog" 'Running as primary controller' 2
 # Its coordinator is up once the backup's has let go of ListenPort (one machine:
@@ -130,10 +161,17 @@ check "the backup's coordinator stopped when it went back to standby" \
 	grep -Eq "harmonics: (slurmctld left control \(standby or exit\): coordinator stopped|stopped$)" "$blog"
 check "the primary's coordinator is up again (state from StateSaveLocation)" \
 	logged "$plog" 'harmonics: coordinator up' 2
-hm_wait_s 20 agents_up
+hm_wait_s 30 bash -c "agents_up && (( \$(agents_at 127.0.0.1) >= $n_primary + 8 ))"
 t_agents=$(date +%s.%N)
 check "all 8 agents back on the primary's coordinator" agents_up
-say "primary started -> its coordinator up $(hm_since "$t_back" "$t_up")s, -> 8 agents up $(hm_since "$t_back" "$t_agents")s"
+check "the 8 agents connected to 127.0.0.1 again" bash -c "(( \$(agents_at 127.0.0.1) >= $n_primary + 8 ))"
+check "127.0.0.1 answers, 127.0.0.2 does not" \
+	bash -c "ctl_at 127.0.0.1 status >/dev/null && ! ctl_at 127.0.0.2 status >/dev/null"
+say "primary started -> its coordinator up $(hm_since "$t_back" "$t_up")s, -> 8 agents up $(hm_since "$t_back" "$t_agents")s" \
+	"(agents follow: $(hm_since "$t_up" "$t_agents")s after it is up)"
+t0=$(date +%s.%N)
+check "a new step of job $j registers at the primary's coordinator" step_registers "$j" "$HM_DIR/out/pr-step"
+say "new step (srun) on the primary: $(hm_since "$t0" "$(date +%s.%N)")s"
 dec3=$(decision "$j")
 say "job $j back on the primary: $dec3"
 check "job $j kept its decision" same_decision "$dec" "$dec3"

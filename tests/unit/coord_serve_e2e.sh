@@ -14,6 +14,9 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# No slurm.conf: harmonicsctl's default address is 127.0.0.1, whatever the machine's
+# own slurm.conf says (its SlurmctldHost lines would come first).
+export SLURM_CONF="$tmp/no-slurm.conf"
 
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
 	echo "SKIP: munged is not running (scripts/munge-up.sh starts it)"; exit 77

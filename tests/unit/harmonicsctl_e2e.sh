@@ -29,6 +29,11 @@ port=$(cat "$tmp/port" 2>/dev/null) || fail "coord_serve did not start"
 grep -q "Coordinator  127.0.0.1:$port" "$tmp/o" || fail "status address: $(cat "$tmp/o")"
 grep -q "2 racks, 8 hosts, 64 GPUs" "$tmp/o" || fail "status cluster: $(cat "$tmp/o")"
 grep -q "3 running, 2 scheduled" "$tmp/o" || fail "status jobs: $(cat "$tmp/o")"
+# A list of hosts: tried in order, the one that answers is named.
+"$ctl" --host 127.0.0.3,127.0.0.1 --port "$port" status >"$tmp/o" 2>&1 || fail "--host list: $(cat "$tmp/o")"
+grep -q "Coordinator  127.0.0.1:$port" "$tmp/o" || fail "--host list address: $(cat "$tmp/o")"
+"$ctl" --host 127.0.0.1,,x status >"$tmp/o" 2>&1; [ $? -eq 2 ] || fail "bad --host list exit"
+grep -q "127.0.0.1,,x" "$tmp/o" || fail "bad --host list message: $(cat "$tmp/o")"
 
 "$ctl" --port "$port" jobs >"$tmp/o" 2>&1 || fail "jobs"
 grep -Eq '^12 +root +train +n\[1-2\] +16 +1 +auto +400 +0 +0 ' "$tmp/o" || fail "jobs row 12: $(cat "$tmp/o")"

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "agent_conn.h"
 #include "hm_agent_wire.h"
 
 /* argv as /proc/self/cmdline holds it: each argument NUL-terminated. */
@@ -113,6 +114,53 @@ static void test_backoff(void **state)
 		assert_true(d >= 400);
 	}
 	assert_int_equal(agent_backoff_next(&b, 1.5), 30000); /* r out of range: no jitter */
+}
+
+/* ---- the coordinator's addresses: a round from the one that answered last ------ */
+
+static void nolog(int level, const char *msg)
+{
+	(void)level;
+	(void)msg;
+}
+
+static void test_conn_rounds(void **state)
+{
+	hm_logger_t lg = {.sink = nolog, .level = HM_LOG_DEBUG};
+	hm_coord_addrs_t addrs = {.n = 2, .host = {"127.0.0.1", "127.0.0.2"}};
+	agent_conn_t c;
+
+	(void)state;
+	agent_conn_init(&c, 65536, &lg);
+	c.addrs = &addrs;
+	/* The first refuses: the second is tried at once, no back-off. */
+	c.state = CONN_CONNECTING;
+	agent_conn_fail(&c, 1000, false, HM_LOG_ERROR, "connect: refused");
+	assert_int_equal(c.addr_i, 1);
+	assert_int_equal(c.retry_at_ms, 1000);
+	/* Both refused: the round is over, the back-off comes, from the first again. */
+	c.state = CONN_HELLO;
+	agent_conn_fail(&c, 1000, false, HM_LOG_ERROR, "no agent_welcome");
+	assert_int_equal(c.addr_i, 0);
+	assert_true(c.retry_at_ms >= 1000 + 400);
+	/* The second answers, later drops: the next round starts at the second. */
+	c.state = CONN_CONNECTING;
+	agent_conn_fail(&c, 5000, false, HM_LOG_ERROR, "connect: refused");
+	assert_int_equal(c.addr_i, 1);
+	c.state = CONN_READY;
+	agent_conn_fail(&c, 9000, true, HM_LOG_ERROR, "connection closed by the peer");
+	assert_int_equal(c.addr_i, 1);
+	assert_true(c.retry_at_ms >= 9000 + 400 && c.retry_at_ms <= 9000 + 500);
+	c.state = CONN_CONNECTING;
+	agent_conn_fail(&c, 9500, false, HM_LOG_ERROR, "connect: refused");
+	assert_int_equal(c.addr_i, 0); /* then the first, at once */
+	assert_int_equal(c.retry_at_ms, 9500);
+	/* Without a list (the rack channel) every failure waits its back-off. */
+	c.addrs = NULL;
+	c.state = CONN_CONNECTING;
+	agent_conn_fail(&c, 20000, false, HM_LOG_ERROR, "connect: refused");
+	assert_true(c.retry_at_ms > 20000);
+	agent_conn_free(&c);
 }
 
 /* ---- contract B ---------------------------------------------------------------- */
@@ -593,6 +641,7 @@ int main(void)
 	    cmocka_unit_test(test_slurmd_args_cut),
 	    cmocka_unit_test(test_node_names),
 	    cmocka_unit_test(test_backoff),
+	    cmocka_unit_test(test_conn_rounds),
 	    cmocka_unit_test(test_wire_examples),
 	    cmocka_unit_test(test_wire_roundtrip),
 	    cmocka_unit_test(test_wire_refusals),

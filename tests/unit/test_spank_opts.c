@@ -69,6 +69,8 @@ static void test_args(void **state)
 	char *bad_port[] = {"port=70000"};
 	char *bad_mode[] = {"default_mode=help"};
 	char *no_eq[] = {"justaword"};
+	char *hosts[] = {"host=ctl1,ctl2"};
+	char *bad_hosts[] = {"host=ctl1,,ctl2"};
 
 	hm_spank_args_defaults(&a);
 	assert_string_equal(a.default_mode, "off");
@@ -87,6 +89,12 @@ static void test_args(void **state)
 	assert_int_not_equal(hm_spank_args_parse(1, bad_mode, &a, &err), HM_OK);
 	assert_int_not_equal(hm_spank_args_parse(1, no_eq, &a, &err), HM_OK);
 	assert_non_null(strstr(err.msg, "justaword"));
+	/* host=: the coordinator's addresses, tried in order (hm_coord_addr.h). */
+	assert_int_equal(hm_spank_args_parse(1, hosts, &a, &err), HM_OK);
+	assert_string_equal(a.host, "ctl1,ctl2");
+	assert_int_not_equal(hm_spank_args_parse(1, bad_hosts, &a, &err), HM_OK);
+	assert_non_null(strstr(err.msg, "ctl1,,ctl2"));
+	assert_non_null(strstr(err.msg, "host"));
 }
 
 static void test_precedence(void **state)

@@ -82,7 +82,8 @@ static struct {
 
 	time_t conf_seen; /* slurm_conf.last_update at the last (re)load */
 	char conf_path[PATH_MAX];
-	hm_sched_run_t run; /* the coordinator or why not: the thread only */
+	char ctld_addr[256]; /* slurm_conf.control_addr[backup_inx] at the last (re)load */
+	hm_sched_run_t run;  /* the coordinator or why not: the thread only */
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 /* Static: select/harmonics_cons_tres may hold a view while the host stops. */
@@ -232,7 +233,8 @@ static void run_env(hm_sched_env_t *env, const char *state_dir)
 				.slurm_user_id = slurm_conf.slurm_user_id,
 				.switches = topo_from_switches,
 				.switches_arg = NULL,
-				.slurm_version = SLURM_VERSION_STRING};
+				.slurm_version = SLURM_VERSION_STRING,
+				.ctld_addr = g.ctld_addr};
 }
 
 /* --- job mirror ------------------------------------------------------ */
@@ -476,6 +478,12 @@ static void conf_copy(char **state_dir)
 	host_lock(cl);
 	conf_path(g.conf_path, sizeof(g.conf_path));
 	*state_dir = xstrdup(slurm_conf.state_save_location);
+	/* The SlurmctldHost line slurmctld found itself in (backup_inx). */
+	snprintf(g.ctld_addr, sizeof(g.ctld_addr), "%s",
+		 backup_inx >= 0 && backup_inx < (int)slurm_conf.control_cnt &&
+			 slurm_conf.control_addr[backup_inx]
+		     ? slurm_conf.control_addr[backup_inx]
+		     : "");
 	g.conf_seen = slurm_conf.last_update;
 	unlock_slurmctld(cl);
 }

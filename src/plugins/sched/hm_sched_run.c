@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hm_coord_addr.h"
 #include "hm_log.h"
 #include "hm_metrics.h"
 #include "hm_proto.h"
@@ -73,6 +74,12 @@ static hm_rc_t load(const hm_sched_env_t *env, hm_conf_t *conf, hm_topo_t **topo
 		return rc;
 	if (missing)
 		hm_log(HM_LOG_INFO, "%s not found: built-in defaults", env->conf_path);
+	/* ListenAddress unset: this controller's own SlurmctldHost address, so that
+	   each controller's coordinator is where the agents look for it. */
+	if (!conf->listen_addr[0] &&
+	    (rc = hm_coord_bind_addr(env->ctld_addr, conf->listen_addr, sizeof(conf->listen_addr),
+				     err)) != HM_OK)
+		return rc;
 	*phase = "topology";
 	memset(&opts, 0, sizeof(opts));
 	opts.gpus_per_host = conf->gpus_per_node;
@@ -198,7 +205,8 @@ hm_rc_t hm_sched_run_start(hm_sched_run_t *r, const hm_sched_env_t *env, hm_err_
 	}
 	/* Metrics are a view: a port that cannot be bound leaves them off, not Harmonics. */
 	if (r->conf.metrics_listen[0] &&
-	    hm_metrics_srv_start(r->conf.metrics_listen, env->slurm_version, &r->mx, &serr) != HM_OK)
+	    hm_metrics_srv_start(r->conf.metrics_listen, env->slurm_version, &r->mx, &serr) !=
+		HM_OK)
 		hm_log(HM_LOG_ERROR, "%s (running without metrics)", serr.msg);
 	munge_probe();
 	r->enabled = true;

@@ -39,6 +39,9 @@ typedef struct {
 	hm_sched_switches_fn switches; /* NULL = the topology file only */
 	void *switches_arg;
 	const char *slurm_version; /* the running Slurm's, for the metrics; NULL = none */
+	/* This slurmctld's SlurmctldHost address (name or IPv4): the coordinator
+	   binds it when ListenAddress is unset; NULL or "" = 127.0.0.1. */
+	const char *ctld_addr;
 } hm_sched_env_t;
 
 /* The cause of a disabled Harmonics in one AdminComment token (no blanks, no ';'). */

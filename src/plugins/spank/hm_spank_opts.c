@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "hm_coord_addr.h"
 #include "hm_parse.h"
 #include "hm_spec.h"
 #include "hm_spank_opts.h"
@@ -103,6 +104,12 @@ hm_rc_t hm_spank_args_parse(int argc, char **argv, hm_spank_args_t *a, hm_err_t 
 			goto out;
 		}
 		if (strcasecmp(key, "host") == 0) {
+			hm_coord_addrs_t addrs;
+
+			if ((rc = hm_coord_addrs_parse(val, &addrs, err)) != HM_OK) {
+				hm_err_prefix(err, "host");
+				goto bad;
+			}
 			copy_str(a->host, sizeof(a->host), val);
 		} else if (strcasecmp(key, "port") == 0) {
 			if ((rc = hm_parse_long(val, 1, 65535, &n, "port", err)) != HM_OK)

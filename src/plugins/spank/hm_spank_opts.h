@@ -21,12 +21,13 @@
 
 /* Admin-only knobs: plugstack.conf arguments (key=value). */
 typedef struct {
-	char host[HM_SPANK_HOST_MAX]; /* coordinator host; "" = SlurmctldHost address */
+	char host[HM_SPANK_HOST_MAX]; /* coordinator hosts, ',' between, tried in order;
+					 "" = harmonics.conf's (hm_coord_addr.h) */
 	int port;                     /* coordinator port; 0 = harmonics.conf listen_port */
 	int timeout_ms;               /* register bound; 0 = harmonics.conf request_timeout_ms */
 	char default_mode[HM_SPANK_MODE_MAX]; /* mode when the user says nothing; default "off" */
 	char default_profile[HM_SPANK_PROFILE_MAX]; /* "" = none */
-	char conf[HM_SPANK_HOST_MAX]; /* harmonics.conf path; "" = beside slurm.conf */
+	char conf[HM_SPANK_HOST_MAX];  /* harmonics.conf path; "" = beside slurm.conf */
 	char agent[HM_SPANK_HOST_MAX]; /* node agent object for slurmd; "" = the installed
 					  one, "no" = none (steps get launch-time assignments) */
 	/* NCCL runtime for --comm-sched tasks: "" = the installed one, "no" = none */

@@ -116,6 +116,7 @@ static bool conf_to_fetch(void)
 static int conf_fetch(void)
 {
 	hm_conf_t defaults, c;
+	hm_coord_addrs_t addrs;
 	hm_err_t err = {0};
 	uint32_t trusted[2] = {0, 0};
 	char *reply = NULL, tmp[HM_CONF_PATH_MAX + 8], why[256];
@@ -127,11 +128,13 @@ static int conf_fetch(void)
 	hm_conf_defaults(&defaults);
 	if (hm_spank_slurm_user(NULL, &trusted[1], why, sizeof(why)) != 0)
 		trusted[1] = 0;
-	if (hm_client_call_trusted(
-		hm_sp.args.host, hm_sp.args.port ? hm_sp.args.port : defaults.listen_port,
-		"{\"op\":\"conf\"}",
-		hm_sp.args.timeout_ms ? hm_sp.args.timeout_ms : defaults.request_timeout_ms,
-		trusted, 2, &reply, &err) != HM_OK) {
+	/* host= was checked at init: one or several, tried in order. */
+	if (hm_coord_addrs_parse(hm_sp.args.host, &addrs, &err) != HM_OK ||
+	    hm_client_call_list(&addrs, hm_sp.args.port ? hm_sp.args.port : defaults.listen_port,
+				"{\"op\":\"conf\"}",
+				hm_sp.args.timeout_ms ? hm_sp.args.timeout_ms
+						      : defaults.request_timeout_ms,
+				trusted, 2, &reply, NULL, &err) != HM_OK) {
 		slurm_verbose("harmonics: no %s: settings from the coordinator: %s", ag.conf,
 			      err.msg);
 		goto out;

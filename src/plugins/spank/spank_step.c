@@ -109,16 +109,20 @@ static bool het_step(spank_t sp)
 	return spank_getenv(sp, "SLURM_HET_SIZE", v, sizeof(v)) == ESPANK_SUCCESS;
 }
 
-/* Coordinator address and bounds: plugstack.conf arguments over harmonics.conf.
+/* Coordinator addresses and bounds: plugstack.conf arguments over harmonics.conf
+   (host= was checked at init), else slurm.conf's SlurmctldHost lines.
    Returns hm_sp_conf_load's answer (-1: Harmonics is disabled here). */
-static int service_conf(spank_t sp, char *host, size_t host_len, int *port, int *timeout_ms,
+static int service_conf(spank_t sp, hm_coord_addrs_t *addrs, int *port, int *timeout_ms,
 			bool *fail_open)
 {
 	hm_conf_t conf;
+	hm_err_t err = {0};
 	int rc = hm_sp_conf_load(&conf);
 
-	snprintf(host, host_len, "%s",
-		 hm_sp.args.host[0] ? hm_sp.args.host : hm_conf_client_host(&conf));
+	if (!hm_sp.args.host[0] || hm_coord_addrs_parse(hm_sp.args.host, addrs, &err) != HM_OK)
+		if (hm_coord_addrs_load(&conf, NULL, addrs, &err) != HM_OK)
+			slurm_verbose("harmonics: %s: the coordinator at %s", err.msg,
+				      addrs->host[0]);
 	*port = hm_sp.args.port ? hm_sp.args.port : conf.listen_port;
 	*timeout_ms = hm_sp.args.timeout_ms ? hm_sp.args.timeout_ms : conf.request_timeout_ms;
 	*fail_open = conf.fail_open;
@@ -250,7 +254,9 @@ int hm_sp_step_user_init(spank_t sp)
 {
 	hm_err_t err = {0};
 	uint32_t job_id = 0, step_id = 0;
-	char host[HM_CONF_HOST_MAX], node[256], why[400];
+	char host[HM_COORD_ADDRS_MAX * HM_COORD_ADDR_MAX], node[256], why[400];
+	hm_coord_addrs_t addrs;
+	int answered = -1;
 	int port = 0, timeout_ms = 0, rc = 0;
 	bool fail_open = true, scheduled = false, disabled;
 	char *req = NULL;
@@ -285,7 +291,8 @@ int hm_sp_step_user_init(spank_t sp)
 	spank_get_item(sp, S_JOB_ID, &job_id);
 	spank_get_item(sp, S_JOB_STEPID, &step_id);
 	node_name(sp, node, sizeof(node));
-	disabled = service_conf(sp, host, sizeof(host), &port, &timeout_ms, &fail_open) < 0;
+	disabled = service_conf(sp, &addrs, &port, &timeout_ms, &fail_open) < 0;
+	hm_coord_addrs_format(&addrs, host, sizeof(host));
 
 	export_channel(sp, step_id);
 	req = hm_assign_request(job_id, step_id, node, nonce);
@@ -295,8 +302,8 @@ int hm_sp_step_user_init(spank_t sp)
 	if (disabled) {
 		/* harmonics.conf cannot be used: no coordinator to ask (fail-open). */
 		snprintf(why, sizeof(why), "disabled (%.380s)", hm_sp.conf_err);
-	} else if (hm_client_call_trusted(host, port, req ? req : "", timeout_ms, trusted, ntrusted,
-					  &reply_txt, &err) != HM_OK) {
+	} else if (hm_client_call_list(&addrs, port, req ? req : "", timeout_ms, trusted, ntrusted,
+				       &reply_txt, &answered, &err) != HM_OK) {
 		snprintf(why, sizeof(why),
 			 "coordinator %.100s:%d did not answer within %d ms (%.200s)", host, port,
 			 timeout_ms, err.msg);
@@ -313,7 +320,7 @@ int hm_sp_step_user_init(spank_t sp)
 	} else {
 		char from[128];
 
-		snprintf(from, sizeof(from), "%.100s:%d", host, port);
+		snprintf(from, sizeof(from), "%.100s:%d", addrs.host[answered], port);
 		memset(&err, 0, sizeof(err));
 		scheduled =
 		    hm_assign_reply_parse(reply_txt, from, job_id, nonce, &a, &err) == HM_OK;
@@ -323,8 +330,8 @@ int hm_sp_step_user_init(spank_t sp)
 			snprintf(why, sizeof(why), "%.350s", err.msg);
 	}
 	if (scheduled) {
-		slurm_verbose("harmonics: job %u step %u on %s registered in %.3f s", job_id,
-			      step_id, node, hm_mono_s() - t0);
+		slurm_verbose("harmonics: job %u step %u on %s registered in %.3f s at %s:%d",
+			      job_id, step_id, node, hm_mono_s() - t0, addrs.host[answered], port);
 		if (het_probe) { /* the component's own --comm-sched */
 			spank_setenv(sp, HM_SPANK_ENV_MODE, a.cur.policy, 1);
 			hm_sp_step_preload(sp);
