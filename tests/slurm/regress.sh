@@ -1,32 +1,41 @@
 #!/usr/bin/env bash
-# Slurm's own regression tests for reservations, backfill and job arrays, run
-# twice on the one-machine cluster (tests/slurm/cluster.sh): once on plain Slurm
-# (select/cons_tres, sched/backfill, no job_submit plugin, no SPANK plugin) and
-# once with the Harmonics plugins configured (job_submit/harmonics hosting the
-# coordinator, select/harmonics_cons_tres, harmonics.so). It fails when a test
-# that passes on plain Slurm does not pass with Harmonics (fails, times out or
-# is skipped); a test that fails or is skipped on both is reported, not failed.
+# Slurm's own regression tests for reservations, backfill and job arrays, run on
+# the one-machine cluster (tests/slurm/cluster.sh) in up to three runs, each on a
+# fresh cluster:
+#   plain      plain Slurm: select/cons_tres, sched/backfill, no job_submit plugin,
+#              no SPANK plugin, Harmonics' plugins not in PluginDir;
+#   harmonics  the Harmonics plugins configured (job_submit/harmonics hosting the
+#              coordinator, select/harmonics_cons_tres, harmonics.so and the node
+#              agents), the tests' jobs as submitted (no --comm-sched);
+#   comm       the same cluster, and every job the tests submit is a --comm-sched
+#              job (HARMONICS_COMM_SCHED=auto and a profile in their environment):
+#              decided by the coordinator, placed by the select wrapper, its steps
+#              registered (the run fails if no job was scheduled so).
+# It fails when a test that passes on plain Slurm does not pass in a Harmonics
+# run (fails, times out or is skipped); a test that fails or is skipped on plain
+# Slurm too is reported, not failed.
 #
 # The tests are those of the installed release's source (scripts/slurm-source.sh:
 # Debian's 22.05.8 has testsuite/expect and testsuite/python), copied into a
 # private directory per run; Slurm's own harness decides pass, fail and skip
-# (a test needing what this cluster lacks skips itself). Both clusters get the
-# same two settings the tests ask for: SchedulerParameters=bf_interval=5 (test7.22
+# (a test needing what this cluster lacks skips itself). Every run gets the same
+# two settings the tests ask for: SchedulerParameters=bf_interval=5 (test7.22
 # waits 3 and 5 backfill intervals) and MinJobAge=60 (test28.12 skips above 60).
 # The copy's check_config_select treats select/harmonics_cons_tres as cons_tres
 # (it compares SelectType literally, where Slurm itself asks the plugin_id;
 # HM_REGRESS_ALIAS=0 leaves it as shipped: test3.11's core reservation subtests
 # then skip with Harmonics). A pseudo-test "corecnt" creates a CoreCnt=2
-# reservation with scontrol in both runs.
+# reservation with scontrol in every run.
 #
 # Usage: tests/slurm/regress.sh [--short|--full] [BUILD_DIR]
-#   --short (default) a subset for CI: the reservation, backfill and array tests
-#           that take seconds; --full every test of the three areas (test28.12
-#           alone waits 65 s per run)
-# Env: HM_REGRESS_TESTS (test names, replacing the set: test3.11 py:PATH ...),
-#      HM_REGRESS_TIMEOUT (seconds per test, default 300), HM_REGRESS_SRC (a Slurm
-#      source tree with testsuite/), HM_REGRESS_MODES (default "plain harmonics"),
-#      HM_KEEP=1 (keep the clusters' and the tests' directories).
+#   --short (default; scripts/check.sh slurm) a subset that takes seconds per test,
+#           without the accounting database; --full every test of the three
+#           areas, with slurmdbd (test3.11, 55 reservation subtests, takes about
+#           3.5 min per run; test28.12 waits 65 s)
+# Env: HM_REGRESS_TESTS (test names replacing the set: corecnt testN.M py:PATH),
+#      HM_REGRESS_MODES (default "plain harmonics comm"), HM_REGRESS_TIMEOUT
+#      (seconds per test, default 300), HM_REGRESS_SRC (a Slurm source tree with
+#      testsuite/), HM_KEEP=1 (keep the clusters' and the tests' directories).
 # Exit: 0 no test regressed with Harmonics, 1 one did (or a cluster did not come
 # up), 77 skipped (not root, no expect/pytest-3, no testsuite).
 set -uo pipefail
@@ -37,7 +46,7 @@ form=short
 while (($#)); do
 	case $1 in
 	--short | --full) form=${1#--}; shift ;;
-	-h | --help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "regress: unknown option '$1' (accepted: --short, --full, BUILD_DIR)" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -51,7 +60,7 @@ command -v pytest-3 >/dev/null || skip "pytest-3 is not installed (python3-pytes
 # Reservations (test3.x, test8.x), backfill (test7.22), job arrays (test28.x, the
 # array of hetjobs refused by backfill in test38.13, sacct's array records in
 # test12.9) and the python testsuite's files for the same areas.
-short_set="corecnt test3.11 test3.14 test7.22 test28.1 test28.2 test28.3 test28.5
+short_set="corecnt test3.14 test7.22 test28.1 test28.3 test28.5
 	py:tests/features/job_arrays/test_basics.py"
 full_set="corecnt test3.11 test3.14 test3.15 test8.12 test8.13 test8.14 test7.22
 	test28.1 test28.2 test28.3 test28.4 test28.5 test28.6 test28.7 test28.8 test28.9
@@ -64,7 +73,13 @@ elif [[ $form == full ]]; then
 else
 	read -r -d '' -a tests <<<"$short_set"
 fi
-read -r -a modes <<<"${HM_REGRESS_MODES:-plain harmonics}"
+read -r -a modes <<<"${HM_REGRESS_MODES:-plain harmonics comm}"
+# Only test12.9 (sacct) needs the accounting database: the short form runs without.
+nodb=
+[[ $form == short && -z ${HM_REGRESS_TESTS:-} ]] && nodb=--no-db
+for m in "${modes[@]}"; do
+	case $m in plain | harmonics | comm) ;; *) echo "regress: mode '$m' (accepted: plain, harmonics, comm)" >&2; exit 2 ;; esac
+done
 tmo=${HM_REGRESS_TIMEOUT:-300}
 [[ $tmo =~ ^[1-9][0-9]*$ ]] || { echo "regress: HM_REGRESS_TIMEOUT=$tmo (accepted: seconds, a positive integer)" >&2; exit 2; }
 
@@ -194,8 +209,11 @@ run_mode() { # MODE: one cluster, every test; results in $work/MODE/results.tsv
 		unset HM_CTLD_NO_COORD
 		export HM_BEFORE_DAEMONS=conf_common
 	fi
-	trap 'hm_cluster_down' EXIT
-	hm_cluster_up "$build" || { echo "regress: $mode cluster did not come up" >&2; HM_KEEP=1; return 1; }
+	trap 't_down=$(date +%s.%N); hm_cluster_down; echo "regress: $mode cluster down in $(hm_since "$t_down")s"' EXIT
+	hm_cluster_up "$build" $nodb || { echo "regress: $mode cluster did not come up" >&2; HM_KEEP=1; return 1; }
+	# comm: every job the tests submit is a --comm-sched job (the options'
+	# environment twins, read by sbatch, salloc and srun), scheduled and placed.
+	[[ $mode == comm ]] && export HARMONICS_COMM_SCHED=auto HARMONICS_COMM_PROFILE=iter=250ms,comm=40%,bytes=1.2GB
 	echo "regress: $mode cluster up in ${HM_UP_S}s: $(scontrol show config |
 		awk '/^(SelectType|SchedulerType|JobSubmitPlugins|PlugStackConfig) / {printf "%s=%s ", $1, $3}')"
 	setup_suite "$suite" || return 1
@@ -211,43 +229,64 @@ run_mode() { # MODE: one cluster, every test; results in $work/MODE/results.tsv
 		tail -n 1 "$res" | awk -F'\t' -v m="$mode" '{printf "regress: %-9s %-60s %-4s %6ss %s\n", m, $1, $2, $3, $4}'
 		tidy
 	done
+	[[ $mode == comm ]] || return 0
+	# The comm run did what it says: its jobs' steps registered with the
+	# coordinator as scheduled (slurmctld's log names each job once per step).
+	local n
+	n=$(sed -n 's/.*: job \([0-9]*\) step .* registered: scheduled$/\1/p' "$HM_DIR/log/slurmctld.log" | sort -u | wc -l)
+	echo "regress: comm: $n jobs had steps scheduled by Harmonics (registered: scheduled)"
+	((n > 0)) || { echo "regress: comm: no job was scheduled by Harmonics" >&2; return 1; }
 }
 
 rc=0
 for m in "${modes[@]}"; do
-	case $m in plain | harmonics) ;; *) echo "regress: mode '$m' (accepted: plain, harmonics)" >&2; exit 2 ;; esac
+	mkdir -p "$work/$m"
+	: >"$work/$m/results.tsv"
 	t0=$(date +%s.%N)
 	(run_mode "$m") || rc=1
 	echo "regress: $m run took $(hm_since "$t0")s"
 done
 
-# The table: each test's status and seconds in both runs; a regression is a test
-# that passes on plain Slurm and not with Harmonics.
+# The table: each test's status and seconds in every run; a regression is a
+# test that passes on plain Slurm and not in a run with Harmonics.
 echo "=== Slurm's own regression tests, plain Slurm vs Harmonics ($form form, Slurm $(slurmctld -V | awk '{print $2}'))"
-printf '%-62s %-14s %-14s %s\n' test plain harmonics verdict
-regressed=0
-while IFS=$'\t' read -r name p ps h hs; do
-	v=same
-	if [[ $p == pass && $h != pass ]]; then
-		v=REGRESSION regressed=$((regressed + 1))
-	elif [[ $p != pass && $h == pass ]]; then
-		v="passes only with Harmonics"
-	elif [[ $p != pass ]]; then
-		v="$p in both"
-	fi
-	printf '%-62s %-14s %-14s %s\n' "$name" "$p ${ps}s" "$h ${hs}s" "$v"
-done < <(LC_ALL=C join -t $'\t' -a 1 -a 2 -e - -o 0,1.2,1.3,2.2,2.3 \
-	<(LC_ALL=C sort -t $'\t' -k1,1 "$work/plain/results.tsv" 2>/dev/null) \
-	<(LC_ALL=C sort -t $'\t' -k1,1 "$work/harmonics/results.tsv" 2>/dev/null))
+files=()
+for m in "${modes[@]}"; do files+=("$work/$m/results.tsv"); done
+awk -F'\t' -v modes="${modes[*]}" -v cnt="$work/regressed" '
+	BEGIN { nm = split(modes, mode, " "); for (a = 1; a < ARGC; a++) idx[ARGV[a]] = a }
+	{ k = idx[FILENAME]
+	  if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 }
+	  st[$1, k] = $2; sec[$1, k] = $3 }
+	END {
+		printf "%-62s", "test"; for (k = 1; k <= nm; k++) printf " %-14s", mode[k]; print " verdict"
+		for (i = 1; i <= n; i++) {
+			t = order[i]; printf "%-62s", t; v = "same"; base = ""
+			for (k = 1; k <= nm; k++) {
+				s = ((t, k) in st) ? st[t, k] : "-"
+				printf " %-14s", s " " (((t, k) in sec) ? sec[t, k] "s" : "")
+				if (mode[k] == "plain") base = s
+			}
+			for (k = 1; k <= nm; k++) {
+				s = ((t, k) in st) ? st[t, k] : "-"
+				if (mode[k] == "plain" || base == "") continue
+				if (base == "pass" && s != "pass") { v = "REGRESSION (" mode[k] ")"; bad++ }
+				else if (base != "pass" && s == "pass" && v == "same") v = "passes only with Harmonics"
+			}
+			if (base == "") v = "-"; else if (base != "pass" && v == "same") v = base " in all runs"
+			print " " v
+		}
+		print bad + 0 > cnt
+	}' "${files[@]}"
+regressed=$(cat "$work/regressed")
 for m in "${modes[@]}"; do
 	echo "--- $m: $(awk -F'\t' '{n[$2]++} END {printf "%d passed, %d failed, %d skipped", n["pass"], n["fail"], n["skip"]}' \
-		"$work/$m/results.tsv" 2>/dev/null)"
-	awk -F'\t' -v m="$m" '$2 != "pass" && $4 != "" {printf "    %s %s: %s\n", $1, $2, $4}' "$work/$m/results.tsv" 2>/dev/null
+		"$work/$m/results.tsv")"
+	awk -F'\t' '$2 != "pass" && $4 != "" {printf "    %s %s: %s\n", $1, $2, $4}' "$work/$m/results.tsv"
 done
 ((regressed == 0)) || rc=1
 echo "regress: $regressed regressions with Harmonics; total $(hm_since "$t_start")s"
 if [[ ${HM_KEEP:-0} == 1 || $rc != 0 ]]; then
-	echo "regress: logs kept in $work/{plain,harmonics}/logs"
+	echo "regress: logs kept in $work/MODE/logs"
 else
 	rm -rf "$work"
 fi
