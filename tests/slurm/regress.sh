@@ -28,12 +28,14 @@
 # reservation with scontrol in every run.
 #
 # Usage: tests/slurm/regress.sh [--short|--full] [BUILD_DIR]
-#   --short (default; scripts/check.sh slurm) a subset that takes seconds per test,
-#           without the accounting database; --full every test of the three
-#           areas, with slurmdbd (test3.11, 55 reservation subtests, takes about
-#           3.5 min per run; test28.12 waits 65 s)
-# Env: HM_REGRESS_TESTS (test names replacing the set: corecnt testN.M py:PATH),
-#      HM_REGRESS_MODES (default "plain harmonics comm"), HM_REGRESS_TIMEOUT
+#   --short (default; scripts/check.sh slurm) the runs plain and comm, a subset
+#           that takes seconds per test, without the accounting database;
+#   --full  the three runs, every test of the three areas, with slurmdbd
+#           (test3.11, 55 reservation subtests, takes about 3.5 min per run;
+#           test28.12 waits 65 s)
+# Env: HM_REGRESS_FORM (short or full: the option's default), HM_REGRESS_TESTS
+#      (test names replacing the set: corecnt testN.M py:PATH), HM_REGRESS_MODES
+#      (the runs, default "plain comm", --full "plain harmonics comm"), HM_REGRESS_TIMEOUT
 #      (seconds per test, default 300), HM_REGRESS_SRC (a Slurm source tree with
 #      testsuite/), HM_KEEP=1 (keep the clusters' and the tests' directories).
 # Exit: 0 no test regressed with Harmonics, 1 one did (or a cluster did not come
@@ -42,11 +44,11 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-form=short
+form=${HM_REGRESS_FORM:-short}
 while (($#)); do
 	case $1 in
 	--short | --full) form=${1#--}; shift ;;
-	-h | --help) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "regress: unknown option '$1' (accepted: --short, --full, BUILD_DIR)" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -73,7 +75,10 @@ elif [[ $form == full ]]; then
 else
 	read -r -d '' -a tests <<<"$short_set"
 fi
-read -r -a modes <<<"${HM_REGRESS_MODES:-plain harmonics comm}"
+modes_default="plain comm"
+[[ $form == full ]] && modes_default="plain harmonics comm"
+[[ $form == short || $form == full ]] || { echo "regress: HM_REGRESS_FORM=$form (accepted: short, full)" >&2; exit 2; }
+read -r -a modes <<<"${HM_REGRESS_MODES:-$modes_default}"
 # Only test12.9 (sacct) needs the accounting database: the short form runs without.
 nodb=
 [[ $form == short && -z ${HM_REGRESS_TESTS:-} ]] && nodb=--no-db
@@ -199,7 +204,8 @@ run_python() { # py:PATH
 }
 
 run_mode() { # MODE: one cluster, every test; results in $work/MODE/results.tsv
-	local mode=$1 t t0
+	local t t0
+	mode=$1 # global: the EXIT trap names it
 	suite=$work/$mode/suite logs=$work/$mode/logs res=$work/$mode/results.tsv
 	mkdir -p "$logs"
 	: >"$res"
@@ -235,7 +241,8 @@ run_mode() { # MODE: one cluster, every test; results in $work/MODE/results.tsv
 	local n
 	n=$(sed -n 's/.*: job \([0-9]*\) step .* registered: scheduled$/\1/p' "$HM_DIR/log/slurmctld.log" | sort -u | wc -l)
 	echo "regress: comm: $n jobs had steps scheduled by Harmonics (registered: scheduled)"
-	((n > 0)) || { echo "regress: comm: no job was scheduled by Harmonics" >&2; return 1; }
+	# (a chosen set whose jobs never start, such as test28.1's, schedules none)
+	((n > 0)) || [[ -n ${HM_REGRESS_TESTS:-} ]] || { echo "regress: comm: no job was scheduled by Harmonics" >&2; return 1; }
 }
 
 rc=0
