@@ -181,7 +181,8 @@ run_expect() { # TEST
 }
 
 run_python() { # py:PATH
-	local f=${1#py:} x=$logs/$(basename "${1#py:}" .py).xml t0
+	local f=${1#py:} x t0
+	x=$logs/$(basename "$f" .py).xml
 	t0=$(date +%s.%N)
 	(cd "$suite/python" && SLURM_TESTSUITE_CONF=$suite/testsuite.conf timeout -k 10 "$tmo" \
 		pytest-3 -p no:cacheprovider -q --junitxml="$x" "$f" </dev/null >"${x%.xml}.log" 2>&1)
@@ -203,6 +204,13 @@ run_python() { # py:PATH
 	PY
 }
 
+mode_down() {
+	local t0
+	t0=$(date +%s.%N)
+	hm_cluster_down
+	echo "regress: $mode cluster down in $(hm_since "$t0")s"
+}
+
 run_mode() { # MODE: one cluster, every test; results in $work/MODE/results.tsv
 	local t t0
 	mode=$1 # global: the EXIT trap names it
@@ -215,7 +223,7 @@ run_mode() { # MODE: one cluster, every test; results in $work/MODE/results.tsv
 		unset HM_CTLD_NO_COORD
 		export HM_BEFORE_DAEMONS=conf_common
 	fi
-	trap 't_down=$(date +%s.%N); hm_cluster_down; echo "regress: $mode cluster down in $(hm_since "$t_down")s"' EXIT
+	trap mode_down EXIT
 	hm_cluster_up "$build" $nodb || { echo "regress: $mode cluster did not come up" >&2; HM_KEEP=1; return 1; }
 	# comm: every job the tests submit is a --comm-sched job (the options'
 	# environment twins, read by sbatch, salloc and srun), scheduled and placed.
