@@ -31,12 +31,12 @@
 #   --short (default; scripts/check.sh slurm) the runs plain and comm, a subset
 #           that takes seconds per test, without the accounting database;
 #   --full  the three runs, every test of the three areas, with slurmdbd
-#           (test3.11, 55 reservation subtests, takes about 3.5 min per run;
-#           test28.12 waits 65 s)
+#           (test3.11, 55 reservation subtests, takes about 3.5 min per run,
+#           test8.12 about 7; test28.12 waits 65 s)
 # Env: HM_REGRESS_FORM (short or full: the option's default), HM_REGRESS_TESTS
 #      (test names replacing the set: corecnt testN.M py:PATH), HM_REGRESS_MODES
 #      (the runs, default "plain comm", --full "plain harmonics comm"), HM_REGRESS_TIMEOUT
-#      (seconds per test, default 300), HM_REGRESS_SRC (a Slurm source tree with
+#      (seconds per test, default 300, --full 900), HM_REGRESS_SRC (a Slurm source tree with
 #      testsuite/), HM_KEEP=1 (keep the clusters' and the tests' directories).
 # Exit: 0 no test regressed with Harmonics, 1 one did (or a cluster did not come
 # up), 77 skipped (not root, no expect/pytest-3, no testsuite).
@@ -85,7 +85,10 @@ nodb=
 for m in "${modes[@]}"; do
 	case $m in plain | harmonics | comm) ;; *) echo "regress: mode '$m' (accepted: plain, harmonics, comm)" >&2; exit 2 ;; esac
 done
-tmo=${HM_REGRESS_TIMEOUT:-300}
+# test8.12 (FLEX reservations) waits for 100 s jobs: about 7 min on a loaded machine.
+tmo_default=300
+[[ $form == full ]] && tmo_default=900
+tmo=${HM_REGRESS_TIMEOUT:-$tmo_default}
 [[ $tmo =~ ^[1-9][0-9]*$ ]] || { echo "regress: HM_REGRESS_TIMEOUT=$tmo (accepted: seconds, a positive integer)" >&2; exit 2; }
 
 # The installed release's source tree and its configured build tree.
