@@ -176,8 +176,10 @@ run_expect() { # TEST
 	*) st=fail ;;
 	esac
 	# "Subtests passed : 8 (...)" etc. and the reason a test stopped.
+	# and the reason skip or fail gave (logged as "Warning MESSAGE (skip@...").
 	detail=$(awk '/Subtests (passed|skipped|failed) *:/ {s = s $2 "=" $4 " "}
 		/INCOMPLETE:/ {sub(/.*INCOMPLETE: */, ""); r = $0}
+		/\((skip|fail)@globals:/ && !r {x = $0; sub(/^\[[^]]*\] [A-Za-z]+ +/, "", x); sub(/ \((skip|fail)@.*/, "", x); r = x}
 		END {printf "%s%s", s, r}' "$log")
 	((rc == 124 || rc == 137)) && detail="timed out after ${tmo}s $detail"
 	result "$t" "$st" "$(hm_since "$t0")" "$detail"
