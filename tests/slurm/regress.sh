@@ -229,6 +229,7 @@ run_mode() { # MODE: one cluster, every test; results in $work/MODE/results.tsv
 		export HM_BEFORE_DAEMONS=conf_common
 	fi
 	trap mode_down EXIT
+	trap 'exit 130' INT TERM # the EXIT trap then tears the cluster down
 	hm_cluster_up "$build" $nodb || { echo "regress: $mode cluster did not come up" >&2; HM_KEEP=1; return 1; }
 	# comm: every job the tests submit is a --comm-sched job (the options'
 	# environment twins, read by sbatch, salloc and srun), scheduled and placed.
