@@ -91,7 +91,10 @@ tmo_default=300
 tmo=${HM_REGRESS_TIMEOUT:-$tmo_default}
 [[ $tmo =~ ^[1-9][0-9]*$ ]] || { echo "regress: HM_REGRESS_TIMEOUT=$tmo (accepted: seconds, a positive integer)" >&2; exit 2; }
 
-# The installed release's source tree and its configured build tree.
+# The installed release's source tree and its configured build tree (a private
+# Slurm, HM_SLURM_PREFIX, needs its own: from 23.02 the tarballs have no testsuite).
+[[ -n ${HM_SLURM_PREFIX:-} && -z ${HM_REGRESS_SRC:-} ]] &&
+	skip "HM_SLURM_PREFIX=$HM_SLURM_PREFIX: set HM_REGRESS_SRC to a source tree of that release with testsuite/expect"
 if [[ -n ${HM_REGRESS_SRC:-} ]]; then
 	src=$HM_REGRESS_SRC sbuild=$HM_REGRESS_SRC
 else
