@@ -273,7 +273,9 @@ done
 
 # The table: each test's status and seconds in every run; a regression is a
 # test that passes on plain Slurm and not in a run with Harmonics.
-echo "=== Slurm's own regression tests, plain Slurm vs Harmonics ($form form, Slurm $(slurmctld -V | awk '{print $2}'))"
+what="$form form"
+[[ -n ${HM_REGRESS_TESTS:-} ]] && what="chosen tests"
+echo "=== Slurm's own regression tests, plain Slurm vs Harmonics ($what, Slurm $(slurmctld -V | awk '{print $2}'))"
 files=()
 for m in "${modes[@]}"; do files+=("$work/$m/results.tsv"); done
 awk -F'\t' -v modes="${modes[*]}" -v cnt="$work/regressed" '
