@@ -20,7 +20,10 @@
 #             decision, its period in harmonicsctl (tests/slurm/torch_live.sh); run
 #             like a site: stand-in GPUs in gres.conf, /metrics, textfiles, --explain
 #             (tests/slurm/site.sh); a backup slurmctld taking over, its coordinator
-#             from StateSaveLocation, the agents back (tests/slurm/backup.sh)
+#             from StateSaveLocation, the agents back (tests/slurm/backup.sh);
+#             Slurm's own regression tests for reservations, backfill and job
+#             arrays on plain Slurm and with Harmonics, none passing only without
+#             (tests/slurm/regress.sh, short form; HM_REGRESS_FORM=full: all)
 #   packages  make deb, the packages' layout and Slurm pinning, installed with
 #             dpkg -i, tests/slurm/run.sh against the installed files, purged
 #             (tests/packages/run.sh)
@@ -152,7 +155,7 @@ for t in "${tiers[@]}"; do
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
 	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh \
 		tests/slurm/rejoin.sh tests/slurm/failopen.sh tests/slurm/hetjob.sh tests/slurm/torch_live.sh \
-		tests/slurm/nccl_standin.sh tests/slurm/site.sh tests/slurm/backup.sh ;;
+		tests/slurm/nccl_standin.sh tests/slurm/site.sh tests/slurm/backup.sh tests/slurm/regress.sh ;;
 	packages) run_tier packages tier_scripts tests/packages/run.sh ;;
 	fault) run_tier fault tier_scripts tests/fault/run.sh ;;
 	releases) run_tier releases tier_scripts tests/slurm/matrix.sh ;;

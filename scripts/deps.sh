@@ -36,6 +36,9 @@ pkgs=(
 	# real training: harmonics.torch's tests (make check) and PyTorch jobs;
 	# Debian's PyTorch 1.13 for the CPU, with gloo
 	python3-torch
+	# Slurm's own regression tests (tests/slurm/regress.sh): expect for
+	# testsuite/expect, pytest for testsuite/python
+	expect python3-pytest
 )
 
 missing=()

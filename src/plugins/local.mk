@@ -180,3 +180,4 @@ EXTRA_DIST += tests/slurm/matrix.sh tests/slurm/run.sh tests/slurm/live.sh tests
 	tests/slurm/jobs/bad_directive.sh
 EXTRA_DIST += tests/slurm/torch_live.sh
 EXTRA_DIST += tests/slurm/site.sh tests/slurm/backup.sh tests/slurm/runtime.sh
+EXTRA_DIST += tests/slurm/regress.sh
