@@ -169,7 +169,7 @@ start_jobs() { # [RDV_ADDR_OF ...]: rendezvous address per job (default loopback
 	check "jobs A-E run: ${F_JOB_ID[*]}" jobs_alive A B C D E
 	for name in A B C D E; do
 		check "job $name (${F_JOB_ID[$name]:-?}): its steps report the decided epoch" \
-			hm_wait_for 20 applied_now "$name"
+			hm_wait_for 20 named_applied "$name"
 	done
 }
 rdv_addr() { echo 127.0.0.1; }
