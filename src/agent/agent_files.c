@@ -425,9 +425,14 @@ static bool past_deadline(void)
 	return rm_deadline_hit;
 }
 
+/* Names of moved-up directories (.hm-rm.N): never reused by this thread, so a
+   call does not move a directory onto one an earlier call left (its own
+   ancestor, when that one is still deeper than a call opens). */
+static __thread unsigned long rm_name_seq;
+#define RM_NAME_TRIES 16 /* names tried when one is taken (a restarted agent's) */
+
 typedef struct {
 	int top;          /* the job's directory */
-	unsigned long id; /* names of moved-up directories */
 	long budget;      /* entries still to look at in this call */
 	bool failed, moved;
 } rm_ctx_t;
@@ -476,9 +481,14 @@ static void remove_entry(const char *name, void *arg)
 	}
 	if (r->depth <= 0) { /* too deep to open: up to the top, for a later pass */
 		char up[48];
+		int rc, tries = 0;
 
-		snprintf(up, sizeof(up), ".hm-rm.%lu", r->ctx->id++);
-		if (renameat(r->fd, name, r->ctx->top, up) == 0) {
+		do {
+			snprintf(up, sizeof(up), ".hm-rm.%lu", rm_name_seq++);
+			rc = renameat(r->fd, name, r->ctx->top, up);
+		} while (rc != 0 && (errno == EEXIST || errno == ENOTEMPTY || errno == ENOTDIR) &&
+			 ++tries < RM_NAME_TRIES);
+		if (rc == 0) {
 			r->ctx->moved = true;
 			r->removed++;
 		} else {

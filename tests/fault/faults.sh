@@ -110,20 +110,38 @@ ctld_outage() { # TITLE HOW(stop|kill)
 	per=$(applied_in_turn "$t1")
 	rj=${per%% *} per=${per#* }
 	jobs_alive A B C D E || ok=0
+	# After the return: nodes the coordinator declared lost (their agents were
+	# alive: the stall's grace is there to prevent it) and tasks that went free.
+	local t2 lost_n stale_after
+	t2=$(now_us)
+	lost_n=$(log_lines_between "$HM_DIR/log/slurmctld.log" ": agent lost" "$t1" "$t2" |
+		sed -n 's/.*node \([^:]*\): agent lost.*/\1/p' | sort -u | tr '\n' ' ')
+	stale_after=$(stale_jobs_between "$t1" "$t2" A B C D E)
 	# The verdict: what the docs promise (rejoin: every agent back within
 	# REJOIN_S, tests/slurm/rejoin.sh's bound); the jobs' applied epochs are
 	# measured, not promised. A job free before the cut (period 0) is free by then.
 	[[ $pa == 0 ]] || le "$fo" "$FO_MS" || ok=0
 	le "$up_ms" $((REJOIN_S * 1000)) && ((local_ok)) || ok=0
 	row "$1" "cross-rack jobs free within ${FO_MS} ms; rack-local jobs of a rack with rounds (B, E in rack1) kept scheduled by its leader; no job lost; every agent back within ${REJOIN_S} s" \
-		"A (period_us ${pa:-?} before) free after ${fo} ms; B's and E's files renewed (by rack1's leader) 2 s later: $( ((local_ok)) && echo yes || echo no) (their tasks' stale lines: $stale_local); jobs running: $(jobs_alive A B C D E && echo yes || echo no); all agents up ${up_ms} ms, every job's decided epoch applied ${rj} ms after the return (in turn, ms:${per})" "$ok"
+		"A (period_us ${pa:-?} before) free after ${fo} ms; B's and E's files renewed (by rack1's leader) 2 s later: $( ((local_ok)) && echo yes || echo no) (their tasks' stale lines: $stale_local); jobs running: $(jobs_alive A B C D E && echo yes || echo no); all agents up ${up_ms} ms, every job's decided epoch applied ${rj} ms after the return (in turn, ms:${per}); after the return: nodes declared lost $(wc -w <<<"$lost_n")${lost_n:+ (${lost_n% })}, tasks' stale lines ${stale_after}" "$ok"
+}
+# Stale lines of the jobs' tasks in [A, B): "N" or "N (JOB:N ...)".
+stale_jobs_between() { # A B JOB...
+	local a=$1 b=$2 j n all=0 per=""
+	shift 2
+	for j; do
+		n=$(count_between "$STALE" "$a" "$b" $(task_files "$j" 0 1))
+		((n > 0)) && per+=" $j:$n"
+		all=$((all + n))
+	done
+	echo "$all${per:+ (${per# })}"
 }
 # Each job in turn reports its decided epoch after T1 (epochs come every 2 s:
 # all five equal at one instant is not the promise): "MS_ALL per-job list".
 applied_in_turn() { # T1
 	local j end=$(($1 + REJOIN_S * 1000000)) per="" rj=0
 	for j in A B C D E; do
-		if wait_until $(((end - $(now_us)) / 1000000 + 1)) applied_now "$j"; then
+		if wait_until $(((end - $(now_us)) / 1000000 + 1)) named_applied "$j"; then
 			per+=" $j:$(ms $(($(now_us) - $1)))"
 		else
 			per+=" $j:none"
@@ -233,7 +251,7 @@ fault_munged() {
 	sruns_alive A B C D || ok=0
 	t1=$(now_us)
 	munged_start || { ok=0; fo+=" (munged did not start again)"; }
-	wait_until "$REJOIN_S" applied_now A && rj=$(ms $(($(now_us) - t1)))
+	wait_until "$REJOIN_S" named_applied A && rj=$(ms $(($(now_us) - t1)))
 	jobs_alive A B C D || ok=0
 	{ [[ $pa == 0 ]] || le "$fo" "$FO_MS"; } && le "$rj" $((REJOIN_S * 1000)) || ok=0
 	row "munged stopped (4 s)" "the cross-rack job free within ${FO_MS} ms; no job lost; governed again within ${REJOIN_S} s" \
@@ -308,7 +326,7 @@ fault_state_corrupt() {
 	hm_ctld_start || ok=0
 	kept=$(ls "$HM_DIR/state" | grep -c '^harmonics.state.corrupt')
 	line=$(grep -a -m1 'ERROR.*harmonics.state.corrupt\|harmonics.state.corrupt' "$HM_DIR/log/slurmctld.log" | sed 's/^\[[^]]*\] //' | cut -c1-160)
-	wait_until "$REJOIN_S" applied_now B && rj=$(ms $(($(now_us) - t1))) || { rj=none; ok=0; }
+	wait_until "$REJOIN_S" named_applied B && rj=$(ms $(($(now_us) - t1))) || { rj=none; ok=0; }
 	e1=$(ctl_json jobs | jq -r --argjson j "${F_JOB_ID[B]}" '.jobs[] | select(.job_id == $j) | .decided_epoch')
 	((kept >= 1)) && [[ -n $line ]] || ok=0
 	[[ $e0 =~ ^[0-9]+$ && $e1 =~ ^[0-9]+$ ]] && ((e1 > e0)) || ok=0
@@ -346,12 +364,20 @@ fault_hostile() { # N
 	EOF
 	chmod 755 "$F_OUT/hostile.sh"
 	# B's assign file on n3, sampled every 50 ms: its renewals are n3's beats.
+	# Without a process per sample (bash's clock, read and a timed read of an
+	# idle pipe for the pause), so that the machine's load delays the sampler
+	# less than the agent it watches.
 	(
+		local f l v pause
 		f=$(assign_of B n3)
+		exec {pause}<> <(:)
 		while :; do
-			v=$(valid_until "$f") # read first: the time taken after it bounds the age from above
-			printf '%s %s\n' "$(now_us)" "$v"
-			sleep 0.05
+			v=
+			while IFS= read -r l; do
+				[[ $l == HARMONICS_VALID_UNTIL_US=* ]] && v=${l#*=}
+			done <"$f" # read first: the time taken after it bounds the age from above
+			printf '%s %s\n' "${EPOCHREALTIME/./}" "$v"
+			read -r -t 0.05 -u "$pause"
 		done >"$F_OUT/hostile.samples"
 	) &
 	sampler=$!

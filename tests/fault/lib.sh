@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # What the fault tier's faults share (sourced by tests/fault/run.sh after
-# tests/slurm/checks.sh): time stamps of the tasks' own log lines, the paced
-# jobs, the bounds the docs promise and the results table.
+# tests/slurm/checks.sh, whose now_us, ms, ctl_json and applied_now it uses):
+# time stamps of the tasks' own log lines, the paced jobs, the bounds the docs
+# promise and the results table.
 #
 # Each task's stderr (srun -e) is followed by a watcher that stamps every line
 # with the time it appeared (us), into FILE.ts: the runtime logs "is stale ...
@@ -9,9 +10,6 @@
 # ended and "valid again ... pacing resumed" at its first burst after a renewal
 # (src/pace/pace.c), so the stamps are the runtime's own fail-open and rejoin
 # times, within one iteration (100 ms) plus the watcher's poll (0.1 s).
-
-now_us() { date +%s%6N; }
-ms() { awk -v d="$1" 'BEGIN { printf "%.0f", d / 1000 }'; } # us -> ms
 
 declare -a F_WATCHERS=()
 # Stamp the lines of FILE into FILE.ts as they appear.
@@ -81,6 +79,15 @@ log_after() { # FILE RE T0
 		((ts > $3)) && { echo "$ts"; return 0; }
 	done < <(grep -a -- "$2" "$1" | sed -n 's/^\[\([0-9T:.-]*\)\].*/\1/p')
 	return 1
+}
+# The lines of a daemon's log matching RE stamped in [A, B).
+log_lines_between() { # FILE RE A B
+	local l ts
+	grep -a -- "$2" "$1" | while IFS= read -r l; do
+		ts=$(sed -n 's/^\[\([0-9T:.-]*\)\].*/\1/p' <<<"$l")
+		ts=$(date -u -d "$ts" +%s%6N 2>/dev/null) || continue
+		((ts >= $3 && ts < $4)) && echo "$l"
+	done
 }
 # Milliseconds from T0 to the VALID_UNTIL of FILE: the agent's side of the bound
 # (its last renewal before the fault + AgentValidity).
@@ -164,13 +171,9 @@ kill_slurmd() { # NODE: SIGKILL, reaped
 	wait "$p" 2>/dev/null
 	unset "HM_PIDS[slurmd-$1]"
 }
-ctl_json() { "$HM_CTL" --json --timeout 2s "$@" 2>/dev/null; }
 node_state() { ctl_json nodes | jq -r --arg n "$1" '.nodes[] | select(.node == $n) | .state'; }
 rack_leader() { ctl_json racks | jq -r --arg r "$1" '.racks[] | select(.name == $r) | .leader // "-"'; }
 all_up() { [[ $(ctl_json nodes | jq '[.nodes[] | select(.state == "up")] | length') == "$HM_NODES" ]]; }
 # Job NAME's steps report the decided epoch (the coordinator's view).
-applied_now() {
-	ctl_json jobs | jq -e --argjson j "${F_JOB_ID[$1]}" \
-		'.jobs[] | select(.job_id == $j) | .applied_epoch != null and .applied_epoch == .decided_epoch' >/dev/null
-}
+named_applied() { applied_now "${F_JOB_ID[$1]:-}"; }
 export -f ctl_json node_state rack_leader all_up applied_now

@@ -103,10 +103,30 @@ HARMONICS_MODE=crux HARMONICS_PERIOD_US=0 HARMONICS_PRIO=6 timeout 60 "$ej" --lo
 grep -q '"dscp":8' "$tmp/prio.json" || fail "class 6 run did not mark DSCP 8: $(cat "$tmp/prio.json")"
 echo "ok: --dry-run and the class's DSCP"
 
+# 4b. --stop-file: a run of at most 1,000,000 iterations ends, every rank at the
+# same iteration (rank 0 tells them at the barrier), once the file exists; its
+# JSON counts the iterations it measured.
+HARMONICS_REPORT_FILE="$tmp/st.%r" timeout 60 "$ej" --local 2 --compute 5ms --bytes 100KB \
+	--iterations 1000000 --warmup 1 --stop-file "$tmp/stop" --json >"$tmp/stop.json" &
+ejpid=$!
+i=0
+while [ $i -lt 400 ]; do # up to 40 s for rank 0's first report (every second) with iterations
+	it=$(sed -n 's/^ITERATIONS=//p' "$tmp/st.0" 2>/dev/null)
+	[ "${it:-0}" -ge 2 ] && break
+	i=$((i + 1))
+	sleep 0.1
+done
+: >"$tmp/stop"
+wait "$ejpid" || fail "--stop-file run failed (or ran on: timeout)"
+n=$(sed -n 's/^ *"iterations":\([0-9]*\),*$/\1/p' "$tmp/stop.json" | head -1)
+if [ "${n:-0}" -le 0 ] || [ "$n" -ge 1000000 ]; then fail "--stop-file: $n iterations measured"; fi
+[ "$(grep -c '"iter_ms":[0-9]' "$tmp/stop.json")" = "$n" ] || fail "--stop-file: not $n per-iteration entries"
+echo "ok: --stop-file ended the run after $n iterations"
+
 # 5. Strict options.
 for bad in "--bytes 3parsecs" "--ranks 0" "--compute-mode lazy" "--model nosuch" "--frob" \
 	"--ranks 2 --rank 2 --rendezvous 127.0.0.1:1" "--local 2 --rendezvous 127.0.0.1:1" \
-	"--bytes 1MB --bytes-scale 0.5" "--model resnet50 --bytes-scale 0"; do
+	"--bytes 1MB --bytes-scale 0.5" "--model resnet50 --bytes-scale 0" "--stop-file="; do
 	# shellcheck disable=SC2086
 	"$ej" $bad >/dev/null 2>"$tmp/err"
 	rc=$?

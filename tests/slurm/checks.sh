@@ -67,12 +67,13 @@ wait_state() { # job state secs
 admin_comment() { scontrol show job "$1" 2>/dev/null | sed -n 's/^ *AdminComment=//p'; }
 job_id_of() { squeue -h -n "$1" -o %i | head -1; }
 
-# Jobs as harmonicsctl shows them (jobs --json): job_q ID JQ_EXPR over its entry;
+# Jobs as harmonicsctl shows them: ctl_json [COMMAND...] (default jobs) --json;
+# job_q ID JQ_EXPR over its entry;
 # applied_now ID [EPOCH]: its applied epoch is its decided one (> EPOCH if given).
-ctl_json() { "$HM_CTL" --json --timeout 2s jobs 2>/dev/null; }
-job_q() { ctl_json | jq -r --argjson j "$1" ".jobs[] | select(.job_id == \$j) | $2"; }
+ctl_json() { "$HM_CTL" --json --timeout 2s "${@:-jobs}" 2>/dev/null; }
+job_q() { ctl_json jobs | jq -r --argjson j "$1" ".jobs[] | select(.job_id == \$j) | $2"; }
 applied_now() {
-	ctl_json | jq -e --argjson j "$1" --argjson e "${2:--1}" \
+	ctl_json jobs | jq -e --argjson j "$1" --argjson e "${2:--1}" \
 		'.jobs[] | select(.job_id == $j) | .applied_epoch != null and .applied_epoch == .decided_epoch and .decided_epoch > $e' >/dev/null
 }
 now_us() { date +%s%6N; }

@@ -46,6 +46,10 @@ AssignmentValidity=1s
 UplinkSpeed=100Gbps"
 
 EJ=$build/src/tools/harmonics-emujob
+# A and B run until the test is done with them (the stop file, at the end), at
+# most 6,000 iterations (10 min or more; at load 36 the tier took 4.2 min,
+# A 2,720 iterations): a fixed count (300) ended A before the
+# slurmctld outage when the machine's load was above about 15.
 # A: 60 ms compute per 300 MB; B: 90 ms per 100 MB, first in both class orders
 # the policy tries (Smith's: shorter burst x period; Crux's: higher intensity),
 # so that whatever it picks for the pair, A's decision is the one that changes.
@@ -102,10 +106,10 @@ pid_c=$!
 echo "=== A alone (n1,n5), then B (n2,n6) on the same uplinks: A's running step takes its new decision"
 cmd_a=(srun -J hm-a -w "n1,n5" -N2 -n2 --comm-sched=harmonics --comm-profile="$PROF_A" -o "$out/a.json" -e "$out/a-%t.err"
 	"$EJ" --rendezvous "127.0.0.1:$port_a" --compute 60ms --compute-jitter 0.05 --bytes 1MB
-	--iterations "${HM_LIVE_ITERS_A:-300}" --warmup 0 --json --timeout 20s)
+	--iterations "${HM_LIVE_ITERS_A:-6000}" --stop-file "$out/stop" --warmup 0 --json --timeout 20s)
 cmd_b=(srun -J hm-b -w "n2,n6" -N2 -n2 --comm-sched=harmonics --comm-profile="$PROF_B" -o "$out/b.json" -e "$out/b-%t.err"
 	"$EJ" --rendezvous "127.0.0.1:$port_b" --compute 90ms --compute-jitter 0.05 --bytes 1MB
-	--iterations "${HM_LIVE_ITERS_B:-260}" --warmup 0 --json --timeout 20s)
+	--iterations "${HM_LIVE_ITERS_B:-6000}" --stop-file "$out/stop" --warmup 0 --json --timeout 20s)
 echo "    \$ ${cmd_a[*]}"
 "${cmd_a[@]}" &
 pid_a=$!
@@ -278,7 +282,8 @@ check "A and B: applied epochs reported again, equal to the decided ones" \
 	hm_wait_for 15 bash -c "applied_now $ja && applied_now $jb"
 say "coordinator back, the steps' applied epochs reported again $(ms $(( $(now_us) - t_rs2 ))) ms after slurmctld's start"
 
-echo "=== the jobs end by themselves"
+echo "=== the jobs are told to stop (the stop file): they end at their next iteration"
+: >"$out/stop"
 wait "$pid_a"
 rc_a=$?
 wait "$pid_b"

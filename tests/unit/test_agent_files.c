@@ -387,6 +387,45 @@ static void test_remove_deep_and_wide(void **state)
 	close(node);
 }
 
+/* A chain of depth directories below dir_fd, named name then "d". */
+static void make_chain(int dir_fd, const char *name, int depth)
+{
+	int fd = dup(dir_fd), sub;
+
+	for (int d = 0; d < depth; d++) {
+		const char *n = d == 0 ? name : "d";
+
+		assert_int_equal(mkdirat(fd, n, 0700), 0);
+		assert_true((sub = openat(fd, n, O_RDONLY | O_DIRECTORY)) >= 0);
+		close(fd);
+		fd = sub;
+	}
+	close(fd);
+}
+
+/* A removal cut short (its slice ran out) leaves a moved-up directory at the
+   top, .hm-rm.0, still deeper than a call opens; the next call (or a restarted
+   agent) moves its deep part up under a name not taken (it reused .hm-rm.0, its
+   own ancestor, at every call: "cannot remove: an entry stays" for ever, and in
+   the 256 hostile directories' fault the directories stayed until RunDir was full). */
+static void test_remove_after_cut_short(void **state)
+{
+	int node = node_dir(), job = make_job(node, 61, geteuid(), 0700), calls = 0;
+	hm_err_t err = {0};
+	struct stat st;
+	hm_rc_t rc;
+
+	make_chain(job, ".hm-rm.0", 40); /* what the cut-short call left */
+	close(job);
+	do
+		rc = agent_remove_job_dir(node, 61, &err);
+	while (rc == HM_ERR_BUDGET && ++calls < 20);
+	if (rc != HM_OK)
+		fail_msg("after %d calls: %s", calls, err.msg);
+	assert_int_equal(fstatat(node, "job.61", &st, AT_SYMLINK_NOFOLLOW), -1);
+	close(node);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +436,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_report_names, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_remove_job_dir, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_remove_deep_and_wide, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_remove_after_cut_short, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,6 +38,7 @@ typedef struct {
 	bool quiet;    /* no per-iteration lines */
 	bool dry_run;  /* print the resolved job (JSON) and exit */
 	int listen_fd; /* rank 0's rendezvous socket when inherited (--local), else -1 */
+	char stop_file[256]; /* "" or: every rank ends after the iteration in which rank 0 saw it */
 } ej_opts_t;
 
 /* Parse argv (and SLURM_* defaults). HM_ERR_INVAL etc. with a message naming the
@@ -63,11 +64,12 @@ hm_rc_t ej_net_listen_any(int port, int *fd_out, int *port_out, hm_err_t *err);
 
 /*
  * Barrier: every rank sends (iteration, ready_us) up; rank 0 calls plan(ctx,
- * max ready) and sends the slot down. Returns the slot in *slot on every rank.
+ * max ready) and sends the slot down. Returns the slot in *slot on every rank,
+ * and rank 0's *stop (in on rank 0, out on the others: the run ends here).
  */
 typedef int64_t (*ej_plan_fn)(void *ctx, int64_t max_ready_us);
 hm_rc_t ej_net_barrier(ej_net_t *n, uint32_t iter, int64_t ready_us, ej_plan_fn plan, void *ctx,
-		       int64_t *slot, hm_err_t *err);
+		       int64_t *slot, bool *stop, hm_err_t *err);
 
 /* In-place sum all-reduce of count floats over the ring (reduce-scatter + all-gather). */
 hm_rc_t ej_net_allreduce(ej_net_t *n, float *buf, size_t count, hm_err_t *err);

@@ -36,6 +36,7 @@ struct up_msg {
 struct down_msg {
 	uint32_t magic, iter;
 	int64_t slot;
+	uint32_t stop, pad; /* stop: 1 when rank 0 ends the run at this barrier */
 };
 
 static void close_fd(int *fd)
@@ -334,7 +335,7 @@ void ej_net_close(ej_net_t *n)
 }
 
 hm_rc_t ej_net_barrier(ej_net_t *n, uint32_t iter, int64_t ready_us, ej_plan_fn plan, void *ctx,
-		       int64_t *slot, hm_err_t *err)
+		       int64_t *slot, bool *stop, hm_err_t *err)
 {
 	hm_rc_t rc = HM_OK;
 
@@ -357,7 +358,8 @@ hm_rc_t ej_net_barrier(ej_net_t *n, uint32_t iter, int64_t ready_us, ej_plan_fn 
 		*slot = plan(ctx, max_ready);
 		for (int r = 1; r < n->nranks; r++) {
 			struct down_msg d = {htonl(EJ_MAGIC), htonl(iter),
-					     (int64_t)htobe64((uint64_t)*slot)};
+					     (int64_t)htobe64((uint64_t)*slot), htonl(*stop ? 1 : 0),
+					     0};
 
 			if ((rc = io_full(n->down_fds[r], &d, sizeof(d), true, n->timeout_ms,
 					  "a rank (barrier)", err)))
@@ -376,6 +378,7 @@ hm_rc_t ej_net_barrier(ej_net_t *n, uint32_t iter, int64_t ready_us, ej_plan_fn 
 					  "rank 0 answered iteration %u, expected %u",
 					  ntohl(d.iter), iter);
 		*slot = (int64_t)be64toh((uint64_t)d.slot);
+		*stop = ntohl(d.stop) != 0;
 	}
 	return HM_OK;
 }

@@ -37,7 +37,9 @@ void ej_usage(FILE *f)
 	      "  --compute-jitter CV    per-iteration compute variation, coefficient of variation\n"
 	      "                         (uniform), e.g. 0.05 or 5% (default 0)\n"
 	      "  --bytes SIZE           all-reduce buffer, e.g. 4.75MB (default 4MB)\n"
-	      "  --iterations N         measured iterations (default 20)\n"
+	      "  --iterations N         measured iterations (default 20; the most with --stop-file)\n"
+	      "  --stop-file PATH       end the run after the iteration in which PATH exists\n"
+	      "                         (rank 0 looks before each barrier; every rank ends there)\n"
 	      "  --warmup N             iterations before them, not measured (default 2)\n"
 	      "  --tcp-cc NAME          TCP congestion control per socket, e.g. cubic\n"
 	      "  --timeout DURATION     fail when a peer is silent this long (default 30s)\n"
@@ -72,6 +74,7 @@ enum {
 	OPT_QUIET,
 	OPT_DRY_RUN,
 	OPT_HELP,
+	OPT_STOP_FILE,
 };
 
 static const struct option long_opts[] = {
@@ -94,6 +97,7 @@ static const struct option long_opts[] = {
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
     {"help", no_argument, NULL, OPT_HELP},
+    {"stop-file", required_argument, NULL, OPT_STOP_FILE},
     {NULL, 0, NULL, 0},
 };
 
@@ -287,6 +291,14 @@ hm_rc_t ej_opts_parse(int argc, char **argv, ej_opts_t *o, bool *help, hm_err_t 
 		case OPT_HELP:
 			*help = true;
 			return HM_OK;
+		case OPT_STOP_FILE:
+			if (!*optarg || strlen(optarg) >= sizeof(o->stop_file))
+				rc = hm_err_set(err, HM_ERR_PARSE,
+						"--stop-file: '%.64s' is not a path of 1-%zu bytes",
+						optarg, sizeof(o->stop_file) - 1);
+			else
+				snprintf(o->stop_file, sizeof(o->stop_file), "%s", optarg);
+			break;
 		default:
 			return hm_err_set(err, HM_ERR_PARSE,
 					  "unknown or incomplete option '%s'; see --help",

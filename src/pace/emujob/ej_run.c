@@ -281,7 +281,8 @@ hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 {
 	ej_net_t net = {.next_fd = -1, .prev_fd = -1, .up_fd = -1};
 	size_t count = (size_t)(o->bytes / sizeof(float));
-	int total = o->warmup + o->iterations;
+	int total = o->warmup + o->iterations, measured = o->iterations;
+	ej_opts_t done_o = *o; /* the results name the iterations measured */
 	ej_iter_t *it = calloc((size_t)o->iterations, sizeof(*it));
 	float *buf = malloc((count ? count : 1) * sizeof(float));
 	hm_pace_t *p = NULL;
@@ -308,6 +309,7 @@ hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 		goto out;
 	for (int i = 0; i < total; i++) {
 		int64_t t0 = hm_pace_now_us(), ready, start, end, slot = HM_PACE_NO_SLOT;
+		bool stop;
 
 		if (i == 0)
 			sm.start_us = t0;
@@ -321,8 +323,14 @@ hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 		/* Rank 0 plans once with the latest ready time and sends the slot id (a time)
 		 * to every rank: all wait for the same instant across an update. */
 		pl.max_ready_us = ready;
-		if ((rc = ej_net_barrier(&net, (uint32_t)i, ready, plan_cb, &pl, &slot, err)))
+		stop = o->rank == 0 && o->stop_file[0] && access(o->stop_file, F_OK) == 0;
+		if ((rc = ej_net_barrier(&net, (uint32_t)i, ready, plan_cb, &pl, &slot, &stop,
+					 err)))
 			goto out;
+		if (stop) {
+			measured = i > o->warmup ? i - o->warmup : 0;
+			break;
+		}
 		hm_pace_comm_begin_slot(p, slot);
 		start = hm_pace_now_us();
 		if ((rc = ej_net_allreduce(&net, buf, count, err)))
@@ -352,8 +360,9 @@ hm_rc_t ej_run_rank(const ej_opts_t *o, FILE *out, hm_err_t *err)
 	hm_pace_stats(p, &sm.pace.ps);
 	sm.pace.active = hm_pace_active(p);
 	sm.pace.prio = hm_pace_prio(p);
+	done_o.iterations = measured;
 	if (o->rank == 0)
-		print_results(o, it, o->iterations, &sm, out);
+		print_results(&done_o, it, measured, &sm, out);
 out:
 	ej_net_close(&net);
 	hm_pace_fini(p);
