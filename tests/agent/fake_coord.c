@@ -68,12 +68,13 @@ static void close_conn(fake_coord_t *f)
 /* Seal and send one JSON object on the connection (mutex held). */
 static void send_obj(fake_coord_t *f, json_object *o)
 {
-	char *cred = NULL;
+	char *cred = NULL, tag[HM_PROTO_BIND_MAX];
 	hm_err_t err = {0};
 
 	json_object_object_add(o, "seq", json_object_new_int64(++f->seq));
-	if (hm_proto_seal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), 0, &cred,
-			  &err) == HM_OK) {
+	if (hm_proto_conn_tag(f->cfd, "coordinator>agent", true, tag, sizeof(tag), &err) == HM_OK &&
+	    hm_proto_seal_bound(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), 0, tag,
+				&cred, &err) == HM_OK) {
 		f->seen.last_sent_us = real_us();
 		if (hm_proto_send(f->cfd, cred, strlen(cred), hm_proto_now_ms() + 1000, &err) !=
 		    HM_OK)
@@ -185,17 +186,21 @@ static void on_beat(fake_coord_t *f, json_object *m, int64_t seq)
 /* One frame from the agent (mutex held). */
 static void on_frame(fake_coord_t *f)
 {
-	char *frame = NULL, *json = NULL;
+	char *frame = NULL, *json = NULL, tag[HM_PROTO_BIND_MAX];
 	size_t len;
 	uint32_t uid, gid;
 	json_object *m = NULL, *op, *seq, *v;
 	hm_err_t err = {0};
+	bool bound = false;
 
 	if (hm_proto_recv(f->cfd, 65536, hm_proto_now_ms() + 1000, &frame, &len, &err) != HM_OK) {
 		close_conn(f);
 		goto out;
 	}
+	/* The agent's frames must be bound to this connection (docs/protocol.md). */
 	if (hm_proto_unseal(frame, &json, &uid, &gid, &err) != HM_OK || uid != 0 ||
+	    hm_proto_conn_tag(f->cfd, "agent>coordinator", false, tag, sizeof(tag), &err) != HM_OK ||
+	    hm_proto_unbind(json, tag, &bound, &err) != HM_OK || !bound ||
 	    !(m = json_tokener_parse(json)) || !json_object_object_get_ex(m, "op", &op) ||
 	    !json_object_object_get_ex(m, "seq", &seq) || !json_object_object_get_ex(m, "v", &v) ||
 	    json_object_get_int(v) != 1) {
