@@ -223,6 +223,15 @@ static hm_rc_t topo_from_switches(void *arg, const hm_topo_opts_t *opts, hm_topo
 	return rc;
 }
 
+/* The server's workers ask slurmctld who its operators are (hm_server.h). */
+static bool is_operator(uint32_t uid, void *arg)
+{
+	(void)arg;
+	return hm_slurm_is_operator(uid);
+}
+
+static const hm_server_operator_t operators = {.is_operator = is_operator};
+
 /* Where the configuration comes from. */
 static void run_env(hm_sched_env_t *env, const char *state_dir)
 {
@@ -231,7 +240,8 @@ static void run_env(hm_sched_env_t *env, const char *state_dir)
 				.slurm_user_id = slurm_conf.slurm_user_id,
 				.switches = topo_from_switches,
 				.switches_arg = NULL,
-				.slurm_version = SLURM_VERSION_STRING};
+				.slurm_version = SLURM_VERSION_STRING,
+				.op = &operators};
 }
 
 /* --- job mirror ------------------------------------------------------ */

@@ -39,6 +39,9 @@ typedef struct {
 	hm_sched_switches_fn switches; /* NULL = the topology file only */
 	void *switches_arg;
 	const char *slurm_version; /* the running Slurm's, for the metrics; NULL = none */
+	/* slurmctld's operators and administrators, who see every job under
+	   PrivateData=jobs (static: outlives the server); NULL = root and SlurmUser only. */
+	const hm_server_operator_t *op;
 } hm_sched_env_t;
 
 /* The cause of a disabled Harmonics in one AdminComment token (no blanks, no ';'). */
