@@ -165,6 +165,31 @@ hm_rc_t hm_proto_seal_bound(const char *json, uint32_t to_uid, const char *tag, 
 	return rc;
 }
 
+/* Name the first part of the tag that differs (direction, destination, source), so
+ * that the same refusal reads the same on every connection (logged once). */
+static hm_rc_t bind_mismatch(const char *tag, size_t len, const char *expect, hm_err_t *err)
+{
+	static const char *const part[] = {"direction", "destination", "source"};
+	const char *g = tag, *e = expect, *gend = tag + len;
+
+	for (int k = 0; k < 3; k++) {
+		size_t gl = k < 2 && memchr(g, ' ', (size_t)(gend - g))
+				? (size_t)((const char *)memchr(g, ' ', (size_t)(gend - g)) - g)
+				: (size_t)(gend - g);
+		size_t el = k < 2 && strchr(e, ' ') ? (size_t)(strchr(e, ' ') - e) : strlen(e);
+
+		if (gl != el || strncmp(g, e, gl) != 0 || k == 2)
+			return hm_err_set(err, HM_ERR_AUTH,
+					  "frame bound to another %s ('%.*s', this connection's "
+					  "is '%.*s'): sealed for another destination, connection "
+					  "or direction (replayed?)",
+					  part[k], (int)(gl < 80 ? gl : 80), g, (int)el, e);
+		g += gl + (g + gl < gend);
+		e += el + (e[el] == ' ');
+	}
+	return HM_ERR_AUTH; /* not reached */
+}
+
 hm_rc_t hm_proto_unbind(char *json, const char *expect, bool *bound, hm_err_t *err)
 {
 	size_t hl = sizeof(BIND_HEAD) - 1;
@@ -178,10 +203,7 @@ hm_rc_t hm_proto_unbind(char *json, const char *expect, bool *bound, hm_err_t *e
 	if (!end || memchr(tag, '\\', (size_t)(end - tag)) || (end[1] != ',' && end[1] != '}'))
 		return hm_err_set(err, HM_ERR_PROTO, "frame's \"bind\" member is malformed");
 	if ((size_t)(end - tag) != strlen(expect) || strncmp(tag, expect, (size_t)(end - tag)) != 0)
-		return hm_err_set(err, HM_ERR_AUTH,
-				  "frame bound to '%.*s', but this connection is '%s': sealed "
-				  "for another destination or direction (replayed?)",
-				  (int)(end - tag < 100 ? end - tag : 100), tag, expect);
+		return bind_mismatch(tag, (size_t)(end - tag), expect, err);
 	/* Keep '{' and drop "bind":"TAG" with its comma; "{"bind":"TAG"}" becomes "{}". */
 	memmove(json + 1, end[1] == ',' ? end + 2 : end + 1, strlen(end[1] == ',' ? end + 2 : end + 1) + 1);
 	*bound = true;

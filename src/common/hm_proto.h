@@ -70,7 +70,8 @@ hm_rc_t hm_proto_seal_bound(const char *json, uint32_t to_uid, const char *tag, 
  * Check and strip the binding of an unsealed text in place. Bound to expect:
  * HM_OK, *bound true, the text without its "bind" member. Not bound (no leading
  * "bind" member): HM_OK, *bound false, text unchanged (the caller refuses it
- * where binding is required). Bound elsewhere: HM_ERR_AUTH naming both tags.
+ * where binding is required). Bound elsewhere: HM_ERR_AUTH naming the first part
+ * that differs ("frame bound to another source ('A', this connection's is 'B')").
  */
 hm_rc_t hm_proto_unbind(char *json, const char *expect, bool *bound, hm_err_t *err);
 

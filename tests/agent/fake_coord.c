@@ -65,6 +65,16 @@ static void close_conn(fake_coord_t *f)
 	f->seq = 0;
 }
 
+/* The same frame, bound to port + 1 of this host: sealed for another coordinator. */
+static bool bind_elsewhere(fake_coord_t *f, char *tag, size_t len)
+{
+	char self[HM_PROTO_ADDR_MAX], peer[HM_PROTO_ADDR_MAX];
+
+	snprintf(self, sizeof(self), "127.0.0.1:%d", f->port + 1);
+	return hm_proto_sock_addr(f->cfd, true, peer, sizeof(peer), NULL) == HM_OK &&
+	       hm_proto_bind_tag(tag, len, "coordinator>agent", peer, self, NULL) == HM_OK;
+}
+
 /* Seal and send one JSON object on the connection (mutex held). */
 static void send_obj(fake_coord_t *f, json_object *o)
 {
@@ -73,6 +83,7 @@ static void send_obj(fake_coord_t *f, json_object *o)
 
 	json_object_object_add(o, "seq", json_object_new_int64(++f->seq));
 	if (hm_proto_conn_tag(f->cfd, "coordinator>agent", true, tag, sizeof(tag), &err) == HM_OK &&
+	    (f->mode != FAKE_ELSEWHERE || bind_elsewhere(f, tag, sizeof(tag))) &&
 	    hm_proto_seal_bound(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), 0, tag,
 				&cred, &err) == HM_OK) {
 		f->seen.last_sent_us = real_us();
@@ -179,7 +190,7 @@ static void on_beat(fake_coord_t *f, json_object *m, int64_t seq)
 	} else {
 		f->seen.bad_frames++;
 	}
-	if (f->mode == FAKE_ANSWER)
+	if (f->mode == FAKE_ANSWER || f->mode == FAKE_ELSEWHERE)
 		send_assign(f, seq);
 }
 
