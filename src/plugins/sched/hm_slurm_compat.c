@@ -71,8 +71,3 @@ int hm_slurm_topo_records(void)
 	return switch_record_table ? switch_record_cnt : 0;
 }
 #endif
-
-bool hm_slurm_is_operator(uint32_t uid)
-{
-	return validate_operator((uid_t)uid);
-}
