@@ -258,7 +258,8 @@ static bool handle_frame(agent_conn_t *c, const uint32_t *trusted, int ntrusted,
 		goto out;
 	}
 	/* Bound to this connection, in the peer's direction, before anything is decoded. */
-	if (conn_tags(c, &err) != HM_OK || hm_proto_unbind(json, c->tag_in, &bound, &err) != HM_OK) {
+	if (conn_tags(c, &err) != HM_OK ||
+	    hm_proto_unbind(json, c->tag_in, &bound, &err) != HM_OK) {
 		agent_conn_fail(c, now_ms, false, HM_LOG_ERROR, "%s", err.msg);
 		goto out;
 	}

@@ -115,8 +115,8 @@ static bool tag_part_ok(const char *p)
 	return true;
 }
 
-hm_rc_t hm_proto_bind_tag(char *out, size_t len, const char *dir, const char *dst,
-			  const char *src, hm_err_t *err)
+hm_rc_t hm_proto_bind_tag(char *out, size_t len, const char *dir, const char *dst, const char *src,
+			  hm_err_t *err)
 {
 	int n;
 
@@ -205,7 +205,8 @@ hm_rc_t hm_proto_unbind(char *json, const char *expect, bool *bound, hm_err_t *e
 	if ((size_t)(end - tag) != strlen(expect) || strncmp(tag, expect, (size_t)(end - tag)) != 0)
 		return bind_mismatch(tag, (size_t)(end - tag), expect, err);
 	/* Keep '{' and drop "bind":"TAG" with its comma; "{"bind":"TAG"}" becomes "{}". */
-	memmove(json + 1, end[1] == ',' ? end + 2 : end + 1, strlen(end[1] == ',' ? end + 2 : end + 1) + 1);
+	memmove(json + 1, end[1] == ',' ? end + 2 : end + 1,
+		strlen(end[1] == ',' ? end + 2 : end + 1) + 1);
 	*bound = true;
 	return HM_OK;
 }

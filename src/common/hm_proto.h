@@ -54,8 +54,8 @@ hm_rc_t hm_proto_sock_addr(int fd, bool peer, char *out, size_t len, hm_err_t *e
 
 /* The tag "dir dst src" into out; HM_ERR_RANGE when it does not fit or holds a
  * character outside [A-Za-z0-9.:>[]_-] in its parts. */
-hm_rc_t hm_proto_bind_tag(char *out, size_t len, const char *dir, const char *dst,
-			  const char *src, hm_err_t *err);
+hm_rc_t hm_proto_bind_tag(char *out, size_t len, const char *dir, const char *dst, const char *src,
+			  hm_err_t *err);
 
 /* The tag of connected socket fd in direction dir: of a frame we send (sending: "dir
  * PEER SELF") or one we accept ("dir SELF PEER"). */

@@ -221,8 +221,8 @@ static json_object *op_jobs(req_t *r)
 {
 	hm_coord_job_view_t *v = NULL;
 	int n = 0;
-	bool own_only = hm_srv_private_jobs(r->srv) && !trusted(r) &&
-			!hm_srv_is_operator(r->srv, r->uid);
+	bool own_only =
+	    hm_srv_private_jobs(r->srv) && !trusted(r) && !hm_srv_is_operator(r->srv, r->uid);
 	json_object *out, *arr;
 
 	if (hm_coord_jobs(hm_srv_coord(r->srv), &v, &n) != HM_OK)

@@ -210,7 +210,8 @@ static void on_frame(fake_coord_t *f)
 	}
 	/* The agent's frames must be bound to this connection (docs/protocol.md). */
 	if (hm_proto_unseal(frame, &json, &uid, &gid, &err) != HM_OK || uid != 0 ||
-	    hm_proto_conn_tag(f->cfd, "agent>coordinator", false, tag, sizeof(tag), &err) != HM_OK ||
+	    hm_proto_conn_tag(f->cfd, "agent>coordinator", false, tag, sizeof(tag), &err) !=
+		HM_OK ||
 	    hm_proto_unbind(json, tag, &bound, &err) != HM_OK || !bound ||
 	    !(m = json_tokener_parse(json)) || !json_object_object_get_ex(m, "op", &op) ||
 	    !json_object_object_get_ex(m, "seq", &seq) || !json_object_object_get_ex(m, "v", &v) ||

@@ -429,8 +429,8 @@ static void member_hello(int fd, const char *tag)
 	snprintf(m.node, sizeof(m.node), "n2");
 	snprintf(m.agent_version, sizeof(m.agent_version), "test");
 	if (!tag) {
-		assert_int_equal(hm_proto_conn_tag(fd, "member>leader", true, own, sizeof(own), &err),
-				 HM_OK);
+		assert_int_equal(
+		    hm_proto_conn_tag(fd, "member>leader", true, own, sizeof(own), &err), HM_OK);
 		tag = own;
 	}
 	assert_int_equal(hm_aw_encode(&m, &json, &err), HM_OK);
@@ -454,8 +454,11 @@ static void test_channel_bound(void **state)
 	uint32_t trusted[1] = {(uint32_t)getuid()};
 	agent_rack_t r;
 	agent_role_t role;
-	agent_rack_ctx_t x = {.role = &role, .heartbeat_ms = 1000, .conn_timeout_ms = 1000,
-			      .trusted = trusted, .ntrusted = 1};
+	agent_rack_ctx_t x = {.role = &role,
+			      .heartbeat_ms = 1000,
+			      .conn_timeout_ms = 1000,
+			      .trusted = trusted,
+			      .ntrusted = 1};
 	char tag[HM_PROTO_BIND_MAX], self[HM_PROTO_ADDR_MAX], other[HM_PROTO_ADDR_MAX];
 	hm_err_t err = {0};
 
@@ -489,26 +492,26 @@ static void test_channel_bound(void **state)
 		assert_int_equal(hm_proto_sock_addr(m, false, self, sizeof(self), &err), HM_OK);
 		snprintf(other, sizeof(other), "127.0.7.9:%d", r.port + 1);
 		if (k == 0) /* sealed for another leader */
-			assert_int_equal(hm_proto_bind_tag(tag, sizeof(tag), "member>leader", other,
-							   self, &err),
-					 HM_OK);
+			assert_int_equal(
+			    hm_proto_bind_tag(tag, sizeof(tag), "member>leader", other, self, &err),
+			    HM_OK);
 		else if (k == 1) /* the leader's direction, replayed back at it */
-			assert_int_equal(hm_proto_conn_tag(m, "leader>member", true, tag,
-							   sizeof(tag), &err),
-					 HM_OK);
+			assert_int_equal(
+			    hm_proto_conn_tag(m, "leader>member", true, tag, sizeof(tag), &err),
+			    HM_OK);
 		pump(&r, &x, 1000); /* accept */
 		member_hello(m, k < 2 ? tag : NULL);
 		pump(&r, &x, 1000); /* its hello */
 		if (k < 2) {
 			assert_true(closed_by_peer(m));
 		} else {
-			assert_int_equal(hm_proto_recv(m, 65536, hm_proto_now_ms() + 1000, &frame,
-						       &len, &err),
-					 HM_OK);
+			assert_int_equal(
+			    hm_proto_recv(m, 65536, hm_proto_now_ms() + 1000, &frame, &len, &err),
+			    HM_OK);
 			assert_int_equal(hm_proto_unseal(frame, &json, &uid, &gid, &err), HM_OK);
-			assert_int_equal(hm_proto_conn_tag(m, "leader>member", false, tag,
-							   sizeof(tag), &err),
-					 HM_OK);
+			assert_int_equal(
+			    hm_proto_conn_tag(m, "leader>member", false, tag, sizeof(tag), &err),
+			    HM_OK);
 			assert_int_equal(hm_proto_unbind(json, tag, &bound, &err), HM_OK);
 			assert_true(bound);
 			assert_non_null(strstr(json, "\"agent_welcome\""));
@@ -566,12 +569,9 @@ static void test_members_wire(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_push_build),
-	    cmocka_unit_test(test_push_refusals),
-	    cmocka_unit_test(test_merge),
-	    cmocka_unit_test(test_admit),
-	    cmocka_unit_test(test_channel_bound),
-	    cmocka_unit_test(test_channel_admission),
+	    cmocka_unit_test(test_push_build),    cmocka_unit_test(test_push_refusals),
+	    cmocka_unit_test(test_merge),         cmocka_unit_test(test_admit),
+	    cmocka_unit_test(test_channel_bound), cmocka_unit_test(test_channel_admission),
 	    cmocka_unit_test(test_members_wire),
 	};
 

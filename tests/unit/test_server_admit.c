@@ -370,7 +370,8 @@ static int jobs_seen_by(uint32_t uid, int on_port)
 		if (setgid(uid) != 0 || setuid(uid) != 0 ||
 		    hm_client_call("127.0.0.1", on_port, "{\"op\":\"jobs\"}", 3000, &reply, &e) !=
 			HM_OK ||
-		    !(r = json_tokener_parse(reply)) || !json_object_object_get_ex(r, "jobs", &jobs))
+		    !(r = json_tokener_parse(reply)) ||
+		    !json_object_object_get_ex(r, "jobs", &jobs))
 			_exit(255);
 		_exit((int)json_object_array_length(jobs));
 	}

@@ -82,7 +82,6 @@ static int setup(void **state)
 	return srv_fixture_start(&conf, 64030);
 }
 
-
 static int dial(void)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -562,7 +561,8 @@ static void test_unknown_node(void **state)
  */
 static void test_bound_elsewhere(void **state)
 {
-	char self[HM_PROTO_ADDR_MAX], peer[HM_PROTO_ADDR_MAX], other[HM_PROTO_ADDR_MAX], tag[HM_PROTO_BIND_MAX];
+	char self[HM_PROTO_ADDR_MAX], peer[HM_PROTO_ADDR_MAX], other[HM_PROTO_ADDR_MAX],
+	    tag[HM_PROTO_BIND_MAX];
 	hm_coord_node_view_t *nv = NULL;
 	hm_err_t err = {0};
 	hm_aw_msg_t m, r;
@@ -688,10 +688,10 @@ static void test_nobody_waits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_session),      cmocka_unit_test(test_leader_push),
-	    cmocka_unit_test(test_unknown_node), cmocka_unit_test(test_foreign_agent),
-	    cmocka_unit_test(test_bound_elsewhere),
-	    cmocka_unit_test(test_nobody_waits), cmocka_unit_test(test_rack_round),
+	    cmocka_unit_test(test_session),         cmocka_unit_test(test_leader_push),
+	    cmocka_unit_test(test_unknown_node),    cmocka_unit_test(test_foreign_agent),
+	    cmocka_unit_test(test_bound_elsewhere), cmocka_unit_test(test_nobody_waits),
+	    cmocka_unit_test(test_rack_round),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
