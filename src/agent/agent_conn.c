@@ -38,6 +38,38 @@ void agent_conn_close(agent_conn_t *c)
 	c->out_len = c->out_off = 0;
 	c->in_len = 0;
 	c->seq_out = c->seq_in = c->hello_seq = 0;
+	c->tag_out[0] = c->tag_in[0] = '\0';
+}
+
+/* The directions of a connection, by its peer (c->what): what we send, what we accept. */
+static void conn_dirs(const agent_conn_t *c, const char **out, const char **in)
+{
+	if (strcmp(c->what, "rack leader") == 0) { /* we are its member */
+		*out = "member>leader";
+		*in = "leader>member";
+	} else if (strcmp(c->what, "rack member") == 0) { /* we lead */
+		*out = "leader>member";
+		*in = "member>leader";
+	} else {
+		*out = "agent>coordinator";
+		*in = "coordinator>agent";
+	}
+}
+
+/* Both tags from the socket's two ends, once (the connection is established). */
+static hm_rc_t conn_tags(agent_conn_t *c, hm_err_t *err)
+{
+	const char *out, *in;
+	hm_rc_t rc;
+
+	if (c->tag_out[0])
+		return HM_OK;
+	conn_dirs(c, &out, &in);
+	if ((rc = hm_proto_conn_tag(c->fd, out, true, c->tag_out, sizeof(c->tag_out), err)) !=
+		HM_OK ||
+	    (rc = hm_proto_conn_tag(c->fd, in, false, c->tag_in, sizeof(c->tag_in), err)) != HM_OK)
+		c->tag_out[0] = c->tag_in[0] = '\0';
+	return rc;
 }
 
 void agent_conn_free(agent_conn_t *c)
@@ -163,7 +195,8 @@ hm_rc_t agent_conn_send(agent_conn_t *c, hm_aw_msg_t *m, int64_t now_ms, hm_err_
 	m->seq = c->seq_out + 1;
 	if ((rc = hm_aw_encode(m, &json, err)) != HM_OK)
 		goto out;
-	if ((rc = hm_proto_seal(json, HM_PROTO_UID_ANY, &cred, err)) != HM_OK)
+	if ((rc = conn_tags(c, err)) != HM_OK ||
+	    (rc = hm_proto_seal_bound(json, HM_PROTO_UID_ANY, c->tag_out, &cred, err)) != HM_OK)
 		goto out;
 	n = strlen(cred);
 	if (n > c->max_frame) {
@@ -229,7 +262,7 @@ static bool handle_frame(agent_conn_t *c, const uint32_t *trusted, int ntrusted,
 	uint32_t uid, gid;
 	hm_aw_msg_t m;
 	hm_err_t err = {0};
-	bool ok = false, trust = false;
+	bool ok = false, trust = false, bound = false;
 
 	memset(&m, 0, sizeof(m));
 	if (hm_proto_unseal(c->in + 4, &json, &uid, &gid, &err) != HM_OK) {
@@ -243,6 +276,19 @@ static bool handle_frame(agent_conn_t *c, const uint32_t *trusted, int ntrusted,
 				"frame sealed by uid %u, not root or SlurmUser: not a Harmonics "
 				"daemon",
 				uid);
+		goto out;
+	}
+	/* Bound to this connection, in the peer's direction, before anything is decoded. */
+	if (conn_tags(c, &err) != HM_OK ||
+	    hm_proto_unbind(json, c->tag_in, &bound, &err) != HM_OK) {
+		agent_conn_fail(c, now_ms, false, HM_LOG_ERROR, "%s", err.msg);
+		goto out;
+	}
+	if (!bound) {
+		agent_conn_fail(c, now_ms, false, HM_LOG_ERROR,
+				"frame not bound to a destination (expected \"bind\": \"%s\"): "
+				"sent by a Harmonics older than this agent, or not by Harmonics",
+				c->tag_in);
 		goto out;
 	}
 	if (hm_aw_decode(json, strlen(json), &m, &err) != HM_OK) {

@@ -15,6 +15,7 @@
 #include "agent.h"
 #include "hm_agent_wire.h"
 #include "hm_coord_addr.h"
+#include "hm_proto.h"
 
 typedef enum {
 	CONN_IDLE,       /* closed; retry_at_ms says when to try again */
@@ -53,6 +54,9 @@ typedef struct {
 	const hm_coord_addrs_t *addrs;
 	int addr_i; /* the next to try */
 	int tried;  /* failed in this round */
+	/* The bindings of this connection's frames (hm_proto.h), from its two ends once
+	   connected: what we seal, what we accept ("" until the first frame). */
+	char tag_out[HM_PROTO_BIND_MAX], tag_in[HM_PROTO_BIND_MAX];
 } agent_conn_t;
 
 void agent_conn_init(agent_conn_t *c, size_t max_frame, const hm_logger_t *lg);
@@ -68,7 +72,8 @@ bool agent_conn_start_next(agent_conn_t *c, int port, int timeout_ms, int64_t no
 /* The socket became writable while connecting: true when connected. */
 bool agent_conn_connected(agent_conn_t *c, int64_t now_ms);
 
-/* Encode, seal (to any uid) and queue m with the next seq (m->seq is set). */
+/* Encode, seal (to any uid) bound to this connection's destination and direction, and
+ * queue m with the next seq (m->seq is set). */
 hm_rc_t agent_conn_send(agent_conn_t *c, hm_aw_msg_t *m, int64_t now_ms, hm_err_t *err);
 
 /* Write what the socket takes now. False when the connection failed (closed). */
@@ -76,7 +81,9 @@ bool agent_conn_flush(agent_conn_t *c, int64_t now_ms);
 
 /*
  * Read what arrived; for each complete frame: unseal, check the sender is in
- * trusted[], decode, check seq; then on_msg(arg, &msg). A failure closes the
+ * trusted[] and the frame is bound to this connection in the peer's direction
+ * (a frame for another destination is refused before decoding), decode, check
+ * seq; then on_msg(arg, &msg). A failure closes the
  * connection with back-off (logged once). on_msg returns false to close it too
  * (it logs why). Returns false when the connection was closed.
  */

@@ -55,7 +55,7 @@ tests_unit_test_agent_metrics_SOURCES = tests/unit/test_agent_metrics.c
 UNIT_TESTS += tests/unit/test_agent_util
 tests_unit_test_agent_util_SOURCES = tests/unit/test_agent_util.c
 UNIT_TESTS += tests/unit/test_agent_rack
-tests_unit_test_agent_rack_SOURCES = tests/unit/test_agent_rack.c
+tests_unit_test_agent_rack_SOURCES = tests/unit/test_agent_rack.c tests/unit/munge_fixture.h
 
 # End to end against a FAKE coordinator (real TCP, real munge), through the .so's ABI.
 check_PROGRAMS += tests/agent/test_agent_live

@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <munge.h>
+#include <netdb.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -73,6 +75,140 @@ hm_rc_t hm_proto_unseal(const char *cred, char **json, uint32_t *uid, uint32_t *
 out:
 	free(buf);
 	return rc;
+}
+
+#define BIND_HEAD "{\"bind\":\""
+
+hm_rc_t hm_proto_sock_addr(int fd, bool peer, char *out, size_t len, hm_err_t *err)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[NI_MAXHOST], serv[NI_MAXSERV];
+	int r, n;
+
+	r = peer ? getpeername(fd, (struct sockaddr *)&ss, &sl)
+		 : getsockname(fd, (struct sockaddr *)&ss, &sl);
+	if (r != 0)
+		return hm_err_set(err, HM_ERR_IO, "%s: %s", peer ? "getpeername" : "getsockname",
+				  strerror(errno));
+	if ((r = getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), serv, sizeof(serv),
+			     NI_NUMERICHOST | NI_NUMERICSERV)) != 0)
+		return hm_err_set(err, HM_ERR_IO, "socket address: %s", gai_strerror(r));
+	if (ss.ss_family == AF_INET6)
+		n = snprintf(out, len, "[%s]:%s", host, serv);
+	else
+		n = snprintf(out, len, "%s:%s", host, serv);
+	if (n < 0 || (size_t)n >= len)
+		return hm_err_set(err, HM_ERR_RANGE, "socket address %s too long", host);
+	return HM_OK;
+}
+
+/* A part of a tag: the characters of directions, addresses and ports only. */
+static bool tag_part_ok(const char *p)
+{
+	if (!*p)
+		return false;
+	for (; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr(".:>[]_-", *p)))
+			return false;
+	return true;
+}
+
+hm_rc_t hm_proto_bind_tag(char *out, size_t len, const char *dir, const char *dst, const char *src,
+			  hm_err_t *err)
+{
+	int n;
+
+	if (!tag_part_ok(dir) || !tag_part_ok(dst) || !tag_part_ok(src))
+		return hm_err_set(err, HM_ERR_RANGE,
+				  "binding '%s %s %s': a part is empty or holds a character "
+				  "outside [A-Za-z0-9.:>[]_-]",
+				  dir, dst, src);
+	n = snprintf(out, len, "%s %s %s", dir, dst, src);
+	if (n < 0 || (size_t)n >= len)
+		return hm_err_set(err, HM_ERR_RANGE, "binding '%s %s %s' longer than %zu bytes",
+				  dir, dst, src, len - 1);
+	return HM_OK;
+}
+
+hm_rc_t hm_proto_conn_tag(int fd, const char *dir, bool sending, char *tag, size_t len,
+			  hm_err_t *err)
+{
+	char self[HM_PROTO_ADDR_MAX], peer[HM_PROTO_ADDR_MAX];
+	hm_rc_t rc;
+
+	if ((rc = hm_proto_sock_addr(fd, false, self, sizeof(self), err)) != HM_OK ||
+	    (rc = hm_proto_sock_addr(fd, true, peer, sizeof(peer), err)) != HM_OK)
+		return rc;
+	return sending ? hm_proto_bind_tag(tag, len, dir, peer, self, err)
+		       : hm_proto_bind_tag(tag, len, dir, self, peer, err);
+}
+
+hm_rc_t hm_proto_seal_bound(const char *json, uint32_t to_uid, const char *tag, char **cred,
+			    hm_err_t *err)
+{
+	size_t jl = strlen(json), tl = strlen(tag);
+	char *text;
+	hm_rc_t rc;
+
+	*cred = NULL;
+	if (jl < 2 || json[0] != '{')
+		return hm_err_set(err, HM_ERR_INVAL, "only a JSON object can be bound");
+	if (!(text = malloc(sizeof(BIND_HEAD) + tl + jl + 2)))
+		return hm_err_set(err, HM_ERR_NOMEM, "out of memory");
+	/* {"bind":"TAG", then the object's members ("{}" gives {"bind":"TAG"}). */
+	snprintf(text, sizeof(BIND_HEAD) + tl + jl + 2, BIND_HEAD "%s\"%s%s", tag,
+		 json[1] == '}' ? "" : ",", json + 1);
+	rc = hm_proto_seal(text, to_uid, cred, err);
+	free(text);
+	return rc;
+}
+
+/* Name the first part of the tag that differs (direction, destination, source), so
+ * that the same refusal reads the same on every connection (logged once). */
+static hm_rc_t bind_mismatch(const char *tag, size_t len, const char *expect, hm_err_t *err)
+{
+	static const char *const part[] = {"direction", "destination", "source"};
+	const char *g = tag, *e = expect, *gend = tag + len;
+
+	for (int k = 0; k < 3; k++) {
+		size_t gl = k < 2 && memchr(g, ' ', (size_t)(gend - g))
+				? (size_t)((const char *)memchr(g, ' ', (size_t)(gend - g)) - g)
+				: (size_t)(gend - g);
+		size_t el = k < 2 && strchr(e, ' ') ? (size_t)(strchr(e, ' ') - e) : strlen(e);
+
+		if (gl != el || strncmp(g, e, gl) != 0 || k == 2)
+			return hm_err_set(err, HM_ERR_AUTH,
+					  "frame bound to another %s ('%.*s', this connection's "
+					  "is '%.*s'): sealed for another destination, connection "
+					  "or direction (replayed?)",
+					  part[k], (int)(gl < 80 ? gl : 80), g, (int)el, e);
+		g += gl + (g + gl < gend);
+		e += el + (e[el] == ' ');
+	}
+	return HM_ERR_AUTH; /* not reached */
+}
+
+hm_rc_t hm_proto_unbind(char *json, const char *expect, bool *bound, hm_err_t *err)
+{
+	size_t hl = sizeof(BIND_HEAD) - 1;
+	char *tag, *end;
+
+	*bound = false;
+	if (strncmp(json, BIND_HEAD, hl) != 0)
+		return HM_OK;
+	tag = json + hl;
+	end = strchr(tag, '"');
+	if (!end || memchr(tag, '\\', (size_t)(end - tag)) || (end[1] != ',' && end[1] != '}'))
+		return hm_err_set(err, HM_ERR_PROTO, "frame's \"bind\" member is malformed");
+	if ((size_t)(end - tag) != strlen(expect) || strncmp(tag, expect, (size_t)(end - tag)) != 0)
+		return bind_mismatch(tag, (size_t)(end - tag), expect, err);
+	/* Keep '{' and drop "bind":"TAG" with its comma; "{"bind":"TAG"}" becomes "{}". */
+	memmove(json + 1, end[1] == ',' ? end + 2 : end + 1,
+		strlen(end[1] == ',' ? end + 2 : end + 1) + 1);
+	*bound = true;
+	return HM_OK;
 }
 
 /* Wait for fd to be ready for `events` before the deadline. */

@@ -55,6 +55,18 @@ bool hm_srv_private_jobs(const hm_server_t *s)
 	return s->private_jobs;
 }
 
+void hm_server_set_operator(hm_server_t *srv, const hm_server_operator_t *op)
+{
+	atomic_store(&srv->op, op);
+}
+
+bool hm_srv_is_operator(hm_server_t *s, uint32_t uid)
+{
+	const hm_server_operator_t *op = atomic_load(&s->op);
+
+	return op && op->is_operator && op->is_operator(uid, op->arg);
+}
+
 static void poke(hm_server_t *s, char what)
 {
 	/* The pipe is non-blocking: a full pipe already wakes the I/O thread. */
@@ -158,6 +170,7 @@ static void submit(hm_server_t *s, conn_t *c, hm_srv_task_kind_t kind, char *dat
 	t->data = data;
 	t->ses = c->ses;
 	snprintf(t->peer, sizeof(t->peer), "%s", c->peer);
+	snprintf(t->local, sizeof(t->local), "%s", c->local);
 	if (kind == HM_TASK_RACK) {
 		t->rack_idx = c->rack_idx;
 		t->rack_round = c->rack_round;

@@ -62,6 +62,21 @@ hm_rc_t hm_server_start(hm_coord_t *coord, const hm_conf_t *conf, uint32_t slurm
  */
 bool hm_server_slurm_private_jobs(const char *path);
 
+/*
+ * Who else sees every job under PrivateData=jobs: the host's answer for uid
+ * (slurmctld's operators and administrators, AdminLevel=Operator or
+ * Administrator), as squeue honours it. Called from the server's workers with
+ * no server lock held, at most once per "jobs" request: thread-safe, quick.
+ */
+typedef struct {
+	bool (*is_operator)(uint32_t uid, void *arg);
+	void *arg;
+} hm_server_operator_t;
+
+/* Install op (borrowed: it must outlive the server; NULL: root and SlurmUser only,
+   the default). Safe while the server runs. */
+void hm_server_set_operator(hm_server_t *srv, const hm_server_operator_t *op);
+
 /* What the admission limits did since the start (counts). */
 typedef struct {
 	unsigned long refused_addr;   /* connections closed: MaxConnectionsPerAddress */

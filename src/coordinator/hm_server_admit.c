@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "hm_clock.h"
+#include "hm_proto.h"
 #include "hm_server_io.h"
 
 bool hm_server_slurm_private_jobs(const char *path)
@@ -265,6 +266,8 @@ void hm_srv_accept_all(hm_server_t *s)
 		c->ev_mask = EPOLLIN;
 		snprintf(c->peer, sizeof(c->peer), "%s:%u", inet_ntoa(sa.sin_addr),
 			 ntohs(sa.sin_port));
+		if (hm_proto_sock_addr(fd, false, c->local, sizeof(c->local), NULL) != HM_OK)
+			c->local[0] = '\0'; /* agents' frames are then refused: cannot be bound */
 		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd,
 			      &(struct epoll_event){.events = EPOLLIN, .data.ptr = c}) != 0) {
 			hm_log(HM_LOG_ERROR, "server epoll %s: %s", c->peer, strerror(errno));

@@ -44,6 +44,8 @@ typedef struct hm_srv_task {
 	int rack_idx;      /* RACK: the request of the round (hm_coord_tier_take) */
 	unsigned long rack_round;
 	char peer[64];
+	char local[64]; /* the coordinator's end of the connection (agents' bindings) */
+	bool to_agent;  /* frames out are bound "coordinator>agent" (an agent's frame came) */
 	hm_srv_session_t ses;
 	/* Out. */
 	char *out[HM_SRV_MAX_OUT]; /* sealed frames to send, in order (owned) */
@@ -65,6 +67,9 @@ const hm_conf_t *hm_srv_conf(const hm_server_t *s);
 uint32_t hm_srv_slurm_uid(const hm_server_t *s);
 int hm_srv_port(const hm_server_t *s);
 bool hm_srv_private_jobs(const hm_server_t *s); /* PrivateData=jobs in slurm.conf */
+/* The host's operators and administrators (hm_server_set_operator); root and SlurmUser
+   are trusted apart from this. */
+bool hm_srv_is_operator(hm_server_t *s, uint32_t uid);
 
 /* A refusal a peer can cause, logged at INFO at most SRV_LOG_BURST times per window
    over every thread; the next line logged counts the others. */

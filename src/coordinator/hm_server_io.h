@@ -36,6 +36,7 @@ typedef struct {
 	int fd;
 	uint32_t ip; /* the peer's IPv4 address, network order: MaxConnectionsPerAddress */
 	char peer[64];
+	char local[64];      /* our end of it: agents' frames are bound to both (hm_proto.h) */
 	int64_t deadline_ms; /* one-shot: whole exchange; agent: silence limit */
 	unsigned char hdr[4];
 	size_t hgot, need, got;
@@ -112,6 +113,7 @@ struct hm_server {
 	addr_load_t *loads; /* addresses with tasks in flight */
 	int nloads, cap_loads;
 	bool private_jobs; /* slurm.conf PrivateData=jobs (or all): others' jobs hidden */
+	_Atomic(const hm_server_operator_t *) op; /* who else sees them; NULL: nobody */
 };
 
 /* Admission (hm_server_admit.c). I/O thread only, unless said. */

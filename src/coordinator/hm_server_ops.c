@@ -215,12 +215,14 @@ static json_object *op_conf(req_t *r)
 		return out;                                                                        \
 	} while (0)
 
-/* PrivateData=jobs: a user sees only its own jobs, root and SlurmUser every one. */
+/* PrivateData=jobs: a user sees only its own jobs; root, SlurmUser and the host's
+   operators and administrators (squeue's rule) every one. */
 static json_object *op_jobs(req_t *r)
 {
 	hm_coord_job_view_t *v = NULL;
 	int n = 0;
-	bool own_only = hm_srv_private_jobs(r->srv) && !trusted(r);
+	bool own_only =
+	    hm_srv_private_jobs(r->srv) && !trusted(r) && !hm_srv_is_operator(r->srv, r->uid);
 	json_object *out, *arr;
 
 	if (hm_coord_jobs(hm_srv_coord(r->srv), &v, &n) != HM_OK)
@@ -292,9 +294,20 @@ static void emit(hm_srv_task_t *t, const char *json, uint32_t uid)
 	hm_err_t e = {0};
 	char *cred = NULL;
 
+	char tag[HM_PROTO_BIND_MAX];
+	hm_rc_t rc;
+
 	if (t->nout >= HM_SRV_MAX_OUT)
 		return;
-	if (hm_proto_seal(json, uid, &cred, &e) != HM_OK) {
+	/* To an agent: bound to its connection, so no other agent or port takes it. */
+	if (t->ses.agent || t->to_agent)
+		rc = hm_proto_bind_tag(tag, sizeof(tag), "coordinator>agent", t->peer, t->local,
+				       &e) == HM_OK
+			 ? hm_proto_seal_bound(json, uid, tag, &cred, &e)
+			 : e.rc;
+	else
+		rc = hm_proto_seal(json, uid, &cred, &e);
+	if (rc != HM_OK) {
 		hm_log(HM_LOG_ERROR, "reply to %s: %s", t->peer, e.msg);
 		t->close_after = true;
 		return;
@@ -474,14 +487,23 @@ static void rack_result(hm_server_t *s, hm_srv_task_t *t, hm_aw_msg_t *m)
 }
 
 /* A frame from a node agent (or a hello that makes one): text is authenticated. */
-static void agent_frame(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, const char *text)
+static void agent_frame(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, const char *text,
+			bool bound)
 {
 	hm_aw_msg_t m;
 	hm_err_t e = {0};
 
+	t->to_agent = true;
 	if (!(uid == 0 || uid == hm_srv_slurm_uid(s))) {
 		agent_error(s, t, uid, 0, "auth",
 			    "frame sealed by uid %u: node agents run as root or SlurmUser", uid);
+		return;
+	}
+	if (!bound) {
+		agent_error(s, t, uid, 0, "auth",
+			    "frame not bound to a destination (expected \"bind\": "
+			    "\"agent>coordinator %s %s\"): an agent older than this coordinator?",
+			    t->local, t->peer);
 		return;
 	}
 	if (hm_aw_decode(text, strlen(text), &m, &e) != HM_OK) {
@@ -509,8 +531,10 @@ out:
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
-/* text is authenticated (uid/gid); the task owns it. */
-static void handle(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, uint32_t gid, char *text)
+/* text is authenticated (uid/gid), its binding checked (bound: it had one); the task owns
+ * it. */
+static void handle(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, uint32_t gid, char *text,
+		   bool bound)
 {
 	req_t r = {.srv = s, .t = t, .uid = uid, .gid = gid};
 	enum json_tokener_error jerr;
@@ -526,9 +550,9 @@ static void handle(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, uint32_t gid,
 		goto reply;
 	}
 	op = hm_json_str(req, "op");
-	if (strncmp(op, "agent_", 6) == 0 || t->ses.agent) {
+	if (strncmp(op, "agent_", 6) == 0 || t->ses.agent || bound) {
 		json_object_put(req);
-		agent_frame(s, t, uid, text);
+		agent_frame(s, t, uid, text, bound);
 		free(text);
 		return;
 	}
@@ -589,11 +613,33 @@ reply:
 	free(text);
 }
 
+/*
+ * A bound frame must be bound to this connection as an agent's ("agent>coordinator
+ * LOCAL PEER"): checked before the text is parsed. False: refused (answered, closed).
+ */
+static bool bind_check(hm_server_t *s, hm_srv_task_t *t, uint32_t uid, char *text, bool *bound)
+{
+	char tag[HM_PROTO_BIND_MAX];
+	hm_err_t e = {0};
+
+	if (strncmp(text, "{\"bind\"", 7) != 0)
+		return true; /* a client's request; agent_frame refuses an unbound agent op */
+	t->to_agent = true;
+	if (hm_proto_bind_tag(tag, sizeof(tag), "agent>coordinator", t->local, t->peer, &e) !=
+		HM_OK ||
+	    hm_proto_unbind(text, tag, bound, &e) != HM_OK) {
+		agent_error(s, t, uid, 0, "auth", "%s", e.msg);
+		return false;
+	}
+	return true;
+}
+
 void hm_srv_run_task(hm_server_t *s, hm_srv_task_t *t)
 {
 	char *text = NULL, *data = t->data;
 	uint32_t uid = 0, gid = 0;
 	hm_err_t e = {0};
+	bool bound = false;
 
 	t->data = NULL;
 	switch (t->kind) {
@@ -604,7 +650,7 @@ void hm_srv_run_task(hm_server_t *s, hm_srv_task_t *t)
 		rack_round(s, t);
 		break;
 	case HM_TASK_DECODED:
-		handle(s, t, t->uid, t->gid, data);
+		handle(s, t, t->uid, t->gid, data, false);
 		break;
 	case HM_TASK_REFUSE:
 		t->refused = true;
@@ -630,8 +676,10 @@ void hm_srv_run_task(hm_server_t *s, hm_srv_task_t *t)
 						     e.msg),
 					 HM_PROTO_UID_ANY);
 			t->close_after = true;
+		} else if (!bind_check(s, t, uid, text, &bound)) {
+			free(text);
 		} else {
-			handle(s, t, uid, gid, text);
+			handle(s, t, uid, gid, text, bound);
 		}
 		free(data);
 		break;

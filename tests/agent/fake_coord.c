@@ -65,15 +65,27 @@ static void close_conn(fake_coord_t *f)
 	f->seq = 0;
 }
 
+/* The same frame, bound to port + 1 of this host: sealed for another coordinator. */
+static bool bind_elsewhere(fake_coord_t *f, char *tag, size_t len)
+{
+	char self[HM_PROTO_ADDR_MAX], peer[HM_PROTO_ADDR_MAX];
+
+	snprintf(self, sizeof(self), "127.0.0.1:%d", f->port + 1);
+	return hm_proto_sock_addr(f->cfd, true, peer, sizeof(peer), NULL) == HM_OK &&
+	       hm_proto_bind_tag(tag, len, "coordinator>agent", peer, self, NULL) == HM_OK;
+}
+
 /* Seal and send one JSON object on the connection (mutex held). */
 static void send_obj(fake_coord_t *f, json_object *o)
 {
-	char *cred = NULL;
+	char *cred = NULL, tag[HM_PROTO_BIND_MAX];
 	hm_err_t err = {0};
 
 	json_object_object_add(o, "seq", json_object_new_int64(++f->seq));
-	if (hm_proto_seal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), 0, &cred,
-			  &err) == HM_OK) {
+	if (hm_proto_conn_tag(f->cfd, "coordinator>agent", true, tag, sizeof(tag), &err) == HM_OK &&
+	    (f->mode != FAKE_ELSEWHERE || bind_elsewhere(f, tag, sizeof(tag))) &&
+	    hm_proto_seal_bound(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), 0, tag,
+				&cred, &err) == HM_OK) {
 		f->seen.last_sent_us = real_us();
 		if (hm_proto_send(f->cfd, cred, strlen(cred), hm_proto_now_ms() + 1000, &err) !=
 		    HM_OK)
@@ -178,24 +190,29 @@ static void on_beat(fake_coord_t *f, json_object *m, int64_t seq)
 	} else {
 		f->seen.bad_frames++;
 	}
-	if (f->mode == FAKE_ANSWER)
+	if (f->mode == FAKE_ANSWER || f->mode == FAKE_ELSEWHERE)
 		send_assign(f, seq);
 }
 
 /* One frame from the agent (mutex held). */
 static void on_frame(fake_coord_t *f)
 {
-	char *frame = NULL, *json = NULL;
+	char *frame = NULL, *json = NULL, tag[HM_PROTO_BIND_MAX];
 	size_t len;
 	uint32_t uid, gid;
 	json_object *m = NULL, *op, *seq, *v;
 	hm_err_t err = {0};
+	bool bound = false;
 
 	if (hm_proto_recv(f->cfd, 65536, hm_proto_now_ms() + 1000, &frame, &len, &err) != HM_OK) {
 		close_conn(f);
 		goto out;
 	}
+	/* The agent's frames must be bound to this connection (docs/protocol.md). */
 	if (hm_proto_unseal(frame, &json, &uid, &gid, &err) != HM_OK || uid != 0 ||
+	    hm_proto_conn_tag(f->cfd, "agent>coordinator", false, tag, sizeof(tag), &err) !=
+		HM_OK ||
+	    hm_proto_unbind(json, tag, &bound, &err) != HM_OK || !bound ||
 	    !(m = json_tokener_parse(json)) || !json_object_object_get_ex(m, "op", &op) ||
 	    !json_object_object_get_ex(m, "seq", &seq) || !json_object_object_get_ex(m, "v", &v) ||
 	    json_object_get_int(v) != 1) {

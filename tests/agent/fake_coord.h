@@ -18,9 +18,10 @@
 #include <json-c/json.h>
 
 typedef enum {
-	FAKE_ANSWER, /* welcome the agent, answer each beat with agent_assign */
-	FAKE_SILENT, /* read everything, answer nothing */
-	FAKE_REFUSE, /* answer the hello with ok:false (an unknown node) and close */
+	FAKE_ANSWER,    /* welcome the agent, answer each beat with agent_assign */
+	FAKE_SILENT,    /* read everything, answer nothing */
+	FAKE_REFUSE,    /* answer the hello with ok:false (an unknown node) and close */
+	FAKE_ELSEWHERE, /* answer as FAKE_ANSWER, frames bound to another coordinator's port */
 } fake_mode_t;
 
 typedef struct fake_coord fake_coord_t;

@@ -20,9 +20,9 @@ clang -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recove
 	"$top/src/common/hm_agent_wire.c" "$top/src/common/hm_rack_wire.c" "$top/src/agent/agent_node.c" \
 	"$top/src/agent/agent_meas.c" "$top/src/pace/pace_report_read.c" "$top/src/libharmonics/core/hm_parse.c" \
 	"$top/src/libharmonics/core/hm_rack_msg.c" \
-	"$top/src/common/hm_fields.c" "$top/src/common/hm_json.c" \
+	"$top/src/common/hm_fields.c" "$top/src/common/hm_json.c" "$top/src/common/hm_proto.c" \
 	"$top/src/libharmonics/core/hm_error.c" \
-	$(pkg-config --libs json-c) -lm -o "$out/fuzz_agent_wire"
+	$(pkg-config --libs json-c) -lmunge -lm -o "$out/fuzz_agent_wire"
 ((secs > 0)) || exit 0
 mkdir -p "$out/corpus"
 seed() { printf '%s' "$2" >"$out/corpus/$1"; }
@@ -34,6 +34,8 @@ seed assign '0{"v":1,"op":"agent_assign","seq":2,"re":1,"nodes":[{"node":"n1","j
 seed rack '0{"v":1,"op":"agent_assign","seq":3,"re":0,"nodes":[],"rack":"rack1","leader":"n2","role":"member","term":2}'
 seed round '0{"v":1,"op":"rack_round","seq":12,"rack_idx":0,"round":7,"shift_grid":24,"hold_min_gain":0.5,"guard_s":0,"jobs":[{"i":3,"cross":false,"burst_s":0.04,"T_s":0.1,"sd_s":0.002,"R_s":0.102,"partnered":true,"prev_P_s":0,"prev_s_s":0,"hold":false,"P_s":0,"s_s":0,"links":[17,18],"demand":[0.6,0.6]},{"i":5,"cross":true,"burst_s":0.05,"T_s":0.2,"sd_s":0.001,"R_s":0,"partnered":true,"prev_P_s":0,"prev_s_s":0,"hold":true,"P_s":0.21,"s_s":0.1,"links":[17],"demand":[1]}]}'
 seed result '0{"v":1,"op":"rack_result","seq":40,"re":12,"rack_idx":0,"round":7,"solve_ms":0.02,"jobs":[{"i":3,"hold":true,"P_s":0.104,"s_s":0.05,"guard_s":0.0045}]}'
+seed bound '3{"bind":"agent>coordinator 10.0.0.1:6830 10.0.0.7:41234","v":1,"op":"agent_welcome","seq":1,"re":1,"ok":true,"heartbeat_ms":1000,"valid_ms":3000,"lead_ms":1000}'
+seed bound_elsewhere '3{"bind":"agent>coordinator 10.0.0.2:6830 10.0.0.7:41234","v":1,"op":"agent_welcome","seq":1}'
 printf '1slurmd\0-D\0-N\0n1\0--conf\0/etc/slurm.conf\0' >"$out/corpus/cmdline"
 # Two reads of one task's report, NUL-separated (tests/unit/test_agent_jobs.c's form).
 rep() { # ITER_N ITER_SUM_US ITER_SQ_SUM_US2 PID

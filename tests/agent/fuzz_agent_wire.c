@@ -4,7 +4,9 @@
  * to the same records), slurmd's command line (agent_slurmd_args), and a job's
  * report files (two reads of one task's file, NUL-separated: whatever window
  * they give, the agent either drops it or sends a beat the coordinator's
- * decoder accepts with its meas). The first byte picks the parser. Built and run
+ * decoder accepts with its meas), and the destination binding every frame
+ * starts with (hm_proto_unbind: a matching one leaves a JSON object, before
+ * contract B's decoder). The first byte picks the parser. Built and run
  * by tests/agent/fuzz.sh.
  */
 #include <stdint.h>
@@ -14,7 +16,9 @@
 #include "agent.h"
 #include "agent_jobs.h"
 #include "hm_agent_wire.h"
+#include "hm_proto.h"
 #include "pace_report_read.h"
+
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -36,6 +40,38 @@ static void roundtrip(const hm_aw_msg_t *m)
 			abort();
 	hm_aw_msg_free(&again);
 	free(json);
+}
+
+#define FUZZ_TAG "agent>coordinator 10.0.0.1:6830 10.0.0.7:41234"
+
+/* The binding as the coordinator checks it, then the decoder on what is left. */
+static void unbind_then_decode(const char *data, size_t size)
+{
+	char *text = malloc(size + 1);
+	hm_aw_msg_t m;
+	hm_err_t err = {0};
+	bool bound = false;
+	size_t before;
+	hm_rc_t rc;
+
+	if (!text)
+		return;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	before = strlen(text);
+	rc = hm_proto_unbind(text, FUZZ_TAG, &bound, &err);
+	if (rc == HM_OK && bound) {
+		/* Exactly {"bind":"TAG" and its comma went; the object's brace stays. */
+		if (text[0] != '{' || strlen(text) + strlen(FUZZ_TAG) + 9 > before ||
+		    strlen(text) + strlen(FUZZ_TAG) + 10 < before)
+			abort();
+		if (hm_aw_decode(text, strlen(text), &m, &err) == HM_OK)
+			roundtrip(&m);
+		hm_aw_msg_free(&m);
+	} else if (memcmp(text, data, before) != 0) {
+		abort(); /* not bound, or refused: the text is left alone */
+	}
+	free(text);
 }
 
 /* Two report texts: the window between them (or from the second alone). */
@@ -83,9 +119,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	if (data[0] % 3 == 2) {
+	if (data[0] % 4 == 3) {
+		unbind_then_decode((const char *)data + 1, size - 1);
+	} else if (data[0] % 4 == 2) {
 		report_window((const char *)data + 1, size - 1);
-	} else if (data[0] % 3 == 0) {
+	} else if (data[0] % 4 == 0) {
 		hm_aw_msg_t m;
 		hm_err_t err = {0};
 

@@ -382,6 +382,33 @@ static void check_refused(fake_coord_t *f)
 	      "served again after the refusals");
 }
 
+/* A coordinator whose frames are bound to another coordinator (issue 28): the agent
+   refuses its welcome before decoding it, logs it once, retries, never beats. */
+static void check_bound_elsewhere(fake_coord_t *f)
+{
+	fake_seen_t s0, s;
+	int before = log_count("frame bound to");
+	int64_t t_answer;
+
+	fake_seen(f, &s0);
+	put_seen(&s0);
+	fake_set_mode(f, FAKE_ELSEWHERE);
+	fake_drop(f);
+	wait_seen(f, 6000, hellos_at_least, s0.hellos + 3, &s);
+	printf("agent-live: frames bound elsewhere: %d attempts, %d beats, %d log line(s)\n",
+	       s.hellos - s0.hellos, s.beats - s0.beats, log_count("frame bound to") - before);
+	CHECK(s.hellos - s0.hellos >= 3, "retried %d times", s.hellos - s0.hellos);
+	CHECK(s.beats == s0.beats, "no beat to a coordinator whose welcome is bound elsewhere");
+	CHECK(log_count("frame bound to") - before == 1, "the refusal is logged once");
+	put_seen(&s);
+	fake_set_mode(f, FAKE_ANSWER);
+	t_answer = real_us();
+	wait_seen(f, 10000, hellos_at_least, s.hellos + 1, &s0);
+	put_seen(&s0);
+	CHECK(wait_key_in("HARMONICS_VALID_UNTIL_US", t_answer + 1, INT64_MAX, 10000) >= 0,
+	      "served again once the frames are bound to it");
+}
+
 static void check_fail_open(fake_coord_t *f)
 {
 	fake_seen_t s;
@@ -505,6 +532,7 @@ int main(void)
 	decide(f, 3, -1, 0); /* the coordinator promoted too */
 	check_reconnect(f);
 	check_refused(f);
+	check_bound_elsewhere(f);
 	check_fail_open(f);
 
 	t0 = real_us();

@@ -240,11 +240,13 @@ static double thread_cpu_s(clockid_t cid)
 
 static hm_rc_t send_frame(lconn_t *c, const hm_aw_msg_t *m, size_t *wire, hm_err_t *err)
 {
-	char *json = NULL, *cred = NULL;
+	char *json = NULL, *cred = NULL, tag[HM_PROTO_BIND_MAX];
 	hm_rc_t rc = hm_aw_encode(m, &json, err);
 
 	if (rc == HM_OK)
-		rc = hm_proto_seal(json, HM_PROTO_UID_ANY, &cred, err);
+		rc = hm_proto_conn_tag(c->fd, "agent>coordinator", true, tag, sizeof(tag), err);
+	if (rc == HM_OK)
+		rc = hm_proto_seal_bound(json, HM_PROTO_UID_ANY, tag, &cred, err);
 	if (rc == HM_OK)
 		rc = hm_proto_send(c->fd, cred, strlen(cred), hm_mono_ms() + 5000, err);
 	if (rc == HM_OK && wire)

@@ -481,13 +481,14 @@ static void agent_failed(agent_t *a, const char *why)
 
 static bool agent_send(agent_t *a, hm_aw_msg_t *m)
 {
-	char *json = NULL, *cred = NULL;
+	char *json = NULL, *cred = NULL, tag[HM_PROTO_BIND_MAX];
 	hm_err_t err = {0};
 	bool ok;
 
 	m->seq = ++a->seq;
 	ok = hm_aw_encode(m, &json, &err) == HM_OK &&
-	     hm_proto_seal(json, HM_PROTO_UID_ANY, &cred, &err) == HM_OK &&
+	     hm_proto_conn_tag(a->fd, "agent>coordinator", true, tag, sizeof(tag), &err) == HM_OK &&
+	     hm_proto_seal_bound(json, HM_PROTO_UID_ANY, tag, &cred, &err) == HM_OK &&
 	     hm_proto_send(a->fd, cred, strlen(cred), hm_mono_ms() + 5000, &err) == HM_OK;
 	if (!ok)
 		agent_failed(a, err.msg);

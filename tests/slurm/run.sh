@@ -374,6 +374,8 @@ a_before=$(assign_of "$jrun")
 c_before=$(admin_comment "$jrun")
 hm_ctld_stop
 check "state file written" test -s "$HM_DIR/state/harmonics.state"
+# From here on PrivateData=jobs (the coordinator reads it at start): harmonicsctl below.
+echo "PrivateData=jobs" >>"$SLURM_CONF"
 # A bad harmonics.conf at start leaves slurmctld running with Harmonics
 # disabled: tests/slurm/failopen.sh.
 t0=$(date +%s.%N)
@@ -404,6 +406,33 @@ else
 	runuser -u nobody -- "$HM_CTL" job "$jctl" >"$out/ctl-foreign.txt" 2>&1
 	rc=$?
 	check "harmonicsctl job $jctl as nobody refused (exit 1): $(head -1 "$out/ctl-foreign.txt")" test "$rc" -eq 1
+	# PrivateData=jobs (since the restart), as squeue: a plain user lists its own
+	# jobs only, an operator (AdminLevel=Operator in slurmdbd) every one.
+	sees() { # user: 0 when harmonicsctl jobs (exit 0) lists $jctl, 1 when not, 2 on failure
+		local o
+		o=$(runuser -u "$1" -- "$HM_CTL" jobs 2>&1) || return 2
+		grep -qw "$jctl" <<<"$o"
+	}
+	sq() { runuser -u "$1" -- squeue -h -j "$jctl" -o %i 2>/dev/null; } # squeue's answer
+	sees nobody
+	rc=$? s=$(sq nobody)
+	check "PrivateData=jobs: harmonicsctl jobs as nobody does not list root's job $jctl (rc $rc), nor squeue ('$s')" \
+		bash -c "[[ $rc == 1 && -z '$s' ]]"
+	sees daemon
+	rc=$?
+	check "PrivateData=jobs: as daemon (no AdminLevel yet) neither (rc $rc)" test "$rc" -eq 1
+	sacctmgr -i add user daemon Account=root AdminLevel=Operator >"$out/sacctmgr-op.txt" 2>&1
+	check "sacctmgr add user daemon AdminLevel=Operator" \
+		bash -c "sacctmgr -n -P show user daemon format=AdminLevel | grep -qx Operator"
+	t0=$(date +%s.%N)
+	for _ in $(seq 40); do sees daemon && break; sleep 0.25; done # slurmdbd pushes it to slurmctld
+	sees daemon
+	rc=$? s=$(sq daemon)
+	check "PrivateData=jobs: operator daemon lists job $jctl (rc $rc, $(elapsed "$t0") s after sacctmgr), as squeue ('$s')" \
+		bash -c "[[ $rc == 0 && '$s' == $jctl ]]"
+	sees nobody
+	rc=$?
+	check "PrivateData=jobs: nobody still does not (rc $rc)" test "$rc" -eq 1
 	scancel "$jctl"
 fi
 

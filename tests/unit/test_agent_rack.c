@@ -26,6 +26,7 @@
 
 #include "agent_jobs.h"
 #include "agent_rack.h"
+#include "munge_fixture.h"
 
 static hm_logger_t g_log = {.sink = NULL, .level = -1, .prefix = "test: "};
 
@@ -418,6 +419,110 @@ static void test_channel_admission(void **state)
 	agent_rack_free(&r);
 }
 
+/* A member's hello on fd, bound to tag (NULL: to fd's connection, member>leader). */
+static void member_hello(int fd, const char *tag)
+{
+	hm_aw_msg_t m = {.op = HM_AW_HELLO, .seq = 1};
+	char *json = NULL, *cred = NULL, own[HM_PROTO_BIND_MAX];
+	hm_err_t err = {0};
+
+	snprintf(m.node, sizeof(m.node), "n2");
+	snprintf(m.agent_version, sizeof(m.agent_version), "test");
+	if (!tag) {
+		assert_int_equal(
+		    hm_proto_conn_tag(fd, "member>leader", true, own, sizeof(own), &err), HM_OK);
+		tag = own;
+	}
+	assert_int_equal(hm_aw_encode(&m, &json, &err), HM_OK);
+	assert_int_equal(hm_proto_seal_bound(json, HM_PROTO_UID_ANY, tag, &cred, &err), HM_OK);
+	assert_int_equal(hm_proto_send(fd, cred, strlen(cred), hm_proto_now_ms() + 1000, &err),
+			 HM_OK);
+	free(json);
+	free(cred);
+}
+
+/*
+ * The rack channel's frames are bound (issue 28): a member's hello sealed for
+ * another leader (another port of the same address) or in the leader's own
+ * direction is refused and its connection closed, no welcome; one bound to
+ * this leader is welcomed with a frame bound "leader>member" to the member.
+ */
+static void test_channel_bound(void **state)
+{
+	static const char *const members[] = {"127.0.7.2"};
+	hm_logger_t lg = {.sink = count_sink, .level = HM_LOG_INFO, .prefix = "test: "};
+	uint32_t trusted[1] = {(uint32_t)getuid()};
+	agent_rack_t r;
+	agent_role_t role;
+	agent_rack_ctx_t x = {.role = &role,
+			      .heartbeat_ms = 1000,
+			      .conn_timeout_ms = 1000,
+			      .trusted = trusted,
+			      .ntrusted = 1};
+	char tag[HM_PROTO_BIND_MAX], self[HM_PROTO_ADDR_MAX], other[HM_PROTO_ADDR_MAX];
+	hm_err_t err = {0};
+
+	(void)state;
+	if (!munge_up())
+		skip();
+	agent_rack_init(&r, "n1", 65536, &lg);
+	leader_role(&role, members, 1);
+	{
+		int lfd = socket(AF_INET, SOCK_STREAM, 0), c;
+		struct sockaddr_in sa = {.sin_family = AF_INET,
+					 .sin_addr.s_addr = ip4("127.0.7.1")};
+		socklen_t sl = sizeof(sa);
+
+		assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(listen(lfd, 1), 0);
+		assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+		c = connect_from("127.0.7.9", "127.0.7.1", ntohs(sa.sin_port));
+		assert_int_equal(agent_rack_follow(&r, c, 0, &err), HM_OK);
+		close(c);
+		close(lfd);
+	}
+	for (int k = 0; k < 3; k++) {
+		int m = connect_from("127.0.7.2", "127.0.7.9", r.port);
+		char *frame = NULL, *json = NULL;
+		size_t len;
+		uint32_t uid, gid;
+		bool bound = false;
+
+		assert_true(m >= 0);
+		assert_int_equal(hm_proto_sock_addr(m, false, self, sizeof(self), &err), HM_OK);
+		snprintf(other, sizeof(other), "127.0.7.9:%d", r.port + 1);
+		if (k == 0) /* sealed for another leader */
+			assert_int_equal(
+			    hm_proto_bind_tag(tag, sizeof(tag), "member>leader", other, self, &err),
+			    HM_OK);
+		else if (k == 1) /* the leader's direction, replayed back at it */
+			assert_int_equal(
+			    hm_proto_conn_tag(m, "leader>member", true, tag, sizeof(tag), &err),
+			    HM_OK);
+		pump(&r, &x, 1000); /* accept */
+		member_hello(m, k < 2 ? tag : NULL);
+		pump(&r, &x, 1000); /* its hello */
+		if (k < 2) {
+			assert_true(closed_by_peer(m));
+		} else {
+			assert_int_equal(
+			    hm_proto_recv(m, 65536, hm_proto_now_ms() + 1000, &frame, &len, &err),
+			    HM_OK);
+			assert_int_equal(hm_proto_unseal(frame, &json, &uid, &gid, &err), HM_OK);
+			assert_int_equal(
+			    hm_proto_conn_tag(m, "leader>member", false, tag, sizeof(tag), &err),
+			    HM_OK);
+			assert_int_equal(hm_proto_unbind(json, tag, &bound, &err), HM_OK);
+			assert_true(bound);
+			assert_non_null(strstr(json, "\"agent_welcome\""));
+		}
+		free(frame);
+		free(json);
+		close(m);
+	}
+	agent_rack_free(&r);
+}
+
 /* A leader's "members" through the wire and back; a bad address is refused. */
 static void test_members_wire(void **state)
 {
@@ -464,11 +569,9 @@ static void test_members_wire(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_push_build),
-	    cmocka_unit_test(test_push_refusals),
-	    cmocka_unit_test(test_merge),
-	    cmocka_unit_test(test_admit),
-	    cmocka_unit_test(test_channel_admission),
+	    cmocka_unit_test(test_push_build),    cmocka_unit_test(test_push_refusals),
+	    cmocka_unit_test(test_merge),         cmocka_unit_test(test_admit),
+	    cmocka_unit_test(test_channel_bound), cmocka_unit_test(test_channel_admission),
 	    cmocka_unit_test(test_members_wire),
 	};
 

@@ -89,11 +89,102 @@ static void test_seal(void **state)
 	free(cred);
 }
 
+/* Bindings as strings (no munged needed): strip on a match, refuse another. */
+static void test_unbind(void **state)
+{
+	const char *me = "agent>coordinator 10.0.0.1:6900 10.0.0.7:40000";
+	char tag[HM_PROTO_BIND_MAX], text[256];
+	hm_err_t err = {0};
+	bool bound = true;
+
+	(void)state;
+	assert_int_equal(hm_proto_bind_tag(tag, sizeof(tag), "agent>coordinator", "10.0.0.1:6900",
+					   "10.0.0.7:40000", &err),
+			 HM_OK);
+	assert_string_equal(tag, me);
+	/* Quotes, spaces, backslashes or nothing in a part: refused. */
+	assert_int_equal(hm_proto_bind_tag(tag, sizeof(tag), "a\"b", "x:1", "y:2", &err),
+			 HM_ERR_RANGE);
+	assert_int_equal(hm_proto_bind_tag(tag, sizeof(tag), "a b", "x:1", "y:2", &err),
+			 HM_ERR_RANGE);
+	assert_int_equal(hm_proto_bind_tag(tag, sizeof(tag), "a", "", "y:2", &err), HM_ERR_RANGE);
+	assert_int_equal(hm_proto_bind_tag(tag, 8, "a", "x:1", "y:2", &err), HM_ERR_RANGE);
+
+	snprintf(text, sizeof(text), "{\"bind\":\"%s\",\"v\":1}", me);
+	assert_int_equal(hm_proto_unbind(text, me, &bound, &err), HM_OK);
+	assert_true(bound);
+	assert_string_equal(text, "{\"v\":1}");
+	snprintf(text, sizeof(text), "{\"bind\":\"%s\"}", me);
+	assert_int_equal(hm_proto_unbind(text, me, &bound, &err), HM_OK);
+	assert_string_equal(text, "{}");
+
+	/* Unbound: left alone, the caller decides. */
+	snprintf(text, sizeof(text), "{\"v\":1,\"bind\":\"%s\"}", me);
+	assert_int_equal(hm_proto_unbind(text, me, &bound, &err), HM_OK);
+	assert_false(bound);
+
+	/* Another coordinator, another source port, the other direction, a prefix. */
+	const struct {
+		const char *tag, *msg;
+	} others[] = {
+	    {"agent>coordinator 10.0.0.2:6900 10.0.0.7:40000",
+	     "another destination ('10.0.0.2:6900', this connection's is '10.0.0.1:6900')"},
+	    {"agent>coordinator 10.0.0.1:6900 10.0.0.7:40001",
+	     "another source ('10.0.0.7:40001', this connection's is '10.0.0.7:40000')"},
+	    {"coordinator>agent 10.0.0.1:6900 10.0.0.7:40000",
+	     "another direction ('coordinator>agent', this connection's is 'agent>coordinator')"},
+	    {"agent>coordinator 10.0.0.1:6900 10.0.0.7:4000",
+	     "another source ('10.0.0.7:4000', this connection's is '10.0.0.7:40000')"},
+	    {"agent>coordinator 10.0.0.1:6900", "another source ('', this"},
+	};
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		snprintf(text, sizeof(text), "{\"bind\":\"%s\",\"v\":1}", others[i].tag);
+		assert_int_equal(hm_proto_unbind(text, me, &bound, &err), HM_ERR_AUTH);
+		assert_false(bound);
+		if (!strstr(err.msg, others[i].msg))
+			fail_msg("%s: '%s'", others[i].tag, err.msg);
+	}
+	/* Malformed: no end, an escape, no separator after the tag. */
+	assert_int_equal(hm_proto_unbind(strcpy(text, "{\"bind\":\"abc"), me, &bound, &err),
+			 HM_ERR_PROTO);
+	assert_int_equal(hm_proto_unbind(strcpy(text, "{\"bind\":\"a\\\"b\"}"), me, &bound, &err),
+			 HM_ERR_PROTO);
+	assert_int_equal(hm_proto_unbind(strcpy(text, "{\"bind\":\"abc\"x}"), me, &bound, &err),
+			 HM_ERR_PROTO);
+}
+
+/* A bound credential as it travels: sealed for X, refused at Y. */
+static void test_seal_bound(void **state)
+{
+	const char *x = "leader>member 10.0.0.7:40000 10.0.0.9:6901";
+	const char *y = "leader>member 10.0.0.8:40000 10.0.0.9:6901";
+	char *cred = NULL, *json = NULL;
+	uint32_t uid, gid;
+	hm_err_t err = {0};
+	bool bound = false;
+
+	(void)state;
+	if (!munge_up())
+		skip();
+	assert_int_equal(hm_proto_seal_bound("{\"v\":1}", HM_PROTO_UID_ANY, x, &cred, &err), HM_OK);
+	assert_int_equal(hm_proto_unseal(cred, &json, &uid, &gid, &err), HM_OK);
+	assert_int_equal(hm_proto_unbind(json, y, &bound, &err), HM_ERR_AUTH);
+	assert_int_equal(hm_proto_unbind(json, x, &bound, &err), HM_OK);
+	assert_true(bound);
+	assert_string_equal(json, "{\"v\":1}");
+	free(json);
+	free(cred);
+	assert_int_equal(hm_proto_seal_bound("[1]", HM_PROTO_UID_ANY, x, &cred, &err),
+			 HM_ERR_INVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_frames),
 	    cmocka_unit_test(test_seal),
+	    cmocka_unit_test(test_unbind),
+	    cmocka_unit_test(test_seal_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -348,8 +348,41 @@ static void test_out_of_fds(void **state)
 	assert_true(closed >= N - 3 - 1);
 }
 
-/* PrivateData=jobs in slurm.conf: "jobs" lists a user's own jobs only (root and
-   SlurmUser every one), as squeue does; without it, every job. */
+#define OPERATOR 4243 /* AdminLevel=Operator, as the host plugin's hook says */
+
+static bool operator_hook(uint32_t uid, void *arg)
+{
+	(void)arg;
+	return uid == OPERATOR;
+}
+
+/* The number of jobs "jobs" lists to uid on port (a forked child); -1 on failure. */
+static int jobs_seen_by(uint32_t uid, int on_port)
+{
+	pid_t pid = fork();
+	int st = 0;
+
+	if (pid == 0) {
+		char *reply = NULL;
+		json_object *r, *jobs;
+		hm_err_t e = {0};
+
+		if (setgid(uid) != 0 || setuid(uid) != 0 ||
+		    hm_client_call("127.0.0.1", on_port, "{\"op\":\"jobs\"}", 3000, &reply, &e) !=
+			HM_OK ||
+		    !(r = json_tokener_parse(reply)) ||
+		    !json_object_object_get_ex(r, "jobs", &jobs))
+			_exit(255);
+		_exit((int)json_object_array_length(jobs));
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) == 255)
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* PrivateData=jobs in slurm.conf: "jobs" lists a user's own jobs only (root,
+   SlurmUser and the host's operators every one), as squeue does; without it,
+   every job. */
 static void test_private_jobs(void **state)
 {
 	char path[] = "/tmp/hm-admit-slurm.conf.XXXXXX";
@@ -415,6 +448,15 @@ static void test_private_jobs(void **state)
 		json_object_put(r);
 		free(reply);
 	}
+	/* An operator: its own (none) without the host's hook, every job with it; a
+	   plain user still its own only. */
+	static const hm_server_operator_t ops = {.is_operator = operator_hook};
+	assert_int_equal(jobs_seen_by(OPERATOR, p2), 0);
+	hm_server_set_operator(s2, &ops);
+	assert_int_equal(jobs_seen_by(OPERATOR, p2), 2);
+	assert_int_equal(jobs_seen_by(OWNER, p2), 1);
+	hm_server_set_operator(s2, NULL);
+	assert_int_equal(jobs_seen_by(OPERATOR, p2), 0);
 	hm_server_stop(s2);
 	unlink(path);
 	assert_true(WIFEXITED(st));

@@ -82,7 +82,6 @@ static int setup(void **state)
 	return srv_fixture_start(&conf, 64030);
 }
 
-
 static int dial(void)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -94,22 +93,38 @@ static int dial(void)
 }
 
 /* Seal and send one agent message (any uid may read it: as the agent does). */
-static void send_msg(int fd, const hm_aw_msg_t *m)
+static void send_bound(int fd, const hm_aw_msg_t *m, const char *tag)
 {
 	char *json = NULL, *cred = NULL;
 	hm_err_t err = {0};
 
 	assert_int_equal(hm_aw_encode(m, &json, &err), HM_OK);
-	assert_int_equal(hm_proto_seal(json, HM_PROTO_UID_ANY, &cred, &err), HM_OK);
+	if (tag)
+		assert_int_equal(hm_proto_seal_bound(json, HM_PROTO_UID_ANY, tag, &cred, &err),
+				 HM_OK);
+	else
+		assert_int_equal(hm_proto_seal(json, HM_PROTO_UID_ANY, &cred, &err), HM_OK);
 	assert_int_equal(hm_proto_send(fd, cred, strlen(cred), hm_mono_ms() + 2000, &err), HM_OK);
 	free(json);
 	free(cred);
 }
 
-/* Receive one message within timeout_ms: HM_OK with *m decoded, else the error. */
+/* Bound to this connection, as the agent binds its frames. */
+static void send_msg(int fd, const hm_aw_msg_t *m)
+{
+	char tag[HM_PROTO_BIND_MAX];
+	hm_err_t err = {0};
+
+	assert_int_equal(hm_proto_conn_tag(fd, "agent>coordinator", true, tag, sizeof(tag), &err),
+			 HM_OK);
+	send_bound(fd, m, tag);
+}
+
+/* Receive one message within timeout_ms: HM_OK with *m decoded, else the error. The
+ * coordinator's frames must be bound to this connection ("coordinator>agent"). */
 static hm_rc_t recv_msg(int fd, int timeout_ms, hm_aw_msg_t *m, uint32_t *sender)
 {
-	char *frame = NULL, *json = NULL;
+	char *frame = NULL, *json = NULL, tag[HM_PROTO_BIND_MAX];
 	size_t len;
 	uint32_t gid;
 	hm_err_t err = {0};
@@ -117,8 +132,13 @@ static hm_rc_t recv_msg(int fd, int timeout_ms, hm_aw_msg_t *m, uint32_t *sender
 
 	memset(m, 0, sizeof(*m));
 	rc = hm_proto_recv(fd, 65536, hm_mono_ms() + timeout_ms, &frame, &len, &err);
-	if (rc == HM_OK && (rc = hm_proto_unseal(frame, &json, sender, &gid, &err)) == HM_OK)
-		rc = hm_aw_decode(json, strlen(json), m, &err);
+	bool bound = false;
+
+	if (rc == HM_OK && (rc = hm_proto_unseal(frame, &json, sender, &gid, &err)) == HM_OK &&
+	    (rc = hm_proto_conn_tag(fd, "coordinator>agent", false, tag, sizeof(tag), &err)) ==
+		HM_OK &&
+	    (rc = hm_proto_unbind(json, tag, &bound, &err)) == HM_OK)
+		rc = bound ? hm_aw_decode(json, strlen(json), m, &err) : HM_ERR_AUTH;
 	free(frame);
 	free(json);
 	return rc;
@@ -533,6 +553,67 @@ static void test_unknown_node(void **state)
 	close(fd);
 }
 
+/*
+ * A frame bound elsewhere is refused before it is read: sealed for another
+ * coordinator (another port), for another connection (another source port),
+ * in the other direction, or not bound at all (issue 28). Each costs its own
+ * connection only: an error "auth" and the close; the node never says hello.
+ */
+static void test_bound_elsewhere(void **state)
+{
+	char self[HM_PROTO_ADDR_MAX], peer[HM_PROTO_ADDR_MAX], other[HM_PROTO_ADDR_MAX],
+	    tag[HM_PROTO_BIND_MAX];
+	hm_coord_node_view_t *nv = NULL;
+	hm_err_t err = {0};
+	hm_aw_msg_t m, r;
+	uint32_t sender;
+	int nn = 0;
+
+	NEED_SERVER();
+	for (int k = 0; k < 4; k++) {
+		int fd = dial();
+
+		assert_int_equal(hm_proto_sock_addr(fd, false, self, sizeof(self), &err), HM_OK);
+		assert_int_equal(hm_proto_sock_addr(fd, true, peer, sizeof(peer), &err), HM_OK);
+		if (k == 0) /* the same host, another coordinator's port */
+			snprintf(other, sizeof(other), "127.0.0.1:%d", port + 1);
+		else /* this coordinator, another connection of the same host */
+			snprintf(other, sizeof(other), "127.0.0.1:%d", port);
+		switch (k) {
+		case 0:
+			assert_int_equal(hm_proto_bind_tag(tag, sizeof(tag), "agent>coordinator",
+							   other, self, &err),
+					 HM_OK);
+			break;
+		case 1:
+			assert_int_equal(hm_proto_bind_tag(tag, sizeof(tag), "agent>coordinator",
+							   peer, "127.0.0.1:1", &err),
+					 HM_OK);
+			break;
+		case 2:
+			assert_int_equal(hm_proto_bind_tag(tag, sizeof(tag), "coordinator>agent",
+							   peer, self, &err),
+					 HM_OK);
+			break;
+		}
+		hello(&m, "n5", 1);
+		send_bound(fd, &m, k == 3 ? NULL : tag);
+		hm_aw_msg_free(&m);
+		assert_int_equal(recv_msg(fd, 3000, &r, &sender), HM_OK);
+		assert_int_equal(r.op, HM_AW_ERROR);
+		assert_string_equal(r.code, "auth");
+		assert_non_null(strstr(r.error, k == 3 ? "not bound" : "bound to"));
+		hm_aw_msg_free(&r);
+		assert_int_equal(recv_msg(fd, 3000, &r, &sender), HM_ERR_IO);
+		close(fd);
+	}
+	assert_int_equal(hm_coord_nodes(coord, &nv, &nn), HM_OK);
+	for (int i = 0; i < nn; i++)
+		if (strcmp(nv[i].node, "n5") == 0)
+			assert_string_not_equal(nv[i].state, "up");
+	free(nv);
+}
+
 /* An agent must be root or SlurmUser: a hello sealed by nobody is refused. */
 static void test_foreign_agent(void **state)
 {
@@ -607,9 +688,10 @@ static void test_nobody_waits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_session),      cmocka_unit_test(test_leader_push),
-	    cmocka_unit_test(test_unknown_node), cmocka_unit_test(test_foreign_agent),
-	    cmocka_unit_test(test_nobody_waits), cmocka_unit_test(test_rack_round),
+	    cmocka_unit_test(test_session),         cmocka_unit_test(test_leader_push),
+	    cmocka_unit_test(test_unknown_node),    cmocka_unit_test(test_foreign_agent),
+	    cmocka_unit_test(test_bound_elsewhere), cmocka_unit_test(test_nobody_waits),
+	    cmocka_unit_test(test_rack_round),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

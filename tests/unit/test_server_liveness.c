@@ -60,7 +60,7 @@ static int dial(void)
 static void send_hello(int fd, const char *node)
 {
 	hm_aw_msg_t m;
-	char *json = NULL, *cred = NULL;
+	char *json = NULL, *cred = NULL, tag[HM_PROTO_BIND_MAX];
 	hm_err_t err = {0};
 
 	memset(&m, 0, sizeof(m));
@@ -71,7 +71,9 @@ static void send_hello(int fd, const char *node)
 	assert_int_equal(hm_aw_alloc_nodes(&m, 1, NULL), HM_OK);
 	snprintf(m.nodes[0].node, sizeof(m.nodes[0].node), "%s", node);
 	assert_int_equal(hm_aw_encode(&m, &json, &err), HM_OK);
-	assert_int_equal(hm_proto_seal(json, HM_PROTO_UID_ANY, &cred, &err), HM_OK);
+	assert_int_equal(hm_proto_conn_tag(fd, "agent>coordinator", true, tag, sizeof(tag), &err),
+			 HM_OK);
+	assert_int_equal(hm_proto_seal_bound(json, HM_PROTO_UID_ANY, tag, &cred, &err), HM_OK);
 	assert_int_equal(hm_proto_send(fd, cred, strlen(cred), hm_mono_ms() + 2000, &err), HM_OK);
 	hm_aw_msg_free(&m);
 	free(json);

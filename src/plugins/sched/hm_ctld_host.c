@@ -225,6 +225,15 @@ static hm_rc_t topo_from_switches(void *arg, const hm_topo_opts_t *opts, hm_topo
 	return rc;
 }
 
+/* The server's workers ask slurmctld who its operators are (hm_server.h). */
+static bool is_operator(uint32_t uid, void *arg)
+{
+	(void)arg;
+	return hm_slurm_is_operator(uid);
+}
+
+static const hm_server_operator_t operators = {.is_operator = is_operator};
+
 /* Where the configuration comes from. */
 static void run_env(hm_sched_env_t *env, const char *state_dir)
 {
@@ -234,7 +243,8 @@ static void run_env(hm_sched_env_t *env, const char *state_dir)
 				.switches = topo_from_switches,
 				.switches_arg = NULL,
 				.slurm_version = SLURM_VERSION_STRING,
-				.ctld_addr = g.ctld_addr};
+				.ctld_addr = g.ctld_addr,
+				.op = &operators};
 }
 
 /* --- job mirror ------------------------------------------------------ */

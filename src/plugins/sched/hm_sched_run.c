@@ -203,6 +203,7 @@ hm_rc_t hm_sched_run_start(hm_sched_run_t *r, const hm_sched_env_t *env, hm_err_
 		hm_err_prefix(err, "server");
 		goto fail;
 	}
+	hm_server_set_operator(r->srv, env->op);
 	/* Metrics are a view: a port that cannot be bound leaves them off, not Harmonics. */
 	if (r->conf.metrics_listen[0] &&
 	    hm_metrics_srv_start(r->conf.metrics_listen, env->slurm_version, &r->mx, &serr) !=

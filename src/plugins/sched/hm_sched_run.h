@@ -42,6 +42,9 @@ typedef struct {
 	/* This slurmctld's SlurmctldHost address (name or IPv4): the coordinator
 	   binds it when ListenAddress is unset; NULL or "" = 127.0.0.1. */
 	const char *ctld_addr;
+	/* slurmctld's operators and administrators, who see every job under
+	   PrivateData=jobs (static: outlives the server); NULL = root and SlurmUser only. */
+	const hm_server_operator_t *op;
 } hm_sched_env_t;
 
 /* The cause of a disabled Harmonics in one AdminComment token (no blanks, no ';'). */

@@ -74,6 +74,21 @@ typedef void (*hm_slurm_switch_fn)(void *arg, const hm_slurm_switch_t *sw);
  */
 int hm_slurm_switches(hm_slurm_switch_fn fn, void *arg);
 
+/*
+ * Whether uid is one of slurmctld's operators: root, SlurmUser, or
+ * AdminLevel=Operator or Administrator in the accounting database (as squeue
+ * decides who sees other users' jobs under PrivateData=jobs). slurmctld's
+ * validate_operator(uid_t), alike in 22.05 to 26.05 (proc_req.c; 24.11 adds
+ * validate_operator_locked beside it); it takes the assoc_mgr's user read lock
+ * itself: call it holding no slurmctld or assoc_mgr lock. Inline, so that only
+ * its caller (the coordinator's host) references the symbol, not the select
+ * plugin.
+ */
+static inline bool hm_slurm_is_operator(uint32_t uid)
+{
+	return validate_operator((uid_t)uid);
+}
+
 /* How many records the topology plugin holds (switches of topology/tree, blocks
    of topology/block), without copying them; same lock as hm_slurm_switches. */
 int hm_slurm_topo_records(void);
