@@ -65,7 +65,7 @@ PROF="iter=250ms,comm=40%,bytes=1.2GB"
 nodes_of() { scontrol show hostnames "$(squeue -h -j "$1" -o %N)" 2>/dev/null | sort -V | tr '\n' ' '; }
 # The job's modelled links (explain), one "LINK JOBS" line each.
 links_of() { ctl_json job "$1" --explain | jq -r '.explain.links[] | "\(.link) \(.jobs)"'; }
-decided() { [[ $(job_q "$1" .state) == scheduled ]]; }
+decided() { [[ $(job_q "$1" .assignment.scheduled) == true ]]; }
 srun_pid=
 cleanup() {
 	[[ -n $srun_pid ]] && kill "$srun_pid" 2>/dev/null
@@ -81,9 +81,12 @@ say "$(scontrol show partition nvl | grep -o 'Topology=[^ ]*')"
 check "slurmctld: partition nvl has Topology=nvl, debug none" \
 	bash -c "scontrol show partition nvl | grep -q 'Topology=nvl' && ! scontrol show partition debug | grep -q 'Topology=nvl'"
 topo_out=$(scontrol show topology 2>&1)
+nvl_out=$(scontrol show topology nvl 2>&1)
 say "scontrol show topology: $(tr '\n' '|' <<<"$topo_out" | cut -c1-300)"
-check "scontrol show topology lists fabric's switches and nvl's blocks" \
-	bash -c "grep -q 'rack1' <<<'$topo_out' && grep -q 'nvl1' <<<'$topo_out'"
+say "scontrol show topology nvl: $(tr '\n' '|' <<<"$nvl_out" | cut -c1-400)"
+check "scontrol show topology: fabric's switches the default, nvl's blocks and aggregate by name" \
+	bash -c "grep -q '^SwitchName=rack1 .*Nodes=n\[1-4\]' <<<'$topo_out' && grep -q '^BlockName=nvl1 .*Nodes=n\[1,5\]' <<<'$nvl_out' &&
+		grep -q '^AggregatedBlock=nvl\[1-2\] .*Nodes=n\[1-2,5-6\]' <<<'$nvl_out'"
 check "job_submit/harmonics: fabric is the cluster default, nvl for its partitions' jobs" \
 	hm_wait_for 10 bash -c "grep -q \"job_submit/harmonics: topology 'fabric' (tree): the cluster default\" '$log' &&
 		grep -q \"job_submit/harmonics: topology 'nvl' (block): for its partitions' jobs\" '$log'"
@@ -113,8 +116,9 @@ say "job $b links: $(tr '\n' ' ' <<<"$links_b")"
 check "job $b crosses nvl's switch links (TOPOLOGY/SWITCH names), never spine" \
 	bash -c "grep -q '^nvl/nvl[12]->nvl/nvl1\.\.nvl2 ' <<<'$links_b' && ! grep -q 'spine' <<<'$links_b'"
 both=$(ctl_json jobs | jq -r --argjson a "$a" --argjson b "$b" \
-	'[.jobs[] | select(.job_id == $a or .job_id == $b) | "\(.job_id):\(.state)"] | join(" ")')
-check "jobs --json: both jobs scheduled ($both)" bash -c "[[ '$both' == '$a:scheduled $b:scheduled' ]]"
+	'[.jobs[] | select(.job_id == $a or .job_id == $b) | "\(.job_id):\(.racks):\(.assignment.scheduled)"] | join(" ")')
+check "jobs --json: both jobs scheduled, on 2 racks of the default ($both)" \
+	bash -c "[[ '$both' == '$a:2:true $b:2:true' ]]"
 
 echo "=== 4. an srun step in partition nvl on job $a's nodes: NIC links shared, switch links not"
 srun -p nvl -w n3,n7 -N2 --comm-sched=harmonics --comm-profile="$PROF" -J topo_c sleep 300 >"$HM_DIR/log/srun_c.out" 2>&1 &
