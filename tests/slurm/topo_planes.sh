@@ -11,7 +11,9 @@
 #      `scontrol show topology` lists both; job_submit/harmonics loads both
 #      topologies (its log), `harmonicsctl topology --format list` shows them.
 #   2. A --comm-sched job in `debug` (sbatch, n3 n7) is modelled on fabric's
-#      links: it crosses rack1->spine; no link of nvl's.
+#      links: it crosses rack1->spine; no link of nvl's. (Every job: its
+#      `topology` in `harmonicsctl jobs --json` and its links in
+#      `harmonicsctl job ID --explain --json`.)
 #   3. A 4-node --comm-sched job in `nvl` (sbatch, Slurm's block nvl1..nvl2:
 #      n1 n2 n5 n6) is modelled on nvl's: it crosses nvl/ switch links, never
 #      spine (on fabric it would: n2 and n5 are in different racks).
@@ -116,9 +118,9 @@ say "job $b links: $(tr '\n' ' ' <<<"$links_b")"
 check "job $b crosses nvl's switch links (TOPOLOGY/SWITCH names), never spine" \
 	bash -c "grep -q '^nvl/nvl[12]->nvl/nvl1\.\.nvl2 ' <<<'$links_b' && ! grep -q 'spine' <<<'$links_b'"
 both=$(ctl_json jobs | jq -r --argjson a "$a" --argjson b "$b" \
-	'[.jobs[] | select(.job_id == $a or .job_id == $b) | "\(.job_id):\(.racks):\(.assignment.scheduled)"] | join(" ")')
-check "jobs --json: both jobs scheduled, on 2 racks of the default ($both)" \
-	bash -c "[[ '$both' == '$a:2:true $b:2:true' ]]"
+	'[.jobs[] | select(.job_id == $a or .job_id == $b) | "\(.job_id):\(.topology):\(.racks):\(.assignment.scheduled)"] | join(" ")')
+check "jobs --json: job $a on fabric, $b on nvl, both scheduled, on 2 racks of the default ($both)" \
+	bash -c "[[ '$both' == '$a:fabric:2:true $b:nvl:2:true' ]]"
 
 echo "=== 4. an srun step in partition nvl on job $a's nodes: NIC links shared, switch links not"
 srun -p nvl -w n3,n7 -N2 --comm-sched=harmonics --comm-profile="$PROF" -J topo_c sleep 300 >"$HM_DIR/log/srun_c.out" 2>&1 &
@@ -127,6 +129,7 @@ hm_wait_for 20 bash -c "[[ -n \$(squeue -h -n topo_c -t R -o %i) ]]"
 c=$(job_id_of topo_c)
 check "srun job ${c:-none} (nvl) runs on n3 n7" bash -c "[[ -n '$c' && '$(nodes_of "$c")' == 'n3 n7 ' ]]"
 check "job $c is scheduled by the coordinator" hm_wait_for 15 decided "$c"
+check "jobs --json: job $c on topology nvl" bash -c "[[ '$(job_q "$c" .topology)' == nvl ]]"
 links_c=$(links_of "$c")
 say "job $c links: $(tr '\n' ' ' <<<"$links_c")"
 check "job $c (one nvl block) crosses only NIC links, shared with job $a (2 jobs each)" \
