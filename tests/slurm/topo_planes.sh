@@ -102,7 +102,7 @@ echo "=== 2. a --comm-sched job in partition debug: fabric's links"
 a=$(sbatch --parsable -p debug -w n3,n7 --comm-sched=harmonics --comm-profile="$PROF" -o /dev/null --wrap "sleep 300")
 wait_state "$a" RUNNING 20
 check "job $a (debug) runs on n3 n7: $(nodes_of "$a")" bash -c "[[ '$(nodes_of "$a")' == 'n3 n7 ' ]]"
-check "job $a is scheduled by the coordinator" hm_wait_for 15 decided "$a"
+check "job $a is scheduled by the coordinator" hm_wait_for 30 decided "$a"
 links_a=$(links_of "$a")
 say "job $a links: $(tr '\n' ' ' <<<"$links_a")"
 check "job $a crosses fabric's spine (rack1->spine, spine->rack2), no nvl/ link" \
@@ -112,7 +112,7 @@ echo "=== 3. a 4-node --comm-sched job in partition nvl: nvl's links"
 b=$(sbatch --parsable -p nvl -w "n[1-2,5-6]" --comm-sched=harmonics --comm-profile="$PROF" -o /dev/null --wrap "sleep 300")
 wait_state "$b" RUNNING 20
 check "job $b (nvl) runs on Slurm's block nvl1..nvl2: $(nodes_of "$b")" bash -c "[[ '$(nodes_of "$b")' == 'n1 n2 n5 n6 ' ]]"
-check "job $b is scheduled by the coordinator" hm_wait_for 15 decided "$b"
+check "job $b is scheduled by the coordinator" hm_wait_for 30 decided "$b"
 links_b=$(links_of "$b")
 say "job $b links: $(tr '\n' ' ' <<<"$links_b")"
 check "job $b crosses nvl's switch links (TOPOLOGY/SWITCH names), never spine" \
@@ -128,7 +128,7 @@ srun_pid=$!
 hm_wait_for 20 bash -c "[[ -n \$(squeue -h -n topo_c -t R -o %i) ]]"
 c=$(job_id_of topo_c)
 check "srun job ${c:-none} (nvl) runs on n3 n7" bash -c "[[ -n '$c' && '$(nodes_of "$c")' == 'n3 n7 ' ]]"
-check "job $c is scheduled by the coordinator" hm_wait_for 15 decided "$c"
+check "job $c is scheduled by the coordinator" hm_wait_for 30 decided "$c"
 check "jobs --json: job $c on topology nvl" bash -c "[[ '$(job_q "$c" .topology)' == nvl ]]"
 links_c=$(links_of "$c")
 say "job $c links: $(tr '\n' ' ' <<<"$links_c")"
