@@ -36,7 +36,7 @@
 #             (tests/slurm/matrix.sh; HM_MATRIX_RELEASES picks some)
 #   runtime   Slurm 26.05 built from source into a private prefix (cached), the
 #             plugins built against it, and the core checks on a cluster of it:
-#             run.sh, live.sh, place.sh, leaders.sh, hetjob.sh (tests/slurm/runtime.sh;
+#             run.sh, live.sh, place.sh, leaders.sh, hetjob.sh, topo_planes.sh (runtime.sh;
 #             HM_RUNTIME_CHECKS picks some, HM_RUNTIME_RELEASE another release)
 #   testbed   priority classes on shaped links, and a short emulated testbed through
 #             Slurm against the simulator, with emulated and real PyTorch jobs

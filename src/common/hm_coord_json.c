@@ -21,6 +21,7 @@ static const hm_field_t job_view_fields[] = {
     HM_FIELD(hm_coord_job_view_t, profile, "profile", HM_F_STR),
     HM_FIELD(hm_coord_job_view_t, gpus, "gpus", HM_F_INT),
     HM_FIELD(hm_coord_job_view_t, nracks, "racks", HM_F_INT),
+    HM_FIELD(hm_coord_job_view_t, topology, "topology", HM_F_STR),
     HM_FIELD(hm_coord_job_view_t, start_s, "start_s", HM_F_DBL),
     HM_FIELD(hm_coord_job_view_t, registered_steps, "registered_steps", HM_F_INT),
     HM_FIELD(hm_coord_job_view_t, measured, "measured", HM_F_BOOL),

@@ -51,6 +51,10 @@ typedef struct {
 	   reported an applied epoch for UnpacedAfter (modelled free running). */
 	int class_in_force;
 	bool unpaced;
+	/* The topology.yaml topology it is modelled on: its partition's (a flat
+	   one on the default's links), the cluster default when the file lacks
+	   that name; "" when the topology is a single one. */
+	char topology[HM_NAME_MAX];
 } hm_coord_job_view_t;
 
 /* Engine-wide counters (status queries). */

@@ -275,7 +275,7 @@ hm_rc_t hm_coord_explain(hm_coord_t *c, uint32_t job_id, hm_coord_explain_t *out
 		rc = HM_ERR_NOMEM;
 		goto out;
 	}
-	hm_coord_view_of(j, &out->job);
+	hm_coord_view_of(t, j, &out->job);
 	gpus_words(t, j, out->gpus, sizeof(out->gpus));
 	hm_coord_job_link_util(t, j, own, ju);
 	for (int i = 0; i < c->njobs; i++) {

@@ -231,8 +231,8 @@ void hm_coord_job_link_util(const hm_topo_t *t, const hm_cjob_t *j, double *util
  */
 int hm_coord_gpu_mask(const char *spec, const char *node, uint32_t *mask);
 
-/* Job j as the status views show it (caller holds mu). */
-void hm_coord_view_of(const hm_cjob_t *j, hm_coord_job_view_t *v);
+/* Job j as the status views show it, on topology t (caller holds mu). */
+void hm_coord_view_of(const hm_topo_t *t, const hm_cjob_t *j, hm_coord_job_view_t *v);
 
 /* Find a job (caller holds mu); NULL when absent. */
 hm_cjob_t *hm_coord_find(hm_coord_t *c, uint32_t job_id);

@@ -6,7 +6,7 @@
 #include "hm_coord_int.h"
 
 /* hm_coord_int.h */
-void hm_coord_view_of(const hm_cjob_t *j, hm_coord_job_view_t *v)
+void hm_coord_view_of(const hm_topo_t *t, const hm_cjob_t *j, hm_coord_job_view_t *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->job_id = j->job_id;
@@ -17,6 +17,7 @@ void hm_coord_view_of(const hm_cjob_t *j, hm_coord_job_view_t *v)
 	snprintf(v->profile, sizeof(v->profile), "%s", j->eff_profile);
 	v->gpus = j->job.gpus; /* 0 when the node list could not be placed */
 	v->nracks = j->nracks;
+	snprintf(v->topology, sizeof(v->topology), "%s", hm_topo_plane_name(t, j->plane));
 	v->start_s = j->start_s;
 	if (j->decided) {
 		v->a = j->a;
@@ -84,7 +85,7 @@ hm_rc_t hm_coord_jobs(hm_coord_t *c, hm_coord_job_view_t **out, int *n)
 		goto out;
 	}
 	for (int i = 0; i < c->njobs; i++)
-		hm_coord_view_of(&c->jobs[i], &(*out)[i]);
+		hm_coord_view_of(c->topo, &c->jobs[i], &(*out)[i]);
 	*n = c->njobs;
 out:
 	pthread_mutex_unlock(&c->mu);
@@ -100,7 +101,7 @@ hm_rc_t hm_coord_job(hm_coord_t *c, uint32_t job_id, hm_coord_job_view_t *out)
 
 	pthread_mutex_lock(&c->mu);
 	if ((j = hm_coord_find(c, job_id)))
-		hm_coord_view_of(j, out);
+		hm_coord_view_of(c->topo, j, out);
 	else
 		rc = HM_ERR_NOTFOUND;
 	pthread_mutex_unlock(&c->mu);

@@ -181,3 +181,4 @@ EXTRA_DIST += tests/slurm/matrix.sh tests/slurm/run.sh tests/slurm/live.sh tests
 EXTRA_DIST += tests/slurm/torch_live.sh
 EXTRA_DIST += tests/slurm/site.sh tests/slurm/backup.sh tests/slurm/runtime.sh
 EXTRA_DIST += tests/slurm/regress.sh
+EXTRA_DIST += tests/slurm/topo_planes.sh

@@ -56,6 +56,19 @@ static void usage(FILE *f)
 		HM_CONF_DEFAULT_PORT);
 }
 
+/* path with --csv-columns' map (NULL: none) applied to opts. */
+static hm_rc_t load_topology(const char *path, char *columns, hm_topo_opts_t *opts,
+			     hm_topo_t **t, hm_err_t *err)
+{
+	hm_rc_t rc;
+
+	if (columns && (rc = hm_topo_csv_columns_parse(columns, opts, err)) != HM_OK) {
+		hm_err_prefix(err, "--csv-columns");
+		return rc;
+	}
+	return hm_topo_load_file(path, opts, t, err);
+}
+
 /* topology FILE: the file as topology.conf or topology.yaml on stdout; 0, or
    2 naming what is wrong. */
 static int write_topology(const char *path, char *columns, bool yaml, const char *name)
@@ -65,11 +78,7 @@ static int write_topology(const char *path, char *columns, bool yaml, const char
 	hm_err_t err = {0};
 	int ret = EXIT_USAGE;
 
-	if (columns && hm_topo_csv_columns_parse(columns, &opts, &err) != HM_OK) {
-		hm_err_prefix(&err, "--csv-columns");
-		goto out;
-	}
-	if (hm_topo_load_file(path, &opts, &t, &err) != HM_OK)
+	if (load_topology(path, columns, &opts, &t, &err) != HM_OK)
 		goto out;
 	printf("# Slurm %s written by harmonicsctl\n"
 	       "# from %s: %d nodes in %d racks\n",
@@ -100,11 +109,7 @@ static int list_topologies(const char *path, char *columns)
 	char line[256];
 	int ret = EXIT_USAGE;
 
-	if (columns && hm_topo_csv_columns_parse(columns, &opts, &err) != HM_OK) {
-		hm_err_prefix(&err, "--csv-columns");
-		goto out;
-	}
-	if (hm_topo_load_file(path, &opts, &t, &err) != HM_OK)
+	if (load_topology(path, columns, &opts, &t, &err) != HM_OK)
 		goto out;
 	for (int p = 0; p < (t->nplanes > 0 ? t->nplanes : 1); p++) {
 		hm_topo_plane_describe(t, p, line, sizeof(line));

@@ -11,7 +11,8 @@
 #
 # Usage: tests/slurm/runtime.sh [BUILD_DIR]   (root; exit 0, 1 failed, 77 skipped)
 # Env: HM_RUNTIME_RELEASE (default 26.05), HM_RUNTIME_CHECKS (the check
-#      scripts, default "run.sh live.sh place.sh leaders.sh hetjob.sh"; hetjob.sh
+#      scripts, default "run.sh live.sh place.sh leaders.sh hetjob.sh
+#      topo_planes.sh"; topo_planes.sh: topology.yaml with two topologies; hetjob.sh
 #      with daemonized, configless slurmd),
 #      HM_JOBS (make -j, default the number of CPUs)
 set -uo pipefail
@@ -20,7 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=$(cd "${1:-$top/build}" 2>/dev/null && pwd) || { echo "runtime: no build dir ${1:-$top/build}" >&2; exit 1; }
 rel=${HM_RUNTIME_RELEASE:-26.05}
-read -r -a checks <<<"${HM_RUNTIME_CHECKS:-run.sh live.sh place.sh leaders.sh hetjob.sh}"
+read -r -a checks <<<"${HM_RUNTIME_CHECKS:-run.sh live.sh place.sh leaders.sh hetjob.sh topo_planes.sh}"
 jobs=${HM_JOBS:-$(nproc)}
 if ((EUID != 0)); then
 	echo "runtime: SKIP: the runtime tier needs root (Slurm daemons, munge, private MariaDB)" >&2

@@ -343,6 +343,25 @@ static void count_sink(int level, const char *msg)
 	lines++;
 }
 
+/* r follows a coordinator connection whose local end is src (the channel binds
+   that address): a real listener on 127.0.7.1 and a connection from src. */
+static void follow_coordinator_from(agent_rack_t *r, const char *src)
+{
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), c;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = ip4("127.0.7.1")};
+	socklen_t sl = sizeof(sa);
+	hm_err_t err = {0};
+
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+	c = connect_from(src, "127.0.7.1", ntohs(sa.sin_port));
+	assert_true(c >= 0);
+	assert_int_equal(agent_rack_follow(r, c, 0, &err), HM_OK);
+	close(c);
+	close(lfd);
+}
+
 /* A real listener: bound to one address; strangers are closed before a slot;
    a member that does not say hello goes after AGENT_RACK_HELLO_MS; refusals are
    logged REFUSE_BURST times, not once each. */
@@ -353,29 +372,14 @@ static void test_channel_admission(void **state)
 	agent_rack_t r;
 	agent_role_t role;
 	agent_rack_ctx_t x = {.role = &role, .heartbeat_ms = 1000, .conn_timeout_ms = 1000};
-	hm_err_t err = {0};
 	int fd, m1, m2, m3, held = 0;
 
 	(void)state;
 	agent_rack_init(&r, "n1", 65536, &lg);
 	leader_role(&role, members, 1);
 	/* Bound to the coordinator connection's local address, not every interface. */
-	{
-		int lfd = socket(AF_INET, SOCK_STREAM, 0), c;
-		struct sockaddr_in sa = {.sin_family = AF_INET,
-					 .sin_addr.s_addr = ip4("127.0.7.1")};
-		socklen_t sl = sizeof(sa);
-
-		assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-		assert_int_equal(listen(lfd, 1), 0);
-		assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
-		c = connect_from("127.0.7.9", "127.0.7.1", ntohs(sa.sin_port));
-		assert_true(c >= 0);
-		assert_int_equal(agent_rack_follow(&r, c, 0, &err), HM_OK);
-		assert_int_equal(r.listen_ip, ip4("127.0.7.9"));
-		close(c);
-		close(lfd);
-	}
+	follow_coordinator_from(&r, "127.0.7.9");
+	assert_int_equal(r.listen_ip, ip4("127.0.7.9"));
 	assert_int_equal(connect_from("127.0.7.2", "127.0.0.1", r.port), -1);
 	assert_int_equal(errno, ECONNREFUSED);
 	/* A stranger: closed at once, no slot, a line. */
@@ -467,20 +471,7 @@ static void test_channel_bound(void **state)
 		skip();
 	agent_rack_init(&r, "n1", 65536, &lg);
 	leader_role(&role, members, 1);
-	{
-		int lfd = socket(AF_INET, SOCK_STREAM, 0), c;
-		struct sockaddr_in sa = {.sin_family = AF_INET,
-					 .sin_addr.s_addr = ip4("127.0.7.1")};
-		socklen_t sl = sizeof(sa);
-
-		assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-		assert_int_equal(listen(lfd, 1), 0);
-		assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
-		c = connect_from("127.0.7.9", "127.0.7.1", ntohs(sa.sin_port));
-		assert_int_equal(agent_rack_follow(&r, c, 0, &err), HM_OK);
-		close(c);
-		close(lfd);
-	}
+	follow_coordinator_from(&r, "127.0.7.9");
 	for (int k = 0; k < 3; k++) {
 		int m = connect_from("127.0.7.2", "127.0.7.9", r.port);
 		char *frame = NULL, *json = NULL;

@@ -47,6 +47,15 @@ static void upsert(hm_coord_t *c, uint32_t id, const char *topology)
 		fail_msg("job %u: %s", id, err.msg);
 }
 
+/* The topology its status view (harmonicsctl jobs --json) says it is modelled on. */
+static const char *view_topology(hm_coord_t *c, uint32_t id)
+{
+	static hm_coord_job_view_t v;
+
+	assert_int_equal(hm_coord_job(c, id, &v), HM_OK);
+	return v.topology;
+}
+
 /* Its links by name, ' '-joined, and whether any other job shares each. */
 static void links_of(hm_coord_t *c, uint32_t id, char *buf, size_t len, int *nshared)
 {
@@ -77,6 +86,9 @@ static void test_job_on_its_partitions_topology(void **state)
 	assert_int_equal(hm_coord_find(c, 1)->plane, 0);
 	assert_int_equal(hm_coord_find(c, 2)->plane, 1);
 	assert_int_equal(hm_coord_find(c, 3)->plane, 0);
+	assert_string_equal(view_topology(c, 1), "fabric");
+	assert_string_equal(view_topology(c, 2), "nvl");
+	assert_string_equal(view_topology(c, 3), "fabric");
 	links_of(c, 1, a, sizeof(a), &sa);
 	links_of(c, 2, b, sizeof(b), &sb);
 	links_of(c, 3, d, sizeof(d), &sd);
@@ -93,6 +105,7 @@ static void test_job_on_its_partitions_topology(void **state)
 	/* A partition moved to the other topology (scontrol update): re-derived. */
 	upsert(c, 3, "nvl");
 	assert_int_equal(hm_coord_find(c, 3)->plane, 1);
+	assert_string_equal(view_topology(c, 3), "nvl");
 	links_of(c, 3, d, sizeof(d), &sd);
 	assert_string_equal(b, d);
 	hm_coord_destroy(c);
@@ -111,6 +124,9 @@ static void test_unknown_and_flat_topologies(void **state)
 	assert_int_equal(hm_coord_find(c, 1)->plane, 0);
 	assert_true(hm_coord_find(c, 1)->schedulable);
 	assert_true(hm_coord_find(c, 2)->schedulable);
+	/* The view names the topology it is modelled on: the default for a name the file lacks. */
+	assert_string_equal(view_topology(c, 1), "fabric");
+	assert_string_equal(view_topology(c, 2), "none"); /* flat: on fabric's links */
 	links_of(c, 1, a, sizeof(a), &sa);
 	links_of(c, 2, b, sizeof(b), &sb);
 	assert_non_null(strstr(a, "leaf1->spine"));

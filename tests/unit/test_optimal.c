@@ -64,6 +64,16 @@ static void test_pair_never_loses(void **state)
 	hm_topo_free(t);
 }
 
+/* The budget tests' run: a 50-iteration pair, 5 s epochs, 2% jitter. */
+static void pair_setup(const hm_topo_t *t, hm_job_t *j, hm_policy_cfg_t *cfg, hm_sim_opts_t *o)
+{
+	pair(t, j, 50);
+	hm_policy_cfg_defaults(cfg);
+	cfg->epoch_s = 5;
+	hm_sim_opts_defaults(o);
+	o->jitter_cv = 0.02;
+}
+
 /* A budget too small for one evaluation: the run completes, it says so. */
 static void test_budget_says_so(void **state)
 {
@@ -77,12 +87,8 @@ static void test_budget_says_so(void **state)
 	hm_sim_result_t r;
 	hm_err_t err = {0};
 
-	pair(t, j, 50);
-	hm_policy_cfg_defaults(&cfg);
+	pair_setup(t, j, &cfg, &o);
 	cfg.budget_s = 1e-9;
-	cfg.epoch_s = 5;
-	hm_sim_opts_defaults(&o);
-	o.jitter_cv = 0.02;
 	assert_int_equal(hm_sim_run(t, &w, &hm_policy_optimal, &cfg, &o, &r, &err), HM_OK);
 	assert_int_equal(r.completed, 2);
 	assert_true(r.budget_exhausted);
@@ -120,13 +126,9 @@ static void test_budget_evals_repeatable(void **state)
 	hm_sim_result_t r, r2;
 	hm_err_t err = {0};
 
-	pair(t, j, 50);
-	hm_policy_cfg_defaults(&cfg);
+	pair_setup(t, j, &cfg, &o);
 	cfg.budget_s = 1e5;
 	cfg.budget_evals = 3;
-	cfg.epoch_s = 5;
-	hm_sim_opts_defaults(&o);
-	o.jitter_cv = 0.02;
 	assert_int_equal(hm_sim_run(t, &w, &hm_policy_optimal, &cfg, &o, &r, &err), HM_OK);
 	assert_int_equal(hm_sim_run(t, &w, &hm_policy_optimal, &cfg, &o, &r2, &err), HM_OK);
 	assert_int_equal(r.completed, 2);

@@ -395,6 +395,14 @@ static void test_planes_load(void **state)
 	assert_int_equal(hm_topo_plane_index(t, "nvl"), 1);
 	assert_int_equal(hm_topo_plane_index(t, "none"), 2);
 	assert_int_equal(hm_topo_plane_index(t, "topo1"), -1);
+	/* harmonicsctl topology --format list: nodes outside the default only when some are. */
+	hm_topo_plane_describe(t, 1, r, sizeof(r));
+	assert_string_equal(r, "nvl block: 8 nodes (2 more not in fabric: not modelled), "
+			       "5 blocks, 8 switches");
+	t->planes[1].nmissing = 0;
+	hm_topo_plane_describe(t, 1, r, sizeof(r));
+	assert_string_equal(r, "nvl block: 8 nodes, 5 blocks, 8 switches");
+	t->planes[1].nmissing = 2;
 	/* The same two hosts, routed in each topology: NICs shared, switches not. */
 	route_names(t, 0, "n1", "n5", r, sizeof(r));
 	assert_string_equal(r, "n1>nic;leaf1>spine;spine>leaf2;nic>n5");

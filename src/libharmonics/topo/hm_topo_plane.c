@@ -203,6 +203,7 @@ void hm_topo_plane_describe(const hm_topo_t *t, int plane, char *buf, size_t len
 {
 	const hm_topo_plane_t *p;
 	int nodes = 0, tors = 0;
+	char miss[160] = "";
 
 	if (!buf || len == 0)
 		return;
@@ -226,7 +227,10 @@ void hm_topo_plane_describe(const hm_topo_t *t, int plane, char *buf, size_t len
 		nodes += p->host_tor[h] >= 0;
 	for (int s = p->sw_first; s < p->sw_first + p->nswitches; s++)
 		tors += t->switches[s].level == 0;
-	snprintf(buf, len, "%s %s: %d nodes (%d more not in %s: not modelled), %d %s, %d switches",
-		 p->name, p->kind, nodes, p->nmissing, t->planes[0].name, tors,
-		 strcmp(p->kind, "block") == 0 ? "blocks" : "racks", p->nswitches);
+	/* Nodes outside the default only when there are some (an admin acts on them). */
+	if (p->nmissing > 0)
+		snprintf(miss, sizeof(miss), " (%d more not in %s: not modelled)", p->nmissing,
+			 t->planes[0].name);
+	snprintf(buf, len, "%s %s: %d nodes%s, %d %s, %d switches", p->name, p->kind, nodes, miss,
+		 tors, strcmp(p->kind, "block") == 0 ? "blocks" : "racks", p->nswitches);
 }
