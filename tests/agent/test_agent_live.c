@@ -355,28 +355,46 @@ static void check_reconnect(fake_coord_t *f)
 	      "renewed after the reconnection");
 }
 
+/* The fake switched to mode and the agent's connection dropped: *s0 before,
+   *s once the agent has said hello three more times. */
+static void provoke(fake_coord_t *f, fake_mode_t mode, fake_seen_t *s0, fake_seen_t *s)
+{
+	fake_seen(f, s0);
+	put_seen(s0);
+	fake_set_mode(f, mode);
+	fake_drop(f);
+	wait_seen(f, 6000, hellos_at_least, s0->hellos + 3, s);
+}
+
+/* Back to answering after provoke(): when it answered (real_us), once the agent
+   has said hello again. */
+static int64_t answer_again(fake_coord_t *f, fake_seen_t *s)
+{
+	fake_seen_t s1;
+	int64_t t_answer;
+
+	put_seen(s);
+	fake_set_mode(f, FAKE_ANSWER);
+	t_answer = real_us();
+	wait_seen(f, 10000, hellos_at_least, s->hellos + 1, &s1);
+	put_seen(&s1);
+	return t_answer;
+}
+
 static void check_refused(fake_coord_t *f)
 {
 	fake_seen_t s0, s;
 	int before = log_count("refused node 'n1'");
 	int64_t t_answer;
 
-	fake_seen(f, &s0);
-	put_seen(&s0);
-	fake_set_mode(f, FAKE_REFUSE);
-	fake_drop(f);
-	wait_seen(f, 6000, hellos_at_least, s0.hellos + 3, &s);
+	provoke(f, FAKE_REFUSE, &s0, &s);
 	printf("agent-live: refused node: %d attempts, %d log line(s)\n", s.hellos - s0.hellos,
 	       log_count("refused node 'n1'") - before);
 	CHECK(s.hellos - s0.hellos >= 3, "retried %d times", s.hellos - s0.hellos);
 	CHECK(log_count("refused node 'n1'") - before == 1, "the refusal is logged once");
 	CHECK(log_count("node n1 is not in the topology") >= 1,
 	      "the coordinator's reason is logged");
-	put_seen(&s);
-	fake_set_mode(f, FAKE_ANSWER);
-	t_answer = real_us();
-	wait_seen(f, 10000, hellos_at_least, s.hellos + 1, &s0);
-	put_seen(&s0);
+	t_answer = answer_again(f, &s);
 	CHECK(wait_key_in("HARMONICS_VALID_UNTIL_US", t_answer + 1, INT64_MAX, 10000) >= 0 &&
 		  assign_key("HARMONICS_EPOCH") == 3,
 	      "served again after the refusals");
@@ -390,21 +408,13 @@ static void check_bound_elsewhere(fake_coord_t *f)
 	int before = log_count("frame bound to");
 	int64_t t_answer;
 
-	fake_seen(f, &s0);
-	put_seen(&s0);
-	fake_set_mode(f, FAKE_ELSEWHERE);
-	fake_drop(f);
-	wait_seen(f, 6000, hellos_at_least, s0.hellos + 3, &s);
+	provoke(f, FAKE_ELSEWHERE, &s0, &s);
 	printf("agent-live: frames bound elsewhere: %d attempts, %d beats, %d log line(s)\n",
 	       s.hellos - s0.hellos, s.beats - s0.beats, log_count("frame bound to") - before);
 	CHECK(s.hellos - s0.hellos >= 3, "retried %d times", s.hellos - s0.hellos);
 	CHECK(s.beats == s0.beats, "no beat to a coordinator whose welcome is bound elsewhere");
 	CHECK(log_count("frame bound to") - before == 1, "the refusal is logged once");
-	put_seen(&s);
-	fake_set_mode(f, FAKE_ANSWER);
-	t_answer = real_us();
-	wait_seen(f, 10000, hellos_at_least, s.hellos + 1, &s0);
-	put_seen(&s0);
+	t_answer = answer_again(f, &s);
 	CHECK(wait_key_in("HARMONICS_VALID_UNTIL_US", t_answer + 1, INT64_MAX, 10000) >= 0,
 	      "served again once the frames are bound to it");
 }
