@@ -14,6 +14,11 @@
 #   --policies LIST     among fair, crux, cassini, harmonics, optimal (default the first four)
 #   --nic RATE --uplink RATE   emulated link rates (default 200mbit each)
 #   --jitter CV         compute jitter of the emulated jobs (default 0.05)
+#   --torch-comm SHARE  PyTorch jobs: batch sized so that the all-reduce alone is this
+#                       share of an iteration on this machine (default 0.5; 0.05-0.95)
+#   --torch-cpu SHARE   PyTorch jobs: each rank limited to this share of a core, in its
+#                       own CPU cgroup: the fixed speed of a dedicated accelerator
+#                       (default 0.4; 0 = no cap, ranks share the cores freely)
 #   --tcp-cc NAME       the jobs' TCP congestion control: cubic (default), reno, bbr
 #   --time-scale T      catalogue compute times x T (default 0.3)
 #   --ref-gbps G        link speed the catalogue's profiles are scaled from (default 10)
@@ -33,7 +38,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 tb=$top/tests/testbed
 quick=0 reps=3 json='' plot='' keep='' build='' max_error='' report=
 scenarios=pairs,mixed,arrival policies=fair,crux,cassini,harmonics
-TB_NIC=200mbit TB_UPLINK=200mbit TB_JITTER=0.05 TB_TCP_CC=cubic TB_TIME_SCALE=0.3 ref_gbps=10
+TB_NIC=200mbit TB_UPLINK=200mbit TB_JITTER=0.05 TB_TORCH_COMM=0.5 TB_TORCH_CPU=0.4 TB_TCP_CC=cubic TB_TIME_SCALE=0.3 ref_gbps=10
 
 cmdline="scripts/testbed.sh $*"
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
@@ -49,6 +54,8 @@ while (($#)); do
 	--nic) TB_NIC=${2:-}; shift ;;
 	--uplink) TB_UPLINK=${2:-}; shift ;;
 	--jitter) TB_JITTER=${2:-}; shift ;;
+	--torch-comm) TB_TORCH_COMM=${2:-}; shift ;;
+	--torch-cpu) TB_TORCH_CPU=${2:-}; shift ;;
 	--tcp-cc) TB_TCP_CC=${2:-}; shift ;;
 	--time-scale) TB_TIME_SCALE=${2:-}; shift ;;
 	--ref-gbps) ref_gbps=${2:-}; shift ;;
@@ -62,9 +69,13 @@ while (($#)); do
 	shift
 done
 [[ $reps =~ ^[1-9][0-9]?$ ]] || die "--reps '$reps': accepted 1-99"
-for v in TB_JITTER TB_TIME_SCALE ref_gbps ${max_error:+max_error}; do
+for v in TB_JITTER TB_TORCH_COMM TB_TIME_SCALE ref_gbps ${max_error:+max_error}; do
 	[[ ${!v} =~ ^[0-9]*\.?[0-9]+$ ]] || die "${v}: '${!v}' is not a number"
 done
+awk -v s="$TB_TORCH_COMM" 'BEGIN { exit !(s >= 0.05 && s <= 0.95) }' ||
+	die "--torch-comm '$TB_TORCH_COMM': accepted 0.05-0.95"
+[[ $TB_TORCH_CPU =~ ^(0|0?\.[0-9]+|1)$ ]] && awk -v s="$TB_TORCH_CPU" 'BEGIN { exit !(s == 0 || s >= 0.05) }' ||
+	die "--torch-cpu '$TB_TORCH_CPU': accepted 0 (no cap) or 0.05-1 of a core"
 [[ $TB_TCP_CC =~ ^(cubic|reno|bbr)$ ]] || die "--tcp-cc '$TB_TCP_CC': accepted cubic, reno, bbr"
 [[ -z $plot || $plot == *.svg || $plot == *.png ]] || die "--plot '$plot': accepted FILE.svg or FILE.png"
 scen_files=()
@@ -111,6 +122,7 @@ mkdir -p "$out" || die "cannot create $out"
 cleanup() {
 	hm_cluster_down # jobs, then every slurmd, then the controller
 	tb_net_down     # then the namespaces
+	tb_cpu_down     # and the ranks' CPU cgroups
 	[[ -n $keep ]] || rm -rf "$out"
 }
 trap cleanup EXIT
@@ -155,6 +167,7 @@ if ((${#torch_models[@]})); then
 	done
 	[[ -n $TB_PYTHON ]] || die "PyTorch jobs (${torch_models[*]}) need a python3 with torch and gloo (scripts/deps.sh: python3-torch)"
 	[[ -e $TB_PACE_LIB ]] || die "$TB_PACE_LIB not built"
+	tb_cpu_up || exit 1
 	tb_torch_profiles "${torch_models[@]}" || exit 1
 fi
 export TB_TOP TB_TORCH_TRAIN TB_PACE_LIB TB_PYTHON
@@ -252,7 +265,17 @@ if [[ -n $report ]]; then
 			echo "Real training (scenarios torch-*): PyTorch $("$TB_PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
 			echo "jobs (tests/testbed/torch_train.py: a small CNN, DDP over gloo, one rank per"
 			echo "node, one thread each, gradient all-reduce paced by harmonics.torch.pace) under"
-			echo "sbatch/srun with --comm-sched; their compute is real and shares the machine's cores."
+			echo "sbatch/srun with --comm-sched; their compute is real."
+			for m in "${!TB_TORCH_BATCH[@]}"; do
+				echo "$m: ${TB_TORCH_BATCH[$m]} images per rank (--torch-comm $TB_TORCH_COMM: the all-reduce alone is"
+				echo "that share of an iteration timed alone here; declared compute ${TB_TORCH_PROFILE[$m]% *} s)."
+			done
+			if [[ -n $TB_CPU_DIR ]]; then
+				echo "Each rank ran in its own CPU cgroup limited to $TB_TORCH_CPU of a core (--torch-cpu):"
+				echo "the fixed speed of the dedicated accelerator it stands for."
+			else
+				echo "The ranks shared the machine's cores freely (--torch-cpu 0)."
+			fi
 		fi
 		echo "Real Slurm jobs (harmonics-emujob or PyTorch under sbatch/srun with --comm-sched) on"
 		echo "$TB_RACKS racks x $TB_HOSTS hosts in network namespaces, NICs $TB_NIC and"

@@ -13,7 +13,8 @@
 #
 # Input (set by testbed.sh): TB_EMUJOB, TB_TIME_SCALE, TB_BYTES_SCALE,
 # TB_JITTER, TB_TCP_CC, TB_DURATION_FACTOR, TB_PATH_BPS (the goodput of a job's bottleneck
-# alone), HARMONICS_CONF, HM_CTL, SLURM_CONF.
+# alone), TB_TORCH_COMM (PyTorch jobs' communication share), TB_TORCH_CPU and
+# TB_CPU_DIR (their CPU share, tb_cpu_up), HARMONICS_CONF, HM_CTL, SLURM_CONF.
 
 TB_EMUJOB_PORT=29400
 
@@ -44,7 +45,7 @@ tb_scen_load() {
 # PyTorch model (torch-NAME: tests/testbed/torch_train.py --model NAME) is
 # not scaled: its gradient's bytes, and the compute its --dry-run timed, once
 # per testbed run (tb_torch_profiles), so every case declares the same.
-declare -gA TB_TORCH_PROFILE=()
+declare -gA TB_TORCH_PROFILE=() TB_TORCH_BATCH=()
 tb_profile() { # model
 	if [[ $1 == torch-* ]]; then
 		[[ -n ${TB_TORCH_PROFILE[$1]:-} ]] || return 1
@@ -54,14 +55,64 @@ tb_profile() { # model
 	"$TB_EMUJOB" --model "$1" --scale "$TB_TIME_SCALE" --bytes-scale "$TB_BYTES_SCALE" --dry-run |
 		jq -r '"\(.compute_s) \(.bytes)"'
 }
+tb_torch_dry() { # model batch -> "compute_s bytes"
+	OMP_NUM_THREADS=1 $(tb_torch_capped dry) "$TB_PYTHON" "$TB_TORCH_TRAIN" --model "$1" --batch "$2" \
+		--dry-run | jq -r '"\(.compute_s) \(.bytes)"'
+}
+
+# Each PyTorch rank's CPU share (TB_TORCH_CPU of a core, tests/testbed/capped.sh)
+# in a cgroup under TB_CPU_DIR, made by tb_cpu_up: cgroup v1's cpu hierarchy,
+# else v2 with the cpu controller; neither: no cap, said once. TB_TORCH_CPU=0:
+# no cap.
+TB_CPU_DIR=
+tb_cpu_up() {
+	local root
+	[[ $TB_TORCH_CPU == 0 ]] && return 0
+	if [[ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]]; then
+		root=/sys/fs/cgroup/cpu
+	elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		root=/sys/fs/cgroup
+		echo +cpu >"$root/cgroup.subtree_control" 2>/dev/null
+	else
+		tb_log "--torch-cpu $TB_TORCH_CPU: no cgroup with the cpu controller here (v1 cpu or v2" \
+			"cpu.max): the PyTorch ranks share the cores freely (as --torch-cpu 0)"
+		TB_TORCH_CPU=0
+		return 0
+	fi
+	TB_CPU_DIR=$root/harmonics-testbed-$$
+	mkdir -p "$TB_CPU_DIR" || { tb_log "cannot create $TB_CPU_DIR"; TB_CPU_DIR=; return 1; }
+	[[ -e $TB_CPU_DIR/cgroup.subtree_control ]] && echo +cpu >"$TB_CPU_DIR/cgroup.subtree_control"
+	return 0
+}
+tb_cpu_down() { # after every rank ended
+	[[ -n $TB_CPU_DIR && -d $TB_CPU_DIR ]] || return 0
+	find "$TB_CPU_DIR" -mindepth 1 -maxdepth 1 -type d -exec rmdir {} + 2>/dev/null
+	rmdir "$TB_CPU_DIR" 2>/dev/null || tb_log "$TB_CPU_DIR: not removed (a process is left in it)"
+	TB_CPU_DIR=
+}
+tb_torch_capped() { # name -> the capped.sh prefix, nothing without a cap
+	[[ -n $TB_CPU_DIR ]] && echo "$TB_TOP/tests/testbed/capped.sh $TB_CPU_DIR $TB_TORCH_CPU $1"
+}
+# The batch per rank (TB_TORCH_BATCH) is sized so that a two-rank job's
+# all-reduce alone on the bottleneck (TB_PATH_BPS) is TB_TORCH_COMM of its
+# iteration on this machine: compute per image timed at 32 images, then the
+# chosen batch timed again and declared. The links are the testbed's choice,
+# the compute is the machine's: without this, a quiet machine made the CNN's
+# 16 images 0.024 s against 0.15 s of all-reduce (86% communication) and a
+# loaded one 0.2 s (40%).
 tb_torch_profiles() { # models... (not in a subshell: fills TB_TORCH_PROFILE)
-	local m prof
+	local m prof batch
 	for m in "$@"; do
 		[[ $m == torch-* && -z ${TB_TORCH_PROFILE[$m]:-} ]] || continue
-		prof=$(OMP_NUM_THREADS=1 "$TB_PYTHON" "$TB_TORCH_TRAIN" --model "${m#torch-}" --dry-run |
-			jq -r '"\(.compute_s) \(.bytes)"') || { tb_log "$m: torch_train.py --dry-run failed"; return 1; }
-		TB_TORCH_PROFILE[$m]=$prof
-		tb_log "$m: declared profile: compute ${prof% *} s (timed here, alone), gradient ${prof#* } bytes"
+		prof=$(tb_torch_dry "${m#torch-}" 32) || { tb_log "$m: torch_train.py --dry-run failed"; return 1; }
+		batch=$(awk -v c="${prof% *}" -v b="${prof#* }" -v bps="$TB_PATH_BPS" -v s="$TB_TORCH_COMM" 'BEGIN {
+			want = b * 8 / bps * (1 - s) / s; n = int(want / (c / 32) + 0.5)
+			print (n < 1 ? 1 : n > 4096 ? 4096 : n) }')
+		prof=$(tb_torch_dry "${m#torch-}" "$batch") || { tb_log "$m: torch_train.py --dry-run failed"; return 1; }
+		TB_TORCH_PROFILE[$m]=$prof TB_TORCH_BATCH[$m]=$batch
+		tb_log "$m: declared profile: $batch images per rank, compute ${prof% *} s (timed here, alone)," \
+			"gradient ${prof#* } bytes: all-reduce alone $(awk -v c="${prof% *}" -v b="${prof#* }" \
+				-v bps="$TB_PATH_BPS" 'BEGIN { a = b * 8 / bps; printf "%.3f s, %.0f%%", a, 100 * a / (a + c) }') of an iteration"
 	done
 }
 
@@ -135,9 +186,10 @@ tb_write_torch_batch() {
 		[[ -e $dir/$name.go ]] || { echo "testbed: no go signal within 60 s" >&2; exit 1; }
 		addr=\$(ip -4 -o addr show dev eth0 | awk '{ sub("/.*", "", \$4); print \$4 }')
 		export PYTHONPATH=$TB_TOP/python HARMONICS_PACE_LIB=$TB_PACE_LIB OMP_NUM_THREADS=1
-		exec srun -o $dir/$name.out.%t -e $dir/$name.err.%t $TB_PYTHON $TB_TORCH_TRAIN \\
+		exec srun -o $dir/$name.out.%t -e $dir/$name.err.%t $(tb_torch_capped "$name") $TB_PYTHON $TB_TORCH_TRAIN \\
 			--rendezvous \$addr:$TB_EMUJOB_PORT --ifname eth0 --model ${SC_MODEL[$j]#torch-} \\
-			--iterations $iters --warmup 2 --declared-compute ${compute% *} --json --timeout 120
+			--batch ${TB_TORCH_BATCH[${SC_MODEL[$j]}]} --iterations $iters --warmup 2 \\
+			--declared-compute ${compute% *} --json --timeout 120
 	EOF
 }
 
