@@ -100,17 +100,6 @@ static void on_rack_round(void *arg)
 
 /* ---- workers ------------------------------------------------------------------- */
 
-/* Append to a queue (caller holds s->mu). */
-static void task_append(hm_srv_task_t **head, hm_srv_task_t **tail, hm_srv_task_t *t)
-{
-	t->next = NULL;
-	if (*tail)
-		(*tail)->next = t;
-	else
-		*head = t;
-	*tail = t;
-}
-
 static void *worker_main(void *arg)
 {
 	hm_server_t *s = arg;
@@ -119,23 +108,20 @@ static void *worker_main(void *arg)
 		hm_srv_task_t *t;
 
 		pthread_mutex_lock(&s->mu);
-		while (!s->todo && !s->stop)
+		while (!s->todo && !s->todo_agent && !s->stop)
 			pthread_cond_wait(&s->cv, &s->mu);
 		if (s->stop) {
 			pthread_mutex_unlock(&s->mu);
 			break;
 		}
-		t = s->todo;
-		s->todo = t->next;
-		if (!s->todo)
-			s->todo_tail = NULL;
+		t = hm_srv_task_take(s);
 		pthread_mutex_unlock(&s->mu);
 
 		t->next = NULL;
 		hm_srv_run_task(s, t);
 
 		pthread_mutex_lock(&s->mu);
-		task_append(&s->done, &s->done_tail, t);
+		hm_srv_task_append(&s->done, &s->done_tail, t);
 		pthread_mutex_unlock(&s->mu);
 		poke(s, 'r');
 	}
@@ -185,7 +171,7 @@ static void submit(hm_server_t *s, conn_t *c, hm_srv_task_kind_t kind, char *dat
 	}
 	c->busy = true;
 	pthread_mutex_lock(&s->mu);
-	task_append(&s->todo, &s->todo_tail, t);
+	hm_srv_task_put(s, t, c->ses.agent);
 	pthread_cond_signal(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 }
@@ -781,12 +767,8 @@ void hm_server_stop(hm_server_t *s)
 	pthread_mutex_unlock(&s->mu);
 	for (int i = 0; i < s->nworkers; i++)
 		pthread_join(s->workers[i], NULL); /* a task in flight ends: munge is bounded */
-	while (s->todo) {
-		hm_srv_task_t *t = s->todo;
-
-		s->todo = t->next;
+	for (hm_srv_task_t *t; (t = hm_srv_task_take(s));)
 		task_free(t);
-	}
 	while (s->done) {
 		hm_srv_task_t *t = s->done;
 

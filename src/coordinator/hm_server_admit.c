@@ -2,8 +2,9 @@
  * The coordinator's admission: who may connect and how much one address or uid
  * may ask at once (MaxConnectionsPerAddress, MaxRequestsPerUser, tasks in flight
  * per address), refusals logged at a bounded rate, registrations' wake-ups of
- * the sched thread rate-limited, PrivateData read from slurm.conf. A hostile
- * peer costs only its own requests.
+ * the sched thread rate-limited, PrivateData read from slurm.conf, the workers'
+ * two queues (agents' sessions and the rest, shared). A hostile peer costs only
+ * its own requests.
  */
 #define _GNU_SOURCE /* accept4 */
 #include <arpa/inet.h>
@@ -22,6 +23,41 @@
 #include "hm_clock.h"
 #include "hm_proto.h"
 #include "hm_server_io.h"
+
+void hm_srv_task_append(hm_srv_task_t **head, hm_srv_task_t **tail, hm_srv_task_t *t)
+{
+	t->next = NULL;
+	if (*tail)
+		(*tail)->next = t;
+	else
+		*head = t;
+	*tail = t;
+}
+
+void hm_srv_task_put(hm_server_t *s, hm_srv_task_t *t, bool agent)
+{
+	if (agent)
+		hm_srv_task_append(&s->todo_agent, &s->todo_agent_tail, t);
+	else
+		hm_srv_task_append(&s->todo, &s->todo_tail, t);
+}
+
+hm_srv_task_t *hm_srv_task_take(hm_server_t *s)
+{
+	hm_srv_task_t **head = &s->todo, **tail = &s->todo_tail, *t;
+
+	if (!s->todo || (s->todo_agent && ++s->picks % SRV_AGENT_SHARE == 0)) {
+		head = &s->todo_agent;
+		tail = &s->todo_agent_tail;
+	}
+	if (!(t = *head))
+		return NULL;
+	*head = t->next;
+	if (!*head)
+		*tail = NULL;
+	t->next = NULL;
+	return t;
+}
 
 bool hm_server_slurm_private_jobs(const char *path)
 {
@@ -223,7 +259,10 @@ static void accept_close_one(hm_server_t *s, int err_no)
 
 void hm_srv_accept_all(hm_server_t *s)
 {
-	while (s->nconns < SRV_MAX_CONNS) {
+	/* Bounded: a peer refused here reconnects at once, and an accept loop until
+	   EAGAIN then spun against it while every frame waited (the listener is
+	   level-triggered: the rest are taken after the next round of events). */
+	for (int n = 0; n < SRV_ACCEPT_BURST && s->nconns < SRV_MAX_CONNS; n++) {
 		struct sockaddr_in sa;
 		socklen_t sl = sizeof(sa);
 		int fd = accept4(s->lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);

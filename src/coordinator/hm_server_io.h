@@ -18,9 +18,11 @@
 #define SRV_WORKERS       4     /* unseal/answer/seal in parallel: munge calls block briefly */
 #define SRV_MAX_CONNS     32768 /* one per node agent, plus one-shot requests */
 #define SRV_EVENTS        1024  /* epoll events taken per wake-up (the rest come next) */
+#define SRV_ACCEPT_BURST  64    /* connections accepted (or refused) per wake-up */
 #define SRV_MAX_QUEUED    64    /* frames waiting for a peer that does not read: then drop it */
 #define SRV_WAKE_MIN_MS   250   /* registrations wake the sched thread at most this often */
 #define SRV_ADDR_INFLIGHT 2     /* tasks of one address with the workers: munge is the cost */
+#define SRV_AGENT_SHARE   2     /* with both queues waiting, every 2nd task a worker takes is an agent's */
 #define SRV_LOG_BURST     10    /* refusal lines per window, then a count of the others */
 #define SRV_LOG_WINDOW_MS 10000
 
@@ -88,7 +90,13 @@ struct hm_server {
 
 	pthread_mutex_t mu; /* guards the queues and stop */
 	pthread_cond_t cv;
-	hm_srv_task_t *todo, *todo_tail, *done, *done_tail;
+	/* Two queues: the agents' established sessions (beats, pushes, rack rounds)
+	   and everything else (hellos, one-shot requests). A worker takes from the
+	   second first but, with both waiting, every SRV_AGENT_SHARE-th task from the
+	   agents': with 1,024 agents a FIFO put a status behind a second of beats,
+	   and neither side starves the other. */
+	hm_srv_task_t *todo, *todo_tail, *todo_agent, *todo_agent_tail, *done, *done_tail;
+	unsigned long picks; /* tasks taken with both queues waiting */
 	bool stop;
 	bool notified;     /* set by the engine's notify, read by the I/O thread */
 	bool racks_wanted; /* a rack round has requests to send */
@@ -116,8 +124,16 @@ struct hm_server {
 	_Atomic(const hm_server_operator_t *) op; /* who else sees them; NULL: nobody */
 };
 
+/* The workers' queues (hm_server_admit.c; the caller holds s->mu). */
+void hm_srv_task_append(hm_srv_task_t **head, hm_srv_task_t **tail, hm_srv_task_t *t);
+/* Queue t: the agents' queue when its connection is an agent's session. */
+void hm_srv_task_put(hm_server_t *s, hm_srv_task_t *t, bool agent);
+/* The next task for a worker (SRV_AGENT_SHARE); NULL when both queues are empty. */
+hm_srv_task_t *hm_srv_task_take(hm_server_t *s);
+
 /* Admission (hm_server_admit.c). I/O thread only, unless said. */
-/* Accept every waiting connection within MaxConnectionsPerAddress and SRV_MAX_CONNS. */
+/* Accept waiting connections (SRV_ACCEPT_BURST at most) within MaxConnectionsPerAddress
+   and SRV_MAX_CONNS. */
 void hm_srv_accept_all(hm_server_t *s);
 /* Tasks in flight of ip, changed by delta. */
 int hm_srv_addr_load(hm_server_t *s, uint32_t ip, int delta);

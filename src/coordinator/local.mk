@@ -47,6 +47,7 @@ UNIT_TESTS += \
 	tests/unit/test_server \
 	tests/unit/test_server_agent \
 	tests/unit/test_server_admit \
+	tests/unit/test_server_queue \
 	tests/unit/test_coord_hw \
 	tests/unit/test_coord_pace \
 	tests/unit/test_server_liveness \
@@ -70,6 +71,7 @@ tests_unit_test_server_liveness_SOURCES = tests/unit/test_server_liveness.c \
 	tests/unit/coord_fixture.h tests/unit/munge_fixture.h tests/unit/server_fixture.h
 tests_unit_test_server_admit_SOURCES = tests/unit/test_server_admit.c tests/unit/coord_fixture.h \
 	tests/unit/munge_fixture.h tests/unit/server_fixture.h
+tests_unit_test_server_queue_SOURCES = tests/unit/test_server_queue.c
 EXTRA_DIST += tests/fixtures/coord
 
 dist_man_MANS += docs/man/harmonics.8 docs/man/harmonicsctl.1
