@@ -1,8 +1,8 @@
 #!/bin/bash
 # capped.sh DIR SHARE NAME CMD...: run CMD in the CPU cgroup DIR/NAME (under
-# srun: NAME.JOBID.RANK), limited to SHARE of one core (a 10 ms period). DIR is the testbed's
-# parent cgroup (tb_cpu_cap_up in case.sh): cgroup v1's cpu hierarchy
-# (cpu.cfs_quota_us) or a v2 group with the cpu controller (cpu.max).
+# srun: NAME.JOBID.RANK), limited to SHARE of one core (a 10 ms period). DIR
+# is the testbed's parent cgroup (tb_cpu_up in case.sh): cgroup v1's cpu
+# hierarchy (cpu.cfs_quota_us) or a v2 group with the cpu controller (cpu.max).
 #
 # Why: a PyTorch rank of the testbed computes on the machine's shared cores,
 # so its speed depended on how many other ranks computed at that moment (2
