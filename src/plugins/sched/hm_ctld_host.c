@@ -61,6 +61,7 @@
 /* A running job as copied under the read lock. */
 typedef struct {
 	uint32_t job_id, uid;
+	char *account; /* who coordinates it sees it under PrivateData=jobs */
 	char *name, *nodes, *mode, *profile, *comment;
 	char *gpu_ids;  /* the GRES indexes it was given, NULL = unknown */
 	char *topology; /* its partition's topology.yaml topology, NULL = the default */
@@ -282,6 +283,7 @@ static int alloc_gpus_per_node(job_record_t *job)
 static void snap_free(snap_job_t *s, int n)
 {
 	for (int i = 0; s && i < n; i++) {
+		free(s[i].account);
 		free(s[i].name);
 		free(s[i].nodes);
 		free(s[i].mode);
@@ -369,6 +371,7 @@ static int snapshot(snap_job_t **out, bool all_jobs)
 		memset(&s[n], 0, sizeof(s[n]));
 		s[n].job_id = job->job_id;
 		s[n].uid = job->user_id;
+		s[n].account = dup_or_null(job->account);
 		s[n].name = dup_or_null(job->name);
 		s[n].nodes = dup_or_null(job->nodes);
 		s[n].mode = dup_or_null(mode);
@@ -419,6 +422,7 @@ static void sync_round(void)
 		jobs[i].info = (hm_coord_job_info_t){
 		    .job_id = s[i].job_id,
 		    .uid = s[i].uid,
+		    .account = s[i].account,
 		    .name = s[i].name,
 		    .nodes = s[i].nodes,
 		    .gpus_per_node = s[i].gpus_per_node,
