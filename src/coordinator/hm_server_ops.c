@@ -73,21 +73,38 @@ static bool trusted(const req_t *r)
 	return r->uid == 0 || r->uid == hm_srv_slurm_uid(r->srv);
 }
 
-/* Owner, root or SlurmUser may act on a job: NULL when allowed, else the refusal. */
+/* What a query ("job", "explain") admits beside the owner, root and SlurmUser:
+   the host's operators and the coordinators of the job's account (squeue's
+   rule, hm_server.h). */
+static bool may_query(req_t *r, uint32_t job_id)
+{
+	char account[HM_ACCOUNT_MAX];
+
+	return hm_srv_is_operator(r->srv, r->uid) ||
+	       (hm_coord_job_account(hm_srv_coord(r->srv), job_id, account, sizeof(account)) ==
+		    HM_OK &&
+		hm_srv_coordinates(r->srv, r->uid, account));
+}
+
+/* Owner, root or SlurmUser may act on a job, and a query (op "query") may also
+   come from may_query's: NULL when allowed, else the refusal. */
 static json_object *authorise(req_t *r, const char *op, uint32_t job_id)
 {
+	bool query = strcmp(op, "query") == 0;
 	uint32_t owner;
 
 	if (hm_coord_job_uid(hm_srv_coord(r->srv), job_id, &owner) != HM_OK)
 		return error_reply("notfound", "job %u is not known to the coordinator", job_id);
-	if (trusted(r) || r->uid == owner)
+	if (trusted(r) || r->uid == owner || (query && may_query(r, job_id)))
 		return NULL;
 	hm_srv_log_refusal(r->srv,
 			   "refused %s for job %u from %s: uid %u is not the owner (uid %u), "
-			   "root or SlurmUser",
-			   op, job_id, r->t->peer, r->uid, owner);
-	return error_reply("auth", "uid %u may not %s job %u (owner, root or SlurmUser only)",
-			   r->uid, op, job_id);
+			   "root or SlurmUser%s",
+			   op, job_id, r->t->peer, r->uid, owner,
+			   query ? ", an operator or a coordinator of its account" : "");
+	return error_reply("auth", "uid %u may not %s job %u (owner, root or SlurmUser%s only)",
+			   r->uid, op, job_id,
+			   query ? ", operators and the coordinators of its account" : "");
 }
 
 /* The request's nonce and job id go back in the reply: a reply answers one request. */
@@ -215,25 +232,63 @@ static json_object *op_conf(req_t *r)
 		return out;                                                                        \
 	} while (0)
 
-/* PrivateData=jobs: a user sees only its own jobs; root, SlurmUser and the host's
-   operators and administrators (squeue's rule) every one. */
+/* The accounts whose answer one "jobs" request keeps; more are asked per job. */
+#define SEEN_ACCOUNTS 64
+
+/* Which jobs one request may list (squeue's rule under PrivateData=jobs). */
+typedef struct {
+	req_t *r;
+	bool all; /* no PrivateData=jobs, or root, SlurmUser, an operator */
+	int n;
+	struct {
+		char account[HM_ACCOUNT_MAX];
+		bool coordinates;
+	} seen[SEEN_ACCOUNTS];
+} jobs_filter_t;
+
+static bool lists(jobs_filter_t *f, const hm_coord_job_view_t *v)
+{
+	bool yes;
+
+	if (f->all || v->uid == f->r->uid)
+		return true;
+	if (!v->account[0])
+		return false;
+	for (int i = 0; i < f->n; i++)
+		if (strcmp(f->seen[i].account, v->account) == 0)
+			return f->seen[i].coordinates;
+	yes = hm_srv_coordinates(f->r->srv, f->r->uid, v->account);
+	if (f->n < SEEN_ACCOUNTS) {
+		snprintf(f->seen[f->n].account, sizeof(f->seen[f->n].account), "%s", v->account);
+		f->seen[f->n++].coordinates = yes;
+	}
+	return yes;
+}
+
+/* PrivateData=jobs: a user sees its own jobs and those of the accounts it
+   coordinates; root, SlurmUser and the host's operators and administrators
+   every one (squeue's rule). */
 static json_object *op_jobs(req_t *r)
 {
 	hm_coord_job_view_t *v = NULL;
 	int n = 0;
-	bool own_only =
-	    hm_srv_private_jobs(r->srv) && !trusted(r) && !hm_srv_is_operator(r->srv, r->uid);
+	jobs_filter_t *f = calloc(1, sizeof(*f));
 	json_object *out, *arr;
 
-	if (hm_coord_jobs(hm_srv_coord(r->srv), &v, &n) != HM_OK)
+	if (!f || hm_coord_jobs(hm_srv_coord(r->srv), &v, &n) != HM_OK) {
+		free(f);
 		return error_reply("nomem", "out of memory");
+	}
+	f->r = r;
+	f->all = !hm_srv_private_jobs(r->srv) || trusted(r) || hm_srv_is_operator(r->srv, r->uid);
 	out = ok_reply();
 	arr = json_object_new_array();
 	for (int i = 0; i < n; i++)
-		if (!own_only || v[i].uid == r->uid)
+		if (lists(f, &v[i]))
 			json_object_array_add(arr, hm_json_job_view(&v[i]));
 	json_object_object_add(out, "jobs", arr);
 	free(v);
+	free(f);
 	return out;
 }
 

@@ -226,14 +226,22 @@ static hm_rc_t topo_from_switches(void *arg, const hm_topo_opts_t *opts, hm_topo
 	return rc;
 }
 
-/* The server's workers ask slurmctld who its operators are (hm_server.h). */
+/* The server's workers ask slurmctld who its operators are, and who coordinates
+   an account (hm_server.h); no slurmctld lock held. */
 static bool is_operator(uint32_t uid, void *arg)
 {
 	(void)arg;
 	return hm_slurm_is_operator(uid);
 }
 
-static const hm_server_operator_t operators = {.is_operator = is_operator};
+static bool coordinates(uint32_t uid, const char *account, void *arg)
+{
+	(void)arg;
+	return hm_slurm_is_acct_coord(uid, account);
+}
+
+static const hm_server_operator_t operators = {.is_operator = is_operator,
+					       .coordinates = coordinates};
 
 /* Where the configuration comes from. */
 static void run_env(hm_sched_env_t *env, const char *state_dir)
