@@ -71,9 +71,10 @@ bool hm_server_slurm_private_jobs(const char *path);
  * uid coordinates (sacctmgr add coordinator account=A names=U; account is
  * never "" or NULL). "jobs" lists, and "job" and "explain" answer, what they
  * allow (without PrivateData "jobs" lists every job). Either may be NULL
- * (nobody). Called from the server's workers with no server lock held:
- * is_operator at most once per request, coordinates at most once per account
- * a "jobs" request meets; thread-safe, quick.
+ * (nobody). "explain" shows the other jobs on the job's links that the
+ * requester may not see as "*". Called from the server's workers with no
+ * server lock held: is_operator at most twice per request, coordinates once
+ * per account a request meets (up to 64, then per job); thread-safe, quick.
  */
 typedef struct {
 	bool (*is_operator)(uint32_t uid, void *arg);

@@ -232,10 +232,10 @@ static json_object *op_conf(req_t *r)
 		return out;                                                                        \
 	} while (0)
 
-/* The accounts whose answer one "jobs" request keeps; more are asked per job. */
+/* The accounts whose answer one request keeps; more are asked per job. */
 #define SEEN_ACCOUNTS 64
 
-/* Which jobs one request may list (squeue's rule under PrivateData=jobs). */
+/* Whose jobs one request may see (squeue's rule under PrivateData=jobs). */
 typedef struct {
 	req_t *r;
 	bool all; /* no PrivateData=jobs, or root, SlurmUser, an operator */
@@ -246,20 +246,34 @@ typedef struct {
 	} seen[SEEN_ACCOUNTS];
 } jobs_filter_t;
 
-static bool lists(jobs_filter_t *f, const hm_coord_job_view_t *v)
+/* A filter for r (calloc'd, the caller frees; NULL: out of memory). */
+static jobs_filter_t *filter_new(req_t *r)
+{
+	jobs_filter_t *f = calloc(1, sizeof(*f));
+
+	if (f) {
+		f->r = r;
+		f->all = !hm_srv_private_jobs(r->srv) || trusted(r) ||
+			 hm_srv_is_operator(r->srv, r->uid);
+	}
+	return f;
+}
+
+/* Whether the request may see a job of uid in account ("" none). */
+static bool sees(jobs_filter_t *f, uint32_t uid, const char *account)
 {
 	bool yes;
 
-	if (f->all || v->uid == f->r->uid)
+	if (f->all || uid == f->r->uid)
 		return true;
-	if (!v->account[0])
+	if (!account[0])
 		return false;
 	for (int i = 0; i < f->n; i++)
-		if (strcmp(f->seen[i].account, v->account) == 0)
+		if (strcmp(f->seen[i].account, account) == 0)
 			return f->seen[i].coordinates;
-	yes = hm_srv_coordinates(f->r->srv, f->r->uid, v->account);
+	yes = hm_srv_coordinates(f->r->srv, f->r->uid, account);
 	if (f->n < SEEN_ACCOUNTS) {
-		snprintf(f->seen[f->n].account, sizeof(f->seen[f->n].account), "%s", v->account);
+		snprintf(f->seen[f->n].account, sizeof(f->seen[f->n].account), "%s", account);
 		f->seen[f->n++].coordinates = yes;
 	}
 	return yes;
@@ -272,19 +286,17 @@ static json_object *op_jobs(req_t *r)
 {
 	hm_coord_job_view_t *v = NULL;
 	int n = 0;
-	jobs_filter_t *f = calloc(1, sizeof(*f));
+	jobs_filter_t *f = filter_new(r);
 	json_object *out, *arr;
 
 	if (!f || hm_coord_jobs(hm_srv_coord(r->srv), &v, &n) != HM_OK) {
 		free(f);
 		return error_reply("nomem", "out of memory");
 	}
-	f->r = r;
-	f->all = !hm_srv_private_jobs(r->srv) || trusted(r) || hm_srv_is_operator(r->srv, r->uid);
 	out = ok_reply();
 	arr = json_object_new_array();
 	for (int i = 0; i < n; i++)
-		if (lists(f, &v[i]))
+		if (sees(f, v[i].uid, v[i].account))
 			json_object_array_add(arr, hm_json_job_view(&v[i]));
 	json_object_object_add(out, "jobs", arr);
 	free(v);
@@ -319,11 +331,41 @@ static json_object *op_job(req_t *r, json_object *req)
 	return out;
 }
 
+/* The other jobs on an explained job's links that the request may not see
+   ("jobs"' rule) become "*": their number stays, their ids go. */
+static void hide_others(jobs_filter_t *f, hm_coord_explain_t *e)
+{
+	hm_coord_t *c = hm_srv_coord(f->r->srv);
+
+	for (int l = 0; !f->all && l < e->nlinks; l++) {
+		char ids[sizeof(e->links[l].others)], *save = NULL;
+		char *out = e->links[l].others;
+		size_t used = 0;
+
+		snprintf(ids, sizeof(ids), "%s", out); /* the engine's own ids: "12,15" */
+		out[0] = '\0';
+		for (char *id = strtok_r(ids, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
+			uint32_t job_id = (uint32_t)strtoul(id, NULL, 10), uid;
+			char account[HM_ACCOUNT_MAX];
+			bool seen =
+			    hm_coord_job_uid(c, job_id, &uid) == HM_OK &&
+			    hm_coord_job_account(c, job_id, account, sizeof(account)) == HM_OK &&
+			    sees(f, uid, account);
+			int w = snprintf(out + used, sizeof(e->links[l].others) - used, "%s%s",
+					 used ? "," : "", seen ? id : "*");
+
+			if (w > 0 && used + (size_t)w < sizeof(e->links[l].others))
+				used += (size_t)w;
+		}
+	}
+}
+
 /* A job's contention explained (hm_coord_explain.c); same rights as "job". */
 static json_object *op_explain(req_t *r, json_object *req)
 {
 	uint32_t job_id;
-	hm_coord_explain_t *e;
+	hm_coord_explain_t *e = NULL;
+	jobs_filter_t *f = NULL;
 	json_object *out;
 	hm_rc_t rc;
 
@@ -331,14 +373,17 @@ static json_object *op_explain(req_t *r, json_object *req)
 		return error_reply("proto", "explain needs \"job_id\": a positive integer");
 	if ((out = authorise(r, "query", job_id)))
 		return out;
-	if (!(e = malloc(sizeof(*e))))
-		return error_reply("nomem", "out of memory");
-	if ((rc = hm_coord_explain(hm_srv_coord(r->srv), job_id, e)) == HM_ERR_NOTFOUND)
+	if (!(e = malloc(sizeof(*e))) || !(f = filter_new(r)))
+		rc = HM_ERR_NOMEM;
+	else if ((rc = hm_coord_explain(hm_srv_coord(r->srv), job_id, e)) == HM_OK)
+		hide_others(f, e);
+	if (rc == HM_ERR_NOTFOUND)
 		out = error_reply("notfound", "job %u is not known to the coordinator", job_id);
 	else if (rc != HM_OK)
 		out = error_reply("nomem", "out of memory");
 	else
 		json_object_object_add(out = ok_reply(), "explain", hm_json_explain(e));
+	free(f);
 	free(e);
 	return out;
 }

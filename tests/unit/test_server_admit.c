@@ -428,6 +428,35 @@ static int query_by(uint32_t uid, int on_port, uint32_t job_id)
 	return as_user(uid, on_port, req, answered);
 }
 
+/* "explain": 1 when a link names another job as "*" (hidden), 0 when one names
+   job 103, 2 neither, 254 no explanation. */
+static int others_named(json_object *r)
+{
+	json_object *x, *links;
+	int verdict = 2;
+
+	if (!json_object_object_get_ex(r, "explain", &x) ||
+	    !json_object_object_get_ex(x, "links", &links))
+		return 254;
+	for (size_t i = 0; i < json_object_array_length(links); i++) {
+		const char *o = hm_json_str(json_object_array_get_idx(links, i), "other_jobs");
+
+		if (strchr(o, '*'))
+			return 1;
+		if (strstr(o, "103"))
+			verdict = 0;
+	}
+	return verdict;
+}
+
+static int explain_by(uint32_t uid, int on_port, uint32_t job_id)
+{
+	char req[64];
+
+	snprintf(req, sizeof(req), "{\"op\":\"explain\",\"job_id\":%u}", job_id);
+	return as_user(uid, on_port, req, others_named);
+}
+
 /* PrivateData=jobs in slurm.conf: "jobs" lists a user's own jobs only (root,
    SlurmUser and the host's operators every one), as squeue does; without it,
    every job. */
@@ -530,8 +559,9 @@ static hm_server_t *private_server(void)
 }
 
 /* Under PrivateData=jobs an account's coordinator (sacctmgr add coordinator)
-   sees the jobs of the accounts it coordinates and no others, in "jobs" and
-   "job", as squeue; the host is asked once per account a request meets. */
+   sees the jobs of the accounts it coordinates and no others, in "jobs",
+   "job" and the other jobs "explain" names, as squeue; the host is asked once
+   per account a request meets. */
 static void test_private_jobs_coordinator(void **state)
 {
 	static const hm_server_operator_t hooks = {.is_operator = operator_hook,
@@ -543,16 +573,16 @@ static void test_private_jobs_coordinator(void **state)
 	     .nodes = "n3",
 	     .mode = "auto",
 	     .profile = "resnet50"},
-	    {.job_id = 103,
+	    {.job_id = 103, /* shares rack1's uplink with 104 */
 	     .uid = 4245,
 	     .account = "acct_b",
-	     .nodes = "n4",
+	     .nodes = "n[3,7]",
 	     .mode = "auto",
 	     .profile = "resnet50"},
 	    {.job_id = 104,
 	     .uid = 4245,
 	     .account = "acct_a",
-	     .nodes = "n4",
+	     .nodes = "n[4,8]",
 	     .mode = "auto",
 	     .profile = "resnet50"},
 	};
@@ -576,6 +606,10 @@ static void test_private_jobs_coordinator(void **state)
 	assert_int_equal(query_by(COORDINATOR, p2, 102), 0);
 	assert_int_equal(query_by(COORDINATOR, p2, 103), 1);
 	assert_int_equal(query_by(COORDINATOR, p2, 100), 1); /* no account */
+	/* Its explanation of 104 shows 103 (acct_b) on their shared links as "*"; the
+	   owner of both sees the id. */
+	assert_int_equal(explain_by(COORDINATOR, p2, 104), 1);
+	assert_int_equal(explain_by(4245, p2, 104), 0);
 	/* A member of acct_a who does not coordinate it: its own jobs. */
 	assert_int_equal(jobs_seen_by(4245, p2), JOB_BIT(103) | JOB_BIT(104));
 	/* The account follows Slurm's (an unchanged job otherwise). */
