@@ -98,13 +98,14 @@ static json_object *authorise(req_t *r, const char *op, uint32_t job_id)
 	if (trusted(r) || r->uid == owner || (query && may_query(r, job_id)))
 		return NULL;
 	hm_srv_log_refusal(r->srv,
-			   "refused %s for job %u from %s: uid %u is not the owner (uid %u), "
-			   "root or SlurmUser%s",
+			   "refused %s for job %u from %s: uid %u is not the owner (uid %u), %s",
 			   op, job_id, r->t->peer, r->uid, owner,
-			   query ? ", an operator or a coordinator of its account" : "");
-	return error_reply("auth", "uid %u may not %s job %u (owner, root or SlurmUser%s only)",
-			   r->uid, op, job_id,
-			   query ? ", operators and the coordinators of its account" : "");
+			   query ? "root, SlurmUser, an operator or a coordinator of its account"
+				 : "root or SlurmUser");
+	return error_reply("auth", "uid %u may not %s job %u (%s only)", r->uid, op, job_id,
+			   query
+			       ? "owner, root, SlurmUser, operators and its account's coordinators"
+			       : "owner, root or SlurmUser");
 }
 
 /* The request's nonce and job id go back in the reply: a reply answers one request. */
