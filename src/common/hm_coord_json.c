@@ -15,6 +15,7 @@ const hm_field_t hm_measure_fields[HM_MEASURE_NFIELDS] = {
 static const hm_field_t job_view_fields[] = {
     HM_FIELD(hm_coord_job_view_t, job_id, "job_id", HM_F_U32),
     HM_FIELD(hm_coord_job_view_t, uid, "uid", HM_F_U32),
+    HM_FIELD(hm_coord_job_view_t, account, "account", HM_F_STR),
     HM_FIELD(hm_coord_job_view_t, name, "name", HM_F_STR),
     HM_FIELD(hm_coord_job_view_t, nodes, "nodes", HM_F_STR),
     HM_FIELD(hm_coord_job_view_t, mode, "mode", HM_F_STR),

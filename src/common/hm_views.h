@@ -25,10 +25,15 @@ typedef struct {
 	double bytes; /* bytes per burst, 0 = unknown */
 } hm_coord_measure_t;
 
+/* A Slurm account name as the coordinator keeps it (longer ones are kept as "":
+   no account coordinator then sees the job, hm_server.h). */
+#define HM_ACCOUNT_MAX 128
+
 /* One line of the jobs table (status queries). */
 typedef struct {
 	uint32_t job_id;
 	uint32_t uid;
+	char account[HM_ACCOUNT_MAX]; /* its Slurm account, "" = none known */
 	char name[HM_NAME_MAX];
 	char nodes[256]; /* hostlist as given (truncated for display) */
 	char mode[HM_CONF_NAME_MAX];

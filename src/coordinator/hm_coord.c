@@ -407,6 +407,16 @@ hm_cjob_t *hm_coord_add(hm_coord_t *c, const hm_coord_job_info_t *info)
 	return j;
 }
 
+/* The account is who may see the job, not a scheduling input: it changes no decision. */
+static void set_account(hm_cjob_t *j, const hm_coord_job_info_t *info)
+{
+	const char *a = info->account ? info->account : "";
+
+	if (strlen(a) >= sizeof(j->account))
+		a = ""; /* cut, it could name another account */
+	snprintf(j->account, sizeof(j->account), "%s", a);
+}
+
 static const char *info_mode(const hm_coord_t *c, const hm_coord_job_info_t *info)
 {
 	return info->mode && *info->mode ? info->mode : c->conf.default_mode;
@@ -429,8 +439,10 @@ hm_rc_t hm_coord_job_upsert(hm_coord_t *c, const hm_coord_job_info_t *info, hm_e
 	if (j && strcmp(j->nodes, info->nodes) == 0 && strcmp(j->mode, mode) == 0 &&
 	    strcmp(j->profile_spec, profile) == 0 && j->gpus_per_node == info->gpus_per_node &&
 	    strcmp(j->gpu_ids, info->gpu_ids ? info->gpu_ids : "") == 0 && j->uid == info->uid &&
-	    strcmp(j->topology, info->topology ? info->topology : "") == 0)
+	    strcmp(j->topology, info->topology ? info->topology : "") == 0) {
+		set_account(j, info);
 		goto out; /* unchanged: keep the decision */
+	}
 	if (!j) {
 		if (!(j = hm_coord_add(c, info))) {
 			rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory");
@@ -449,6 +461,7 @@ hm_rc_t hm_coord_job_upsert(hm_coord_t *c, const hm_coord_job_info_t *info, hm_e
 	}
 	j->job_id = info->job_id;
 	j->uid = info->uid;
+	set_account(j, info);
 	snprintf(j->name, sizeof(j->name), "%s", info->name ? info->name : "");
 	j->gpus_per_node = info->gpus_per_node;
 	snprintf(j->gpu_ids, sizeof(j->gpu_ids), "%s", info->gpu_ids ? info->gpu_ids : "");
@@ -780,6 +793,20 @@ hm_rc_t hm_coord_job_uid(hm_coord_t *c, uint32_t job_id, uint32_t *uid)
 		rc = HM_ERR_NOTFOUND;
 	else
 		*uid = j->uid;
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+hm_rc_t hm_coord_job_account(hm_coord_t *c, uint32_t job_id, char *buf, size_t len)
+{
+	hm_cjob_t *j;
+	hm_rc_t rc = HM_OK;
+
+	pthread_mutex_lock(&c->mu);
+	if (!(j = hm_coord_find(c, job_id)))
+		rc = HM_ERR_NOTFOUND;
+	else
+		snprintf(buf, len, "%s", j->account);
 	pthread_mutex_unlock(&c->mu);
 	return rc;
 }

@@ -36,6 +36,10 @@ typedef struct hm_coord hm_coord_t;
 typedef struct {
 	uint32_t job_id;
 	uint32_t uid;        /* owner: only this uid, root and SlurmUser may ask about it */
+	const char *account; /* its Slurm account: whoever coordinates it sees the job
+				under PrivateData=jobs (hm_server.h); not a scheduling
+				input. NULL = none; one of HM_ACCOUNT_MAX or more
+				bytes is kept as none */
 	const char *name;    /* job name for display; NULL = "" */
 	const char *nodes;   /* Slurm hostlist of its nodes ("n[1-4]"), required */
 	int gpus_per_node;   /* GPUs it uses per node; 0 = every GPU of the host (topology) */
@@ -106,6 +110,10 @@ hm_rc_t hm_coord_assignment(hm_coord_t *c, uint32_t job_id, hm_assignment_t *out
 
 /* Owner uid of a job. HM_ERR_NOTFOUND when unknown. */
 hm_rc_t hm_coord_job_uid(hm_coord_t *c, uint32_t job_id, uint32_t *uid);
+
+/* A job's Slurm account into buf (len bytes, at least HM_ACCOUNT_MAX; "" when
+   none is known). HM_ERR_NOTFOUND when the job is unknown. */
+hm_rc_t hm_coord_job_account(hm_coord_t *c, uint32_t job_id, char *buf, size_t len);
 
 /* Count a registered step (status display). */
 void hm_coord_note_register(hm_coord_t *c, uint32_t job_id);

@@ -15,6 +15,7 @@
 typedef struct {
 	/* What Slurm said (compared on upsert). */
 	uint32_t job_id, uid;
+	char account[HM_ACCOUNT_MAX]; /* kept up to date, never compared: not an input */
 	char name[HM_NAME_MAX];
 	char *nodes;
 	int gpus_per_node;

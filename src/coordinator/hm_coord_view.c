@@ -11,6 +11,7 @@ void hm_coord_view_of(const hm_topo_t *t, const hm_cjob_t *j, hm_coord_job_view_
 	memset(v, 0, sizeof(*v));
 	v->job_id = j->job_id;
 	v->uid = j->uid;
+	snprintf(v->account, sizeof(v->account), "%s", j->account);
 	snprintf(v->name, sizeof(v->name), "%s", j->name);
 	snprintf(v->nodes, sizeof(v->nodes), "%s", j->nodes);
 	snprintf(v->mode, sizeof(v->mode), "%s", j->mode);

@@ -67,6 +67,14 @@ bool hm_srv_is_operator(hm_server_t *s, uint32_t uid)
 	return op && op->is_operator && op->is_operator(uid, op->arg);
 }
 
+bool hm_srv_coordinates(hm_server_t *s, uint32_t uid, const char *account)
+{
+	const hm_server_operator_t *op = atomic_load(&s->op);
+
+	return op && op->coordinates && account && *account &&
+	       op->coordinates(uid, account, op->arg);
+}
+
 static void poke(hm_server_t *s, char what)
 {
 	/* The pipe is non-blocking: a full pipe already wakes the I/O thread. */

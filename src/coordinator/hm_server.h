@@ -14,9 +14,11 @@
  *   Errors: {"ok":false,"error":"<message>","code":"auth|proto|notfound|..."}.
  * Authorisation: the requester is the credential's uid (never the payload). A
  * credential that fails to decode (garbage, expired, replayed, another realm) is
- * refused; job-scoped ops (register, report, job) need the job's owner, root or
- * SlurmUser; status/jobs/racks are open to any authenticated uid (jobs lists
- * only the requester's own with PrivateData=jobs in slurm.conf). Every refusal
+ * refused; job-scoped ops (register, report) need the job's owner, root or
+ * SlurmUser, and job (explain) also admits the host's operators and the
+ * coordinators of the job's account (hm_server_operator_t); status/jobs/racks
+ * are open to any authenticated uid (jobs lists only the jobs the requester may
+ * see, as squeue, with PrivateData=jobs in slurm.conf). Every refusal
  * is logged with peer address, uid and reason, and answered with an error reply.
  * Replies are sealed too: restricted to the requester's uid when it is known, open
  * when the request's credential could not be decoded.
@@ -63,13 +65,20 @@ hm_rc_t hm_server_start(hm_coord_t *coord, const hm_conf_t *conf, uint32_t slurm
 bool hm_server_slurm_private_jobs(const char *path);
 
 /*
- * Who else sees every job under PrivateData=jobs: the host's answer for uid
- * (slurmctld's operators and administrators, AdminLevel=Operator or
- * Administrator), as squeue honours it. Called from the server's workers with
- * no server lock held, at most once per "jobs" request: thread-safe, quick.
+ * Who else sees other users' jobs, as squeue decides under PrivateData=jobs:
+ * is_operator, every job (slurmctld's operators and administrators,
+ * AdminLevel=Operator or Administrator); coordinates, the jobs of an account
+ * uid coordinates (sacctmgr add coordinator account=A names=U; account is
+ * never "" or NULL). "jobs" lists, and "job" and "explain" answer, what they
+ * allow (without PrivateData "jobs" lists every job). Either may be NULL
+ * (nobody). "explain" shows the other jobs on the job's links that the
+ * requester may not see as "*". Called from the server's workers with no
+ * server lock held: is_operator at most twice per request, coordinates once
+ * per account a request meets (up to 64, then per job); thread-safe, quick.
  */
 typedef struct {
 	bool (*is_operator)(uint32_t uid, void *arg);
+	bool (*coordinates)(uint32_t uid, const char *account, void *arg);
 	void *arg;
 } hm_server_operator_t;
 

@@ -70,6 +70,9 @@ bool hm_srv_private_jobs(const hm_server_t *s); /* PrivateData=jobs in slurm.con
 /* The host's operators and administrators (hm_server_set_operator); root and SlurmUser
    are trusted apart from this. */
 bool hm_srv_is_operator(hm_server_t *s, uint32_t uid);
+/* Whether uid coordinates the Slurm account (the host's answer; false for "" and
+   without a host hook). */
+bool hm_srv_coordinates(hm_server_t *s, uint32_t uid, const char *account);
 
 /* A refusal a peer can cause, logged at INFO at most SRV_LOG_BURST times per window
    over every thread; the next line logged counts the others. */

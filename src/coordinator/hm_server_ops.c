@@ -73,21 +73,39 @@ static bool trusted(const req_t *r)
 	return r->uid == 0 || r->uid == hm_srv_slurm_uid(r->srv);
 }
 
-/* Owner, root or SlurmUser may act on a job: NULL when allowed, else the refusal. */
+/* What a query ("job", "explain") admits beside the owner, root and SlurmUser:
+   the host's operators and the coordinators of the job's account (squeue's
+   rule, hm_server.h). */
+static bool may_query(req_t *r, uint32_t job_id)
+{
+	char account[HM_ACCOUNT_MAX];
+
+	return hm_srv_is_operator(r->srv, r->uid) ||
+	       (hm_coord_job_account(hm_srv_coord(r->srv), job_id, account, sizeof(account)) ==
+		    HM_OK &&
+		hm_srv_coordinates(r->srv, r->uid, account));
+}
+
+/* Owner, root or SlurmUser may act on a job, and a query (op "query") may also
+   come from may_query's: NULL when allowed, else the refusal. */
 static json_object *authorise(req_t *r, const char *op, uint32_t job_id)
 {
+	bool query = strcmp(op, "query") == 0;
 	uint32_t owner;
 
 	if (hm_coord_job_uid(hm_srv_coord(r->srv), job_id, &owner) != HM_OK)
 		return error_reply("notfound", "job %u is not known to the coordinator", job_id);
-	if (trusted(r) || r->uid == owner)
+	if (trusted(r) || r->uid == owner || (query && may_query(r, job_id)))
 		return NULL;
 	hm_srv_log_refusal(r->srv,
-			   "refused %s for job %u from %s: uid %u is not the owner (uid %u), "
-			   "root or SlurmUser",
-			   op, job_id, r->t->peer, r->uid, owner);
-	return error_reply("auth", "uid %u may not %s job %u (owner, root or SlurmUser only)",
-			   r->uid, op, job_id);
+			   "refused %s for job %u from %s: uid %u is not the owner (uid %u), %s",
+			   op, job_id, r->t->peer, r->uid, owner,
+			   query ? "root, SlurmUser, an operator or a coordinator of its account"
+				 : "root or SlurmUser");
+	return error_reply("auth", "uid %u may not %s job %u (%s only)", r->uid, op, job_id,
+			   query
+			       ? "owner, root, SlurmUser, operators and its account's coordinators"
+			       : "owner, root or SlurmUser");
 }
 
 /* The request's nonce and job id go back in the reply: a reply answers one request. */
@@ -215,25 +233,75 @@ static json_object *op_conf(req_t *r)
 		return out;                                                                        \
 	} while (0)
 
-/* PrivateData=jobs: a user sees only its own jobs; root, SlurmUser and the host's
-   operators and administrators (squeue's rule) every one. */
+/* The accounts whose answer one request keeps; more are asked per job. */
+#define SEEN_ACCOUNTS 64
+
+/* Whose jobs one request may see (squeue's rule under PrivateData=jobs). */
+typedef struct {
+	req_t *r;
+	bool all; /* no PrivateData=jobs, or root, SlurmUser, an operator */
+	int n;
+	struct {
+		char account[HM_ACCOUNT_MAX];
+		bool coordinates;
+	} seen[SEEN_ACCOUNTS];
+} jobs_filter_t;
+
+/* A filter for r (calloc'd, the caller frees; NULL: out of memory). */
+static jobs_filter_t *filter_new(req_t *r)
+{
+	jobs_filter_t *f = calloc(1, sizeof(*f));
+
+	if (f) {
+		f->r = r;
+		f->all = !hm_srv_private_jobs(r->srv) || trusted(r) ||
+			 hm_srv_is_operator(r->srv, r->uid);
+	}
+	return f;
+}
+
+/* Whether the request may see a job of uid in account ("" none). */
+static bool sees(jobs_filter_t *f, uint32_t uid, const char *account)
+{
+	bool yes;
+
+	if (f->all || uid == f->r->uid)
+		return true;
+	if (!account[0])
+		return false;
+	for (int i = 0; i < f->n; i++)
+		if (strcmp(f->seen[i].account, account) == 0)
+			return f->seen[i].coordinates;
+	yes = hm_srv_coordinates(f->r->srv, f->r->uid, account);
+	if (f->n < SEEN_ACCOUNTS) {
+		snprintf(f->seen[f->n].account, sizeof(f->seen[f->n].account), "%s", account);
+		f->seen[f->n++].coordinates = yes;
+	}
+	return yes;
+}
+
+/* PrivateData=jobs: a user sees its own jobs and those of the accounts it
+   coordinates; root, SlurmUser and the host's operators and administrators
+   every one (squeue's rule). */
 static json_object *op_jobs(req_t *r)
 {
 	hm_coord_job_view_t *v = NULL;
 	int n = 0;
-	bool own_only =
-	    hm_srv_private_jobs(r->srv) && !trusted(r) && !hm_srv_is_operator(r->srv, r->uid);
+	jobs_filter_t *f = filter_new(r);
 	json_object *out, *arr;
 
-	if (hm_coord_jobs(hm_srv_coord(r->srv), &v, &n) != HM_OK)
+	if (!f || hm_coord_jobs(hm_srv_coord(r->srv), &v, &n) != HM_OK) {
+		free(f);
 		return error_reply("nomem", "out of memory");
+	}
 	out = ok_reply();
 	arr = json_object_new_array();
 	for (int i = 0; i < n; i++)
-		if (!own_only || v[i].uid == r->uid)
+		if (sees(f, v[i].uid, v[i].account))
 			json_object_array_add(arr, hm_json_job_view(&v[i]));
 	json_object_object_add(out, "jobs", arr);
 	free(v);
+	free(f);
 	return out;
 }
 
@@ -264,11 +332,41 @@ static json_object *op_job(req_t *r, json_object *req)
 	return out;
 }
 
+/* The other jobs on an explained job's links that the request may not see
+   ("jobs"' rule) become "*": their number stays, their ids go. */
+static void hide_others(jobs_filter_t *f, hm_coord_explain_t *e)
+{
+	hm_coord_t *c = hm_srv_coord(f->r->srv);
+
+	for (int l = 0; !f->all && l < e->nlinks; l++) {
+		char ids[sizeof(e->links[l].others)], *save = NULL;
+		char *out = e->links[l].others;
+		size_t used = 0;
+
+		snprintf(ids, sizeof(ids), "%s", out); /* the engine's own ids: "12,15" */
+		out[0] = '\0';
+		for (char *id = strtok_r(ids, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
+			uint32_t job_id = (uint32_t)strtoul(id, NULL, 10), uid;
+			char account[HM_ACCOUNT_MAX];
+			bool seen =
+			    hm_coord_job_uid(c, job_id, &uid) == HM_OK &&
+			    hm_coord_job_account(c, job_id, account, sizeof(account)) == HM_OK &&
+			    sees(f, uid, account);
+			int w = snprintf(out + used, sizeof(e->links[l].others) - used, "%s%s",
+					 used ? "," : "", seen ? id : "*");
+
+			if (w > 0 && used + (size_t)w < sizeof(e->links[l].others))
+				used += (size_t)w;
+		}
+	}
+}
+
 /* A job's contention explained (hm_coord_explain.c); same rights as "job". */
 static json_object *op_explain(req_t *r, json_object *req)
 {
 	uint32_t job_id;
-	hm_coord_explain_t *e;
+	hm_coord_explain_t *e = NULL;
+	jobs_filter_t *f = NULL;
 	json_object *out;
 	hm_rc_t rc;
 
@@ -276,14 +374,17 @@ static json_object *op_explain(req_t *r, json_object *req)
 		return error_reply("proto", "explain needs \"job_id\": a positive integer");
 	if ((out = authorise(r, "query", job_id)))
 		return out;
-	if (!(e = malloc(sizeof(*e))))
-		return error_reply("nomem", "out of memory");
-	if ((rc = hm_coord_explain(hm_srv_coord(r->srv), job_id, e)) == HM_ERR_NOTFOUND)
+	if (!(e = malloc(sizeof(*e))) || !(f = filter_new(r)))
+		rc = HM_ERR_NOMEM;
+	else if ((rc = hm_coord_explain(hm_srv_coord(r->srv), job_id, e)) == HM_OK)
+		hide_others(f, e);
+	if (rc == HM_ERR_NOTFOUND)
 		out = error_reply("notfound", "job %u is not known to the coordinator", job_id);
 	else if (rc != HM_OK)
 		out = error_reply("nomem", "out of memory");
 	else
 		json_object_object_add(out = ok_reply(), "explain", hm_json_explain(e));
+	free(f);
 	free(e);
 	return out;
 }

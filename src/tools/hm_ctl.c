@@ -207,8 +207,11 @@ static void print_job(json_object *r, FILE *out)
 	fmt_time(v.start_s, started, sizeof(started));
 	fmt_time(a->decided_us / 1e6, decided, sizeof(decided));
 	fmt_time(a->valid_until_us / 1e6, valid, sizeof(valid));
-	fprintf(out, "JobId        %u\nUser         %s (%u)\nName         %s\nNodes        %s\n",
-		v.job_id, user, v.uid, v.name, v.nodes);
+	fprintf(
+	    out,
+	    "JobId        %u\nUser         %s (%u)\nAccount      %s\nName         %s\nNodes        "
+	    "%s\n",
+	    v.job_id, user, v.uid, v.account[0] ? v.account : "-", v.name, v.nodes);
 	fprintf(out, "GPUs         %d in %d rack(s)\nMode         %s\nProfile      %s%s\n", v.gpus,
 		v.nracks, v.mode, v.profile[0] ? v.profile : "-", v.measured ? " (measured)" : "");
 	fprintf(out, "Started      %s\nSteps        %d registered, %d seen by node agents\n",

@@ -407,13 +407,14 @@ else
 	rc=$?
 	check "harmonicsctl job $jctl as nobody refused (exit 1): $(head -1 "$out/ctl-foreign.txt")" test "$rc" -eq 1
 	# PrivateData=jobs (since the restart), as squeue: a plain user lists its own
-	# jobs only, an operator (AdminLevel=Operator in slurmdbd) every one.
-	sees() { # user: 0 when harmonicsctl jobs (exit 0) lists $jctl, 1 when not, 2 on failure
+	# jobs only, an operator (AdminLevel=Operator in slurmdbd) every one, an
+	# account's coordinator that account's.
+	sees() { # user [job]: 0 when harmonicsctl jobs (exit 0) lists job ($jctl), 1 when not, 2 on failure
 		local o
 		o=$(runuser -u "$1" -- "$HM_CTL" jobs 2>&1) || return 2
-		grep -qw "$jctl" <<<"$o"
+		grep -q "^${2:-$jctl} " <<<"$o"
 	}
-	sq() { runuser -u "$1" -- squeue -h -j "$jctl" -o %i 2>/dev/null; } # squeue's answer
+	sq() { runuser -u "$1" -- squeue -h -j "${2:-$jctl}" -o %i 2>/dev/null; } # squeue's answer
 	sees nobody
 	rc=$? s=$(sq nobody)
 	check "PrivateData=jobs: harmonicsctl jobs as nobody does not list root's job $jctl (rc $rc), nor squeue ('$s')" \
@@ -433,7 +434,39 @@ else
 	sees nobody
 	rc=$?
 	check "PrivateData=jobs: nobody still does not (rc $rc)" test "$rc" -eq 1
-	scancel "$jctl"
+	# A coordinator of account hmacct (bin) lists root's job in hmacct, not root's
+	# job $jctl in account root; "job" answers it the same.
+	{
+		sacctmgr -i add account hmacct
+		sacctmgr -i add user root,bin Account=hmacct
+		sacctmgr -i add coordinator Account=hmacct Names=bin
+	} >"$out/sacctmgr-coord.txt" 2>&1
+	check "sacctmgr add coordinator Account=hmacct Names=bin" \
+		bash -c "sacctmgr -n -P show user bin withcoord format=Coordinators | grep -qw hmacct"
+	jacct=$(sbatch --parsable -N1 -A hmacct --comm-sched=harmonics --comm-profile="$PROFILE" -o /dev/null --wrap "sleep 30")
+	wait_state "$jacct" RUNNING 20 && wait_comment "$jacct" 15
+	t0=$(date +%s.%N)
+	for _ in $(seq 40); do sees bin "$jacct" && break; sleep 0.25; done # slurmdbd pushes it
+	sees bin "$jacct"
+	rc=$? s=$(sq bin "$jacct")
+	check "PrivateData=jobs: coordinator bin lists root's job $jacct of account hmacct (rc $rc, $(elapsed "$t0") s after sacctmgr), as squeue ('$s')" \
+		bash -c "[[ $rc == 0 && '$s' == $jacct ]]"
+	sees bin "$jctl"
+	rc=$? s=$(sq bin "$jctl")
+	check "PrivateData=jobs: coordinator bin does not list root's job $jctl of account root (rc $rc), nor squeue ('$s')" \
+		bash -c "[[ $rc == 1 && -z '$s' ]]"
+	runuser -u bin -- "$HM_CTL" job "$jacct" >"$out/ctl-coord.txt" 2>&1
+	rc=$?
+	check "harmonicsctl job $jacct as its account's coordinator bin (rc $rc), Account shown" \
+		bash -c "[[ $rc == 0 ]] && grep -q '^Account *hmacct$' '$out/ctl-coord.txt'"
+	runuser -u bin -- "$HM_CTL" job "$jctl" >"$out/ctl-coord2.txt" 2>&1
+	rc=$?
+	check "harmonicsctl job $jctl (account root) as bin refused (rc $rc): $(head -1 "$out/ctl-coord2.txt")" \
+		test "$rc" -eq 1
+	sees nobody "$jacct"
+	rc=$?
+	check "PrivateData=jobs: nobody does not list job $jacct (rc $rc)" test "$rc" -eq 1
+	scancel "$jctl" "$jacct"
 fi
 
 hm_tier_end

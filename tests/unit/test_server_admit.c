@@ -348,7 +348,9 @@ static void test_out_of_fds(void **state)
 	assert_true(closed >= N - 3 - 1);
 }
 
-#define OPERATOR 4243 /* AdminLevel=Operator, as the host plugin's hook says */
+#define OPERATOR    4243              /* AdminLevel=Operator, as the host plugin's hook says */
+#define COORDINATOR 4244              /* coordinates account "acct_a" (sacctmgr add coordinator) */
+#define JOB_BIT(id) (1 << ((id)-100)) /* jobs 100 to 105 in one exit status */
 
 static bool operator_hook(uint32_t uid, void *arg)
 {
@@ -356,28 +358,103 @@ static bool operator_hook(uint32_t uid, void *arg)
 	return uid == OPERATOR;
 }
 
-/* The number of jobs "jobs" lists to uid on port (a forked child); -1 on failure. */
-static int jobs_seen_by(uint32_t uid, int on_port)
+static atomic_int coord_calls; /* the server's workers call the hook */
+
+static bool coordinates_hook(uint32_t uid, const char *account, void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&coord_calls, 1);
+	return uid == COORDINATOR && strcmp(account, "acct_a") == 0;
+}
+
+/* Send req on port as uid (a forked child) and return judge's verdict on the
+   reply (0 to 254); -1 when the call or the reply fails. */
+static int as_user(uint32_t uid, int on_port, const char *req, int (*judge)(json_object *r))
 {
 	pid_t pid = fork();
 	int st = 0;
 
 	if (pid == 0) {
 		char *reply = NULL;
-		json_object *r, *jobs;
+		json_object *r;
 		hm_err_t e = {0};
 
 		if (setgid(uid) != 0 || setuid(uid) != 0 ||
-		    hm_client_call("127.0.0.1", on_port, "{\"op\":\"jobs\"}", 3000, &reply, &e) !=
-			HM_OK ||
-		    !(r = json_tokener_parse(reply)) ||
-		    !json_object_object_get_ex(r, "jobs", &jobs))
+		    hm_client_call("127.0.0.1", on_port, req, 3000, &reply, &e) != HM_OK ||
+		    !(r = json_tokener_parse(reply)))
 			_exit(255);
-		_exit((int)json_object_array_length(jobs));
+		_exit(judge(r));
 	}
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) == 255)
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+/* Which of jobs 100 to 105 "jobs" lists (JOB_BIT), 254 on a bad reply. */
+static int listed(json_object *r)
+{
+	json_object *jobs;
+	int mask = 0;
+
+	if (!json_object_object_get_ex(r, "jobs", &jobs))
+		return 254;
+	for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+		int64_t id = hm_json_i64(json_object_array_get_idx(jobs, i), "job_id");
+
+		if (id >= 100 && id <= 105)
+			mask |= JOB_BIT(id);
+	}
+	return mask;
+}
+
+static int jobs_seen_by(uint32_t uid, int on_port)
+{
+	return as_user(uid, on_port, "{\"op\":\"jobs\"}", listed);
+}
+
+/* "job": 0 answered, 1 refused (code auth), 2 anything else. */
+static int answered(json_object *r)
+{
+	if (hm_json_bool(r, "ok"))
+		return 0;
+	return strcmp(hm_json_str(r, "code"), "auth") == 0 ? 1 : 2;
+}
+
+static int query_by(uint32_t uid, int on_port, uint32_t job_id)
+{
+	char req[64];
+
+	snprintf(req, sizeof(req), "{\"op\":\"job\",\"job_id\":%u}", job_id);
+	return as_user(uid, on_port, req, answered);
+}
+
+/* "explain": 1 when a link names another job as "*" (hidden), 0 when one names
+   job 103, 2 neither, 254 no explanation. */
+static int others_named(json_object *r)
+{
+	json_object *x, *links;
+	int verdict = 2;
+
+	if (!json_object_object_get_ex(r, "explain", &x) ||
+	    !json_object_object_get_ex(x, "links", &links))
+		return 254;
+	for (size_t i = 0; i < json_object_array_length(links); i++) {
+		const char *o = hm_json_str(json_object_array_get_idx(links, i), "other_jobs");
+
+		if (strchr(o, '*'))
+			return 1;
+		if (strstr(o, "103"))
+			verdict = 0;
+	}
+	return verdict;
+}
+
+static int explain_by(uint32_t uid, int on_port, uint32_t job_id)
+{
+	char req[64];
+
+	snprintf(req, sizeof(req), "{\"op\":\"explain\",\"job_id\":%u}", job_id);
+	return as_user(uid, on_port, req, others_named);
 }
 
 /* PrivateData=jobs in slurm.conf: "jobs" lists a user's own jobs only (root,
@@ -453,8 +530,8 @@ static void test_private_jobs(void **state)
 	static const hm_server_operator_t ops = {.is_operator = operator_hook};
 	assert_int_equal(jobs_seen_by(OPERATOR, p2), 0);
 	hm_server_set_operator(s2, &ops);
-	assert_int_equal(jobs_seen_by(OPERATOR, p2), 2);
-	assert_int_equal(jobs_seen_by(OWNER, p2), 1);
+	assert_int_equal(jobs_seen_by(OPERATOR, p2), JOB_BIT(100) | JOB_BIT(101));
+	assert_int_equal(jobs_seen_by(OWNER, p2), JOB_BIT(100));
 	hm_server_set_operator(s2, NULL);
 	assert_int_equal(jobs_seen_by(OPERATOR, p2), 0);
 	hm_server_stop(s2);
@@ -463,12 +540,94 @@ static void test_private_jobs(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* A second server on the fixture's engine, reading a slurm.conf with PrivateData=jobs. */
+static hm_server_t *private_server(void)
+{
+	char path[] = "/tmp/hm-admit-slurm.conf.XXXXXX";
+	int fd = mkstemp(path);
+	hm_server_t *s = NULL;
+	hm_err_t err = {0};
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "PrivateData=jobs\n", 17), 17);
+	close(fd);
+	setenv("SLURM_CONF", path, 1);
+	assert_int_equal(hm_server_start(coord, &conf0, 0, &s, &err), HM_OK); /* reads it */
+	unsetenv("SLURM_CONF");
+	unlink(path);
+	return s;
+}
+
+/* Under PrivateData=jobs an account's coordinator (sacctmgr add coordinator)
+   sees the jobs of the accounts it coordinates and no others, in "jobs",
+   "job" and the other jobs "explain" names, as squeue; the host is asked once
+   per account a request meets. */
+static void test_private_jobs_coordinator(void **state)
+{
+	static const hm_server_operator_t hooks = {.is_operator = operator_hook,
+						   .coordinates = coordinates_hook};
+	hm_coord_job_info_t jobs[] = {
+	    {.job_id = 102,
+	     .uid = 4242,
+	     .account = "acct_a",
+	     .nodes = "n3",
+	     .mode = "auto",
+	     .profile = "resnet50"},
+	    {.job_id = 103, /* shares rack1's uplink with 104 */
+	     .uid = 4245,
+	     .account = "acct_b",
+	     .nodes = "n[3,7]",
+	     .mode = "auto",
+	     .profile = "resnet50"},
+	    {.job_id = 104,
+	     .uid = 4245,
+	     .account = "acct_a",
+	     .nodes = "n[4,8]",
+	     .mode = "auto",
+	     .profile = "resnet50"},
+	};
+	hm_server_t *s2;
+	hm_err_t err = {0};
+	int p2;
+
+	(void)state;
+	NEED_SERVER();
+	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++)
+		assert_int_equal(hm_coord_job_upsert(coord, &jobs[i], &err), HM_OK);
+	s2 = private_server();
+	p2 = hm_server_port(s2);
+	/* Without the host's hook: its own jobs (none). */
+	assert_int_equal(jobs_seen_by(COORDINATOR, p2), 0);
+	assert_int_equal(query_by(COORDINATOR, p2, 102), 1);
+	hm_server_set_operator(s2, &hooks);
+	atomic_store(&coord_calls, 0);
+	assert_int_equal(jobs_seen_by(COORDINATOR, p2), JOB_BIT(102) | JOB_BIT(104));
+	assert_int_equal(atomic_load(&coord_calls), 2); /* acct_a and acct_b, once each */
+	assert_int_equal(query_by(COORDINATOR, p2, 102), 0);
+	assert_int_equal(query_by(COORDINATOR, p2, 103), 1);
+	assert_int_equal(query_by(COORDINATOR, p2, 100), 1); /* no account */
+	/* Its explanation of 104 shows 103 (acct_b) on their shared links as "*"; the
+	   owner of both sees the id. */
+	assert_int_equal(explain_by(COORDINATOR, p2, 104), 1);
+	assert_int_equal(explain_by(4245, p2, 104), 0);
+	/* A member of acct_a who does not coordinate it: its own jobs. */
+	assert_int_equal(jobs_seen_by(4245, p2), JOB_BIT(103) | JOB_BIT(104));
+	/* The account follows Slurm's (an unchanged job otherwise). */
+	jobs[0].account = "acct_b";
+	assert_int_equal(hm_coord_job_upsert(coord, &jobs[0], &err), HM_OK);
+	assert_int_equal(jobs_seen_by(COORDINATOR, p2), JOB_BIT(104));
+	assert_int_equal(query_by(COORDINATOR, p2, 102), 1);
+	hm_server_stop(s2);
+	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++)
+		hm_coord_job_remove(coord, jobs[i].job_id);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_addr_cap),      cmocka_unit_test(test_user_cap),
 	    cmocka_unit_test(test_wake_interval), cmocka_unit_test(test_out_of_fds),
-	    cmocka_unit_test(test_private_jobs),
+	    cmocka_unit_test(test_private_jobs),  cmocka_unit_test(test_private_jobs_coordinator),
 	};
 	hm_log_set_level(getenv("HM_TEST_VERBOSE") ? HM_LOG_DEBUG : HM_LOG_ERROR);
 	return cmocka_run_group_tests(tests, setup, teardown);

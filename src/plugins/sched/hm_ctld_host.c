@@ -61,6 +61,7 @@
 /* A running job as copied under the read lock. */
 typedef struct {
 	uint32_t job_id, uid;
+	char *account; /* who coordinates it sees it under PrivateData=jobs */
 	char *name, *nodes, *mode, *profile, *comment;
 	char *gpu_ids;  /* the GRES indexes it was given, NULL = unknown */
 	char *topology; /* its partition's topology.yaml topology, NULL = the default */
@@ -225,14 +226,22 @@ static hm_rc_t topo_from_switches(void *arg, const hm_topo_opts_t *opts, hm_topo
 	return rc;
 }
 
-/* The server's workers ask slurmctld who its operators are (hm_server.h). */
+/* The server's workers ask slurmctld who its operators are, and who coordinates
+   an account (hm_server.h); no slurmctld lock held. */
 static bool is_operator(uint32_t uid, void *arg)
 {
 	(void)arg;
 	return hm_slurm_is_operator(uid);
 }
 
-static const hm_server_operator_t operators = {.is_operator = is_operator};
+static bool coordinates(uint32_t uid, const char *account, void *arg)
+{
+	(void)arg;
+	return hm_slurm_is_acct_coord(uid, account);
+}
+
+static const hm_server_operator_t operators = {.is_operator = is_operator,
+					       .coordinates = coordinates};
 
 /* Where the configuration comes from. */
 static void run_env(hm_sched_env_t *env, const char *state_dir)
@@ -282,6 +291,7 @@ static int alloc_gpus_per_node(job_record_t *job)
 static void snap_free(snap_job_t *s, int n)
 {
 	for (int i = 0; s && i < n; i++) {
+		free(s[i].account);
 		free(s[i].name);
 		free(s[i].nodes);
 		free(s[i].mode);
@@ -369,6 +379,7 @@ static int snapshot(snap_job_t **out, bool all_jobs)
 		memset(&s[n], 0, sizeof(s[n]));
 		s[n].job_id = job->job_id;
 		s[n].uid = job->user_id;
+		s[n].account = dup_or_null(job->account);
 		s[n].name = dup_or_null(job->name);
 		s[n].nodes = dup_or_null(job->nodes);
 		s[n].mode = dup_or_null(mode);
@@ -419,6 +430,7 @@ static void sync_round(void)
 		jobs[i].info = (hm_coord_job_info_t){
 		    .job_id = s[i].job_id,
 		    .uid = s[i].uid,
+		    .account = s[i].account,
 		    .name = s[i].name,
 		    .nodes = s[i].nodes,
 		    .gpus_per_node = s[i].gpus_per_node,

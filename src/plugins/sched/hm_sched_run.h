@@ -43,7 +43,8 @@ typedef struct {
 	   binds it when ListenAddress is unset; NULL or "" = 127.0.0.1. */
 	const char *ctld_addr;
 	/* slurmctld's operators and administrators, who see every job under
-	   PrivateData=jobs (static: outlives the server); NULL = root and SlurmUser only. */
+	   PrivateData=jobs, and account coordinators, who see their accounts'
+	   (static: outlives the server); NULL = root and SlurmUser only. */
 	const hm_server_operator_t *op;
 } hm_sched_env_t;
 

@@ -30,10 +30,12 @@
 /* 23.02 moved the plugin interfaces from src/common to src/interfaces. */
 #if HM_SLURM_AT_LEAST(23, 2)
 #include "src/interfaces/gres.h"
+#include "src/interfaces/mcs.h"
 #include "src/interfaces/select.h"
 #include "src/interfaces/topology.h"
 #else
 #include "src/common/gres.h"
+#include "src/common/slurm_mcs.h"
 #include "src/common/select.h"
 #include "src/common/slurm_topology.h"
 /* The topology.yaml topology of the partition the job runs in (Topology=,
@@ -42,6 +44,7 @@
 const char *hm_slurm_job_topology(const job_record_t *job);
 
 #endif
+#include "src/common/assoc_mgr.h"
 #include "src/slurmctld/locks.h"
 #include "src/slurmctld/slurmctld.h"
 
@@ -87,6 +90,28 @@ int hm_slurm_switches(hm_slurm_switch_fn fn, void *arg);
 static inline bool hm_slurm_is_operator(uint32_t uid)
 {
 	return validate_operator((uid_t)uid);
+}
+
+/*
+ * Whether uid coordinates the account (sacctmgr add coordinator), as squeue
+ * lets a coordinator see the jobs of its accounts under PrivateData=jobs
+ * (job_mgr.c, proc_req.c). Slurm asks assoc_mgr_is_user_acct_coord: (db_conn,
+ * uid, acct) in 22.05.8, with an is_locked flag in 23.11 to 26.05 (23.02 not
+ * read; false: it takes the assoc_mgr's user read lock itself, so call it as
+ * hm_slurm_is_operator, holding no slurmctld or assoc_mgr lock).
+ * Under MCSParameters=privatedata Slurm shows jobs by MCS label instead and no
+ * coordinator sees more: false then. acct_db_conn is slurmctld's; the function
+ * loads the user list from it only when accounting has none yet.
+ */
+static inline bool hm_slurm_is_acct_coord(uint32_t uid, const char *account)
+{
+	if (!account || !*account || slurm_mcs_get_privatedata())
+		return false;
+#if HM_SLURM_AT_LEAST(23, 11)
+	return assoc_mgr_is_user_acct_coord(acct_db_conn, uid, (char *)account, false);
+#else
+	return assoc_mgr_is_user_acct_coord(acct_db_conn, uid, (char *)account);
+#endif
 }
 
 /* How many records the topology plugin holds (switches of topology/tree, blocks
