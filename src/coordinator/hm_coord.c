@@ -783,7 +783,7 @@ hm_rc_t hm_coord_assignment(hm_coord_t *c, uint32_t job_id, hm_assignment_t *out
 	return rc;
 }
 
-hm_rc_t hm_coord_job_uid(hm_coord_t *c, uint32_t job_id, uint32_t *uid)
+hm_rc_t hm_coord_job_owner(hm_coord_t *c, uint32_t job_id, uint32_t *uid, char *account, size_t len)
 {
 	hm_cjob_t *j;
 	hm_rc_t rc = HM_OK;
@@ -791,24 +791,19 @@ hm_rc_t hm_coord_job_uid(hm_coord_t *c, uint32_t job_id, uint32_t *uid)
 	pthread_mutex_lock(&c->mu);
 	if (!(j = hm_coord_find(c, job_id)))
 		rc = HM_ERR_NOTFOUND;
-	else
-		*uid = j->uid;
+	else {
+		if (uid)
+			*uid = j->uid;
+		if (account)
+			snprintf(account, len, "%s", j->account);
+	}
 	pthread_mutex_unlock(&c->mu);
 	return rc;
 }
 
-hm_rc_t hm_coord_job_account(hm_coord_t *c, uint32_t job_id, char *buf, size_t len)
+hm_rc_t hm_coord_job_uid(hm_coord_t *c, uint32_t job_id, uint32_t *uid)
 {
-	hm_cjob_t *j;
-	hm_rc_t rc = HM_OK;
-
-	pthread_mutex_lock(&c->mu);
-	if (!(j = hm_coord_find(c, job_id)))
-		rc = HM_ERR_NOTFOUND;
-	else
-		snprintf(buf, len, "%s", j->account);
-	pthread_mutex_unlock(&c->mu);
-	return rc;
+	return hm_coord_job_owner(c, job_id, uid, NULL, 0);
 }
 
 void hm_coord_note_register(hm_coord_t *c, uint32_t job_id)

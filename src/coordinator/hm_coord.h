@@ -111,9 +111,11 @@ hm_rc_t hm_coord_assignment(hm_coord_t *c, uint32_t job_id, hm_assignment_t *out
 /* Owner uid of a job. HM_ERR_NOTFOUND when unknown. */
 hm_rc_t hm_coord_job_uid(hm_coord_t *c, uint32_t job_id, uint32_t *uid);
 
-/* A job's Slurm account into buf (len bytes, at least HM_ACCOUNT_MAX; "" when
-   none is known). HM_ERR_NOTFOUND when the job is unknown. */
-hm_rc_t hm_coord_job_account(hm_coord_t *c, uint32_t job_id, char *buf, size_t len);
+/* A job's owner uid and Slurm account (len bytes, at least HM_ACCOUNT_MAX; ""
+   when none is known), in one look; either may be NULL. HM_ERR_NOTFOUND when
+   the job is unknown. */
+hm_rc_t hm_coord_job_owner(hm_coord_t *c, uint32_t job_id, uint32_t *uid, char *account,
+			   size_t len);
 
 /* Count a registered step (status display). */
 void hm_coord_note_register(hm_coord_t *c, uint32_t job_id);

@@ -125,7 +125,6 @@ static void *worker_main(void *arg)
 		t = hm_srv_task_take(s);
 		pthread_mutex_unlock(&s->mu);
 
-		t->next = NULL;
 		hm_srv_run_task(s, t);
 
 		pthread_mutex_lock(&s->mu);

@@ -76,14 +76,9 @@ static bool trusted(const req_t *r)
 /* What a query ("job", "explain") admits beside the owner, root and SlurmUser:
    the host's operators and the coordinators of the job's account (squeue's
    rule, hm_server.h). */
-static bool may_query(req_t *r, uint32_t job_id)
+static bool may_query(req_t *r, const char *account)
 {
-	char account[HM_ACCOUNT_MAX];
-
-	return hm_srv_is_operator(r->srv, r->uid) ||
-	       (hm_coord_job_account(hm_srv_coord(r->srv), job_id, account, sizeof(account)) ==
-		    HM_OK &&
-		hm_srv_coordinates(r->srv, r->uid, account));
+	return hm_srv_is_operator(r->srv, r->uid) || hm_srv_coordinates(r->srv, r->uid, account);
 }
 
 /* Owner, root or SlurmUser may act on a job, and a query (op "query") may also
@@ -91,11 +86,13 @@ static bool may_query(req_t *r, uint32_t job_id)
 static json_object *authorise(req_t *r, const char *op, uint32_t job_id)
 {
 	bool query = strcmp(op, "query") == 0;
+	char account[HM_ACCOUNT_MAX];
 	uint32_t owner;
 
-	if (hm_coord_job_uid(hm_srv_coord(r->srv), job_id, &owner) != HM_OK)
+	if (hm_coord_job_owner(hm_srv_coord(r->srv), job_id, &owner, account, sizeof(account)) !=
+	    HM_OK)
 		return error_reply("notfound", "job %u is not known to the coordinator", job_id);
-	if (trusted(r) || r->uid == owner || (query && may_query(r, job_id)))
+	if (trusted(r) || r->uid == owner || (query && may_query(r, account)))
 		return NULL;
 	hm_srv_log_refusal(r->srv,
 			   "refused %s for job %u from %s: uid %u is not the owner (uid %u), %s",
@@ -348,10 +345,9 @@ static void hide_others(jobs_filter_t *f, hm_coord_explain_t *e)
 		for (char *id = strtok_r(ids, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
 			uint32_t job_id = (uint32_t)strtoul(id, NULL, 10), uid;
 			char account[HM_ACCOUNT_MAX];
-			bool seen =
-			    hm_coord_job_uid(c, job_id, &uid) == HM_OK &&
-			    hm_coord_job_account(c, job_id, account, sizeof(account)) == HM_OK &&
-			    sees(f, uid, account);
+			bool seen = hm_coord_job_owner(c, job_id, &uid, account, sizeof(account)) ==
+					HM_OK &&
+				    sees(f, uid, account);
 			int w = snprintf(out + used, sizeof(e->links[l].others) - used, "%s%s",
 					 used ? "," : "", seen ? id : "*");
 
