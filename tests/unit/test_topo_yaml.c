@@ -230,6 +230,12 @@ static void test_yaml_errors(void **state)
 	     "key 'topology' given twice (first at line 1)"},
 	    {"- topology: a\n" TREE1 "        link_speed: 1\n", "t.yaml:6",
 	     "unknown key 'link_speed' in a switch; accepted: switch, children, nodes"},
+	    /* An empty key and parts of accepted names (the fuzzer found a read past the
+	       accepted list on the empty one). */
+	    {"- topology: a\n  \"\": x\n", "t.yaml:2", "unknown key '' in a topology"},
+	    {"- topology: a\n  tre: x\n", "t.yaml:2", "unknown key 'tre' in a topology"},
+	    {"- topology: a\n  ree: x\n", "t.yaml:2", "unknown key 'ree' in a topology"},
+	    {"- topology: a\n  flat, tree: x\n", "t.yaml:2", "unknown key 'flat, tree'"},
 	    {"- tree:\n    switches: []\n  topology: a\n", "t.yaml:1",
 	     "'topology' must be the first key"},
 	    {"- topology: a\n" TREE1 "  flat: true\n", "t.yaml:1",

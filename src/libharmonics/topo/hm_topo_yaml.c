@@ -46,13 +46,16 @@ typedef struct {
 static hm_rc_t keys_known(ctx_t *c, const hm_yaml_t *map, const char *what, const char *accepted)
 {
 	for (int i = 0; i < map->n; i++) {
-		const char *k = map->keys[i];
-		const char *p = strstr(accepted, k);
-		size_t len = strlen(k);
+		const char *k = map->keys[i], *p = accepted;
+		size_t len = strlen(k), tok;
+		bool found = false;
 
-		while (p && !((p == accepted || p[-1] == ' ') && (p[len] == ',' || !p[len])))
-			p = strstr(p + 1, k);
-		if (!p)
+		/* Walk the tokens: a substring search ran past the end on an empty key. */
+		for (; *p && !found; p += tok + (p[tok] ? 2 : 0)) {
+			tok = strcspn(p, ",");
+			found = len && tok == len && !strncmp(p, k, len);
+		}
+		if (!found)
 			return hm_err_set(c->err, HM_ERR_PARSE,
 					  "%s:%d: unknown key '%.60s' in %s; accepted: %s",
 					  c->fname, map->key_lines[i], k, what, accepted);
