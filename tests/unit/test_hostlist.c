@@ -89,6 +89,10 @@ static void test_errors(void **state)
 	expect_error("n[1-2x]", HM_ERR_PARSE, "unexpected 'x'");
 	expect_error("a b", HM_ERR_PARSE, "0x20");
 	expect_error("n[0-2000000]", HM_ERR_RANGE, "expands past");
+	expect_error("n[1-131073]", HM_ERR_RANGE, "expands past 131072 names");
+	expect_error("n[1-65536],m[1-65537]", HM_ERR_RANGE, "expands past 131072 names");
+	/* The fuzzer's slow unit: 4 x 8^6 names from seven small brackets. */
+	expect_error("x[1-4]a[1-8]b[1-8]c[1-8]d[1-8]e[1-8]f[1-8]", HM_ERR_RANGE, "expands past");
 	expect_error("a[1-1000]b[1-1000]c[1-1000]", HM_ERR_RANGE, "expands past");
 	expect_error("n[1-9999999999]", HM_ERR_PARSE, "too large");
 }

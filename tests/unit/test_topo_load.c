@@ -347,6 +347,26 @@ static void test_large_conf(void **state)
 	free(text);
 }
 
+/* The host cap: two racks of 65,537 hosts each (each expression within the
+   hostlist cap) exceed the topology's 131,072 hosts, named on the rack's line. */
+static void test_host_cap(void **state)
+{
+	static const char text[] = "SwitchName=r1 Nodes=a[1-65537]\n"
+				   "SwitchName=r2 Nodes=b[1-65537]\n"
+				   "SwitchName=top Switches=r[1-2]\n";
+	hm_topo_t *t = NULL;
+	hm_err_t err = {0};
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+
+	(void)state;
+	assert_int_equal(hm_topo_load_slurm(f, "cap.conf", NULL, &t, &err), HM_ERR_RANGE);
+	fclose(f);
+	assert_null(t);
+	assert_non_null(strstr(err.msg, "cap.conf:2"));
+	assert_non_null(strstr(err.msg, "host 'b65536': more than 131072 hosts in the topology; "
+					"accepted up to 131072"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +374,7 @@ int main(void)
 	    cmocka_unit_test(test_slurm_errors), cmocka_unit_test(test_csv),
 	    cmocka_unit_test(test_csv_columns),  cmocka_unit_test(test_csv_errors),
 	    cmocka_unit_test(test_robustness),   cmocka_unit_test(test_large_conf),
+	    cmocka_unit_test(test_host_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,10 @@
 
 #include "hm_error.h"
 
-#define HM_HOSTLIST_MAX 1048576 /* refuse expressions expanding past this many names */
+/* Refuse expressions expanding past this many names: 2^17, eight times the
+   largest Slurm cluster, so a 100-byte expression (n[1-8]x[1-8]...) cannot
+   make a loader spend seconds on a million hosts. */
+#define HM_HOSTLIST_MAX 131072
 
 /*
  * Expand expr into *names (an array of *n malloc'd strings, itself malloc'd).

@@ -244,6 +244,10 @@ hm_rc_t hm_tb_host_add(hm_tb_t *b, const char *name, int tor, int gpus, int nics
 				  "1-%d NICs, speed > 0",
 				  name, gpus, nics, nic_bps, HM_MAX_GPUS_PER_HOST,
 				  HM_MAX_NICS_PER_HOST);
+	if (b->nhosts >= HM_TOPO_MAX_HOSTS)
+		return hm_err_set(err, HM_ERR_RANGE,
+				  "host '%s': more than %d hosts in the topology; accepted up to %d",
+				  name, HM_TOPO_MAX_HOSTS, HM_TOPO_MAX_HOSTS);
 	if (b->nhosts == b->cap_hosts) {
 		int ncap = b->cap_hosts ? b->cap_hosts * 2 : 64;
 		tb_host_t *n = realloc(b->hosts, (size_t)ncap * sizeof(*n));
