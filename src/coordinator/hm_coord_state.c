@@ -48,6 +48,7 @@ static const hm_field_t decision_fields[] = {
 static const hm_field_t job_fields[] = {
     HM_FIELD(hm_cjob_t, job_id, "job_id", HM_F_U32),
     HM_FIELD(hm_cjob_t, uid, "uid", HM_F_U32),
+    HM_FIELD(hm_cjob_t, account, "account", HM_F_STR),
     HM_FIELD(hm_cjob_t, name, "name", HM_F_STR),
     HM_FIELD(hm_cjob_t, nodes, "nodes", HM_F_STRP),
     HM_FIELD(hm_cjob_t, gpus_per_node, "gpus_per_node", HM_F_INT),
@@ -77,6 +78,8 @@ static const hm_field_t assignment_checked[] = {
 static const hm_field_t job_checked[] = {
     HM_FIELD_CHECKED(hm_cjob_t, job_id, "job_id", HM_F_U32, 1, HM_AW_JOB_ID_MAX, HM_F_REQ, NULL),
     CK(hm_cjob_t, uid, "uid", HM_F_U32, 0, 4294967294.0),
+    /* Checked, not cut: a cut account could name another one (who may see the job). */
+    CK(hm_cjob_t, account, "account", HM_F_STR, 0, 0),
     CK(hm_cjob_t, gpus_per_node, "gpus_per_node", HM_F_INT, 0, 65535),
     CK(hm_cjob_t, start_s, "start_s", HM_F_DBL, 0, ST_TIME_S_MAX),
     CK(hm_cjob_t, registered_steps, "registered_steps", HM_F_INT, 0, ST_COUNT_MAX),

@@ -29,11 +29,14 @@ static hm_coord_t *new_coord(hm_conf_t *conf)
 	return c;
 }
 
+static const char *job_account = "physics"; /* the Slurm account add_job gives */
+
 static hm_rc_t add_job(hm_coord_t *c, uint32_t id, uint32_t uid, const char *nodes,
 		       const char *mode, const char *profile)
 {
 	hm_coord_job_info_t info = {.job_id = id,
 				    .uid = uid,
+				    .account = job_account,
 				    .name = "train",
 				    .nodes = nodes,
 				    .mode = mode,
@@ -421,8 +424,12 @@ static void test_state_roundtrip(void **state)
 		assert_string_equal(a1.reason, a2.reason);
 	}
 	uint32_t uid;
+	char account[HM_ACCOUNT_MAX];
 	assert_int_equal(hm_coord_job_uid(d, 12, &uid), HM_OK);
 	assert_int_equal(uid, 501);
+	/* The account too: account coordinators see the job before Slurm's first round. */
+	assert_int_equal(hm_coord_job_owner(d, 12, &uid, account, sizeof(account)), HM_OK);
+	assert_string_equal(account, "physics");
 	hm_coord_job_view_t v;
 	assert_int_equal(hm_coord_job(d, 12, &v), HM_OK);
 	assert_int_equal(v.registered_steps, 1);
@@ -511,11 +518,13 @@ static void test_state_corrupt_kept(void **state)
 	hm_coord_destroy(c);
 }
 
-static char logged[1024];
+static char logged[2048]; /* every ERROR line, one after the other */
 static void log_sink(int level, const char *msg)
 {
-	if (level == HM_LOG_ERROR && !logged[0])
-		snprintf(logged, sizeof(logged), "%s", msg);
+	size_t n = strlen(logged);
+
+	if (level == HM_LOG_ERROR)
+		snprintf(logged + n, sizeof(logged) - n, "%s\n", msg);
 }
 
 /* A value out of range refuses its entry by name; the other entries are restored. */
@@ -537,6 +546,7 @@ static void test_state_range(void **state)
 	c = new_coord(&conf);
 	assert_int_equal(add_job(c, 11, 500, "n[1-3]", "auto", prof), HM_OK);
 	assert_int_equal(add_job(c, 12, 501, "n[4-6]", "auto", prof), HM_OK);
+	assert_int_equal(add_job(c, 13, 502, "n7", "auto", prof), HM_OK);
 	assert_int_equal(hm_coord_decide(c, NOW, &changed, &err), HM_OK);
 	assert_int_equal(hm_coord_state_save(c, path, &err), HM_OK);
 	hm_coord_destroy(c);
@@ -553,6 +563,17 @@ static void test_state_range(void **state)
 		assert_true(json_object_object_get_ex(o, "assignment", &as));
 		json_object_object_add(as, "prio", json_object_new_int(99));
 	}
+	/* Job 11's account too long: refused, not cut (a cut one could name another). */
+	{
+		char longacct[HM_ACCOUNT_MAX + 8];
+		json_object *o = json_object_array_get_idx(jobs, 0), *id;
+
+		memset(longacct, 'a', sizeof(longacct) - 1);
+		longacct[sizeof(longacct) - 1] = '\0';
+		assert_true(json_object_object_get_ex(o, "job_id", &id));
+		assert_int_equal(json_object_get_int(id), 11);
+		json_object_object_add(o, "account", json_object_new_string(longacct));
+	}
 	assert_int_equal(json_object_to_file(path, root), 0);
 	json_object_put(root);
 
@@ -563,11 +584,13 @@ static void test_state_range(void **state)
 	assert_int_equal(hm_coord_state_load(d, path, &err), HM_OK);
 	hm_log_set_sink(NULL);
 	assert_non_null(strstr(logged, path));
+	assert_non_null(strstr(logged, "jobs[0].account"));
 	assert_non_null(strstr(logged, "assignment.prio: 99 is not in [0, "));
-	assert_non_null(strstr(err.msg, "assignment.prio: 99"));
-	assert_int_equal(hm_coord_assignment(d, 11, &a), HM_OK);
-	assert_true(a.scheduled);
+	assert_non_null(strstr(err.msg, "jobs[0].account")); /* the first, for the caller */
+	assert_int_not_equal(hm_coord_assignment(d, 11, &a), HM_OK);
 	assert_int_not_equal(hm_coord_assignment(d, 12, &a), HM_OK);
+	assert_int_equal(hm_coord_assignment(d, 13, &a), HM_OK);
+	assert_true(a.scheduled);
 	hm_coord_destroy(d);
 	unlink(path);
 }
