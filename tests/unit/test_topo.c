@@ -277,6 +277,12 @@ static void test_gen_parse(void **state)
 	assert_non_null(strstr(err.msg, "multiple of pods"));
 	assert_int_equal(hm_topo_gen_parse("oversub=0.5", &g, &err), HM_ERR_RANGE);
 	assert_int_equal(hm_topo_gen_parse("gpus=17", &g, &err), HM_ERR_RANGE);
+	/* The topology's host cap, named by the generator before anything is built. */
+	assert_int_equal(hm_topo_gen_parse("racks=4097,hosts=32", &g, &err), HM_OK);
+	assert_int_equal(hm_topo_generate(&g, &t, &err), HM_ERR_RANGE);
+	assert_null(t);
+	assert_non_null(strstr(err.msg, "4097 racks x 32 hosts is too large"));
+	assert_non_null(strstr(err.msg, "131072 hosts"));
 	assert_int_equal(hm_topo_gen_parse("nic=fast", &g, &err), HM_ERR_PARSE);
 	/* defaults: 4 racks of 8 hosts, 8 GPUs, one spine */
 	assert_int_equal(hm_topo_gen_parse("", &g, &err), HM_OK);

@@ -15,7 +15,7 @@
 
 #define GEN_DEFAULT_RACKS 4
 #define GEN_DEFAULT_HOSTS 8
-#define GEN_MAX_HOSTS     (1 << 20)
+#define GEN_MAX_HOSTS     HM_TOPO_MAX_HOSTS /* the builder's cap, named here first */
 #define GEN_MAX_RACKS     65536
 #define GEN_MAX_AGGS      64
 #define GEN_MAX_CORES     256
