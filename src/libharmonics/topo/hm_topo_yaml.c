@@ -51,7 +51,7 @@ static hm_rc_t keys_known(ctx_t *c, const hm_yaml_t *map, const char *what, cons
 		bool found = false;
 
 		/* Walk the tokens: a substring search ran past the end on an empty key. */
-		for (; *p && !found; p += tok + (p[tok] ? 2 : 0)) {
+		for (; *p && !found; p += tok, p += strspn(p, ", ")) {
 			tok = strcspn(p, ",");
 			found = len && tok == len && !strncmp(p, k, len);
 		}
