@@ -17,17 +17,7 @@ const char *hm_spec_mode_names(void)
 
 bool hm_spec_policy_known(const char *name)
 {
-	const char *p = HM_POLICY_NAMES;
-	size_t n = name ? strlen(name) : 0;
-
-	while (n > 0 && *p) {
-		size_t len = strcspn(p, ",");
-
-		if (len == n && strncmp(p, name, n) == 0)
-			return true;
-		p += len + (p[len] == ',');
-	}
-	return false;
+	return hm_name_in_list(name, HM_POLICY_NAMES);
 }
 
 hm_rc_t hm_spec_mode_check(const char *mode, hm_err_t *err)

@@ -66,12 +66,30 @@ static void test_kv(void **state)
 	assert_int_equal(hm_parse_bool("maybe", &b, "flag", &err), HM_ERR_PARSE);
 }
 
+/* Whole names of a comma list, with or without blanks; never a part, never empty. */
+static void test_name_in_list(void **state)
+{
+	(void)state;
+	assert_true(hm_name_in_list("tree", "topology, cluster_default, tree, block, flat"));
+	assert_true(hm_name_in_list("flat", "topology, cluster_default, tree, block, flat"));
+	assert_true(hm_name_in_list("topology", "topology, cluster_default, tree"));
+	assert_true(hm_name_in_list("crux", "fair,optimal,cassini,crux,harmonics"));
+	assert_false(hm_name_in_list("tre", "topology, tree, block"));
+	assert_false(hm_name_in_list("ree", "topology, tree, block"));
+	assert_false(hm_name_in_list("tree, block", "topology, tree, block"));
+	assert_false(hm_name_in_list("", "topology, tree, block"));
+	assert_false(hm_name_in_list(NULL, "topology, tree"));
+	assert_false(hm_name_in_list(" tree", "topology, tree"));
+	assert_false(hm_name_in_list("x", ""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_long),
 		cmocka_unit_test(test_units),
 		cmocka_unit_test(test_kv),
+		cmocka_unit_test(test_name_in_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

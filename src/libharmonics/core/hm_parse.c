@@ -190,3 +190,15 @@ bool hm_split_kv(char *tok, char **key, char **val)
 	*val = hm_trim(eq + 1);
 	return **key != '\0';
 }
+
+bool hm_name_in_list(const char *name, const char *list)
+{
+	size_t n = name ? strlen(name) : 0, len;
+
+	for (const char *p = list; n > 0 && *p; p += len, p += strspn(p, ", ")) {
+		len = strcspn(p, ",");
+		if (len == n && strncmp(p, name, n) == 0)
+			return true;
+	}
+	return false;
+}

@@ -48,4 +48,11 @@ char *hm_trim(char *s);
  */
 bool hm_split_kv(char *tok, char **key, char **val);
 
+/*
+ * Whether name is one of the comma-separated names of list ("a,b" or "a, b":
+ * blanks after a comma are skipped). A whole name matches, never a part of
+ * one; an empty or NULL name matches nothing.
+ */
+bool hm_name_in_list(const char *name, const char *list);
+
 #endif

@@ -11,12 +11,13 @@
 #ifndef HM_TOPO_BUILD_H
 #define HM_TOPO_BUILD_H
 
+#include "hm_hostlist.h"
 #include "hm_topo.h"
 
 #define HM_TOPO_MAX_NAME      255 /* longest host or switch name */
 #define HM_TOPO_MAX_LEVELS    ((HM_MAX_ROUTE_LINKS - 2) / 2 + 1)
 #define HM_TOPO_MAX_ANCESTORS 512 /* switches above one ToR (route scratch space) */
-#define HM_TOPO_MAX_HOSTS     131072 /* hosts in one topology, as HM_HOSTLIST_MAX */
+#define HM_TOPO_MAX_HOSTS     HM_HOSTLIST_MAX /* hosts in one topology: one bound for both */
 
 typedef struct hm_tb hm_tb_t;
 

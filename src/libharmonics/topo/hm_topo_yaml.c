@@ -45,21 +45,11 @@ typedef struct {
 /* Every key of map is one of the accepted (comma-separated) names. */
 static hm_rc_t keys_known(ctx_t *c, const hm_yaml_t *map, const char *what, const char *accepted)
 {
-	for (int i = 0; i < map->n; i++) {
-		const char *k = map->keys[i], *p = accepted;
-		size_t len = strlen(k), tok;
-		bool found = false;
-
-		/* Walk the tokens: a substring search ran past the end on an empty key. */
-		for (; *p && !found; p += tok, p += strspn(p, ", ")) {
-			tok = strcspn(p, ",");
-			found = len && tok == len && !strncmp(p, k, len);
-		}
-		if (!found)
+	for (int i = 0; i < map->n; i++)
+		if (!hm_name_in_list(map->keys[i], accepted))
 			return hm_err_set(c->err, HM_ERR_PARSE,
 					  "%s:%d: unknown key '%.60s' in %s; accepted: %s",
-					  c->fname, map->key_lines[i], k, what, accepted);
-	}
+					  c->fname, map->key_lines[i], map->keys[i], what, accepted);
 	return HM_OK;
 }
 
