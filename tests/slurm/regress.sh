@@ -152,6 +152,8 @@ setup_suite() {
 # node still completing, or "idle*" (test3.14 drains two nodes and resumes
 # them, not responding until slurmctld's next ping), failed them at random, on
 # plain Slurm as with Harmonics (n2 and n3 "idle*" in both runs of one CI).
+not_idle() { sinfo -h -N -o '%N %t' 2>/dev/null | awk '$2 != "idle"'; }
+all_idle() { [[ -z $(not_idle) ]]; }
 tidy() {
 	local r
 	scancel --quiet --user=root 2>/dev/null
@@ -159,8 +161,7 @@ tidy() {
 	for r in $(scontrol -o show reservation 2>/dev/null | sed -n 's/^ReservationName=\([^ ]*\).*/\1/p'); do
 		scontrol delete ReservationName="$r" >/dev/null 2>&1
 	done
-	hm_wait_s 30 bash -c '[[ -z $(sinfo -h -N -o "%N %t" 2>/dev/null | awk "\$2 != \"idle\"") ]]' ||
-		echo "regress: nodes not idle 30 s after the test: $(sinfo -h -N -o '%N %t' | awk '$2 != "idle"' | tr '\n' ' ')"
+	hm_wait_s 30 all_idle || echo "regress: nodes not idle 30 s after the test: $(not_idle | tr '\n' ' ')"
 }
 
 # The CoreCnt reservation: scontrol accepts it only for cons_tres' plugin_id.
