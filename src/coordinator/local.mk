@@ -113,7 +113,7 @@ tests_bench_bench_tiers_LDADD = $(HMCOORD_LIBS) -lm
 # jobs, hostile connections and one user's registration flood; prints numbers.
 # tests/load/coord_load.sh [--short | coord_load options]   (root; starts a private munged)
 check_PROGRAMS += tests/load/coord_load
-tests_load_coord_load_SOURCES = tests/load/coord_load.c
+tests_load_coord_load_SOURCES = tests/load/coord_load.c tests/load/load_cluster.c tests/load/load_cluster.h
 tests_load_coord_load_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 tests_load_coord_load_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_load_coord_load_LDADD = $(HMCOORD_LIBS) -lm

@@ -37,6 +37,13 @@
  *        [--duration-s S] [--heartbeat-ms MS] [--epoch-ms MS] [--legit-ms MS]
  *        (default 1024 agents, 10000 jobs, 64 hostile, 128 flood threads, 20 s,
  *        heartbeat 1000 ms, epoch 10000 ms, legit every 100 ms; root, munged)
+ *
+ * With --port, the coordinator is slurmctld's (tests/load/ctld_load.sh): no
+ * coordinator process, no made-up jobs. --nodes HOSTLIST are the agents' nodes,
+ * --jobs-file the running jobs ("JOBID UID NODELIST" lines, squeue's), the
+ * legitimate user --legit-uid (its jobs in the file), the flooder --flood-uid,
+ * and the CPU and memory measured are --ctld-pid's. The heartbeat is the one
+ * harmonics.conf gives (the agents beat at --heartbeat-ms: say the same).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -67,6 +74,7 @@
 #include "hm_log.h"
 #include "hm_proto.h"
 #include "hm_server.h"
+#include "load_cluster.h"
 
 #define HOSTS_PER_RACK 8
 #define AGENT_THREADS  8
@@ -77,10 +85,14 @@
 
 typedef struct {
 	int agents, jobs, hostile, flood, duration_s, heartbeat_ms, epoch_ms, legit_ms;
+	int port, ctld_pid, legit_uid, flood_uid; /* port: slurmctld's coordinator */
+	const char *nodes, *jobs_file;
 } opts_t;
 
-static opts_t o = {1024, 10000, 64, 128, 20, 1000, 10000, 100};
+static opts_t o = {1024, 10000, 64, 128, 20, 1000, 10000, 100,
+		   0, 0, LEGIT_UID, FLOOD_UID, NULL, NULL};
 static hm_topo_t *topo;
+static lc_t cl; /* the hosts and running jobs */
 
 /* ---- samples ---------------------------------------------------------------------- */
 
@@ -125,27 +137,6 @@ static void samples_init(samples_t *s, int cap)
 	s->cap = s->v ? cap : 0;
 	s->n = 0;
 	pthread_mutex_init(&s->mu, NULL);
-}
-
-/* ---- the cluster: 8 hosts per rack; jobs over 1, 2, 4 or 8 consecutive hosts ----- */
-
-static void job_nodes(int j, char *out, size_t len)
-{
-	static const int sizes[] = {1, 2, 4, 8};
-	int k = sizes[j % 4], first = (int)(((long)j * 7) % topo->nhosts), p = 0;
-
-	p += snprintf(out, len, "%s", topo->hosts[first].name);
-	for (int i = 1; i < k && p < (int)len; i++)
-		p += snprintf(out + p, len - (size_t)p, ",%s",
-			      topo->hosts[(first + i) % topo->nhosts].name);
-}
-
-static bool job_on(int j, int h)
-{
-	static const int sizes[] = {1, 2, 4, 8};
-	int k = sizes[j % 4], first = (int)(((long)j * 7) % topo->nhosts);
-
-	return (h - first + topo->nhosts) % topo->nhosts < k;
 }
 
 /*
@@ -239,11 +230,11 @@ static int coord_main(int out)
 	snprintf(conf.default_mode, sizeof(conf.default_mode), "auto");
 	if (hm_coord_create(&conf, topo, &c, &err) != HM_OK)
 		goto done;
-	for (int j = 0; j < o.jobs; j++) {
+	for (int j = 0; j < cl.njobs; j++) {
 		static const char *const prof[] = {"resnet50", "bert-large", "gpt2-xl", "vgg16"};
 		hm_coord_job_info_t in = {
-		    .job_id = (uint32_t)j + 1,
-		    .uid = j < LEGIT_JOBS ? LEGIT_UID : 2000 + (uint32_t)(j % 50),
+		    .job_id = cl.jobs[j].id,
+		    .uid = cl.jobs[j].uid,
 		    .nodes = nodes,
 		    .gpus_per_node = 1,
 		    .mode = "auto",
@@ -251,7 +242,7 @@ static int coord_main(int out)
 		    .start_s = hm_real_s(),
 		};
 
-		job_nodes(j, nodes, sizeof(nodes));
+		lc_job_nodes(&cl, j, nodes, sizeof(nodes));
 		if (hm_coord_job_upsert(c, &in, &err) != HM_OK)
 			goto done;
 	}
@@ -369,7 +360,7 @@ static void *flood_main(void *arg)
 
 		snprintf(req, sizeof(req),
 			 "{\"op\":\"register\",\"job_id\":%u,\"step_id\":0,\"node\":\"%s\"}",
-			 1000000u + (unsigned)rand_r(&seed) % 1000000u, topo->hosts[0].name);
+			 1000000u + (unsigned)rand_r(&seed) % 1000000u, cl.hosts[0]);
 		rc = request("127.2.0.1", port, req, code, sizeof(code));
 		atomic_fetch_add(&flood_sent, 1);
 		if (rc == 1 && strcmp(code, "busy") == 0)
@@ -398,7 +389,7 @@ static int flood_proc(int port, int out)
 	fprintf(f,
 		"flood (uid %d, %d threads): %ld registrations of unknown jobs, %ld answered "
 		"busy, %ld otherwise, %ld failed to connect or read\n",
-		FLOOD_UID, o.flood, atomic_load(&flood_sent), atomic_load(&flood_busy),
+		o.flood_uid, o.flood, atomic_load(&flood_sent), atomic_load(&flood_busy),
 		atomic_load(&flood_other), atomic_load(&flood_fail));
 	fclose(f);
 	free(th);
@@ -410,19 +401,27 @@ static int legit_proc(int port, int out)
 {
 	samples_t st, reg;
 	FILE *f = fdopen(out, "w");
-	int fails = 0, i = 0;
+	int fails = 0, i = 0, *mine = calloc((size_t)cl.njobs + 1, sizeof(int)), nmine = 0;
 	char failure[160] = "";
 	struct pollfd p = {.fd = 0, .events = POLLIN};
 
 	samples_init(&st, MAX_SAMPLES);
 	samples_init(&reg, MAX_SAMPLES);
+	for (int j = 0; mine && j < cl.njobs; j++)
+		if (cl.jobs[j].uid == (uint32_t)o.legit_uid)
+			mine[nmine++] = j;
+	if (nmine == 0) {
+		fprintf(f, "legit: uid %d has no running job\n", o.legit_uid);
+		fclose(f);
+		return 2;
+	}
 	if (read(0, failure, 1) != 1) /* the start */
 		return 2;
 	failure[0] = '\0';
 	for (;;) {
 		char req[640], code[96];
 		int64_t t0;
-		int job = i % LEGIT_JOBS;
+		int job = mine[i % nmine];
 
 		if (poll(&p, 1, o.legit_ms) != 0)
 			break; /* stdin: the end */
@@ -435,12 +434,12 @@ static int legit_proc(int port, int out)
 		{
 			char nodes[512];
 
-			job_nodes(job, nodes, sizeof(nodes));
+			lc_job_nodes(&cl, job, nodes, sizeof(nodes));
 			*strchrnul(nodes, ',') = '\0';
 			snprintf(
 			    req, sizeof(req),
-			    "{\"op\":\"register\",\"job_id\":%d,\"step_id\":%d,\"node\":\"%s\"}",
-			    job + 1, i / LEGIT_JOBS, nodes);
+			    "{\"op\":\"register\",\"job_id\":%u,\"step_id\":%d,\"node\":\"%s\"}",
+			    cl.jobs[job].id, i / nmine, nodes);
 		}
 		t0 = hm_clock_us(CLOCK_MONOTONIC);
 		if (request("127.0.0.1", port, req, code, sizeof(code)) != 0) {
@@ -450,10 +449,12 @@ static int legit_proc(int port, int out)
 		sample_add(&reg, (hm_clock_us(CLOCK_MONOTONIC) - t0) / 1000.0);
 		i++;
 	}
-	sample_print(f, "legit status (uid 1000)", &st);
-	sample_print(f, "legit register (uid 1000)", &reg);
+	fprintf(f, "legit: uid %d, %d running jobs of its own\n", o.legit_uid, nmine);
+	sample_print(f, "legit status", &st);
+	sample_print(f, "legit register", &reg);
 	fprintf(f, "legit failures: %d%s%s\n", fails, fails ? "; last: " : "", failure);
 	fclose(f);
+	free(mine);
 	return fails ? 1 : 0;
 }
 
@@ -475,8 +476,7 @@ static void agent_failed(agent_t *a, const char *why)
 		close(a->fd);
 	a->fd = -1;
 	if (atomic_fetch_add(&agent_fail, 1) == 0) /* the first says most */
-		snprintf(agent_err, sizeof(agent_err), "agent %s: %.150s",
-			 topo->hosts[a->host].name, why);
+		snprintf(agent_err, sizeof(agent_err), "agent %s: %.150s", cl.hosts[a->host], why);
 }
 
 static bool agent_send(agent_t *a, hm_aw_msg_t *m)
@@ -504,15 +504,14 @@ static bool agent_state(agent_t *a, hm_aw_msg_t *m)
 
 	if (hm_aw_alloc_nodes(m, 1, &err) != HM_OK)
 		return false;
-	snprintf(m->nodes[0].node, sizeof(m->nodes[0].node), "%s", topo->hosts[a->host].name);
-	for (int j = 0; j < o.jobs && m->nodes[0].njobs < HM_AW_MAX_JOBS; j++)
-		if (job_on(j, a->host)) {
-			hm_aw_job_state_t *s = &m->nodes[0].jobs[m->nodes[0].njobs++];
+	snprintf(m->nodes[0].node, sizeof(m->nodes[0].node), "%s", cl.hosts[a->host]);
+	for (int k = 0; k < cl.non[a->host] && m->nodes[0].njobs < HM_AW_MAX_JOBS; k++) {
+		hm_aw_job_state_t *s = &m->nodes[0].jobs[m->nodes[0].njobs++];
 
-			s->job_id = j + 1;
-			s->steps = s->ranks = 1;
-			s->applied_epoch = -1;
-		}
+		s->job_id = cl.jobs[cl.on[a->host][k]].id;
+		s->steps = s->ranks = 1;
+		s->applied_epoch = -1;
+	}
 	return true;
 }
 
@@ -530,7 +529,7 @@ static void agent_open(agent_t *a, int port)
 	}
 	memset(&m, 0, sizeof(m));
 	m.op = HM_AW_HELLO;
-	snprintf(m.node, sizeof(m.node), "%s", topo->hosts[a->host].name);
+	snprintf(m.node, sizeof(m.node), "%s", cl.hosts[a->host]);
 	snprintf(m.agent_version, sizeof(m.agent_version), "coord_load");
 	if (agent_state(a, &m))
 		agent_send(a, &m);
@@ -759,12 +758,65 @@ static bool opt(char **argv, int *i, int argc, const char *name, int *v, int min
 	return true;
 }
 
+static bool opt_str(char **argv, int *i, int argc, const char *name, const char **v)
+{
+	if (strcmp(argv[*i], name) != 0)
+		return false;
+	if (*i + 1 >= argc || !argv[*i + 1][0]) {
+		fprintf(stderr, "coord_load: %s needs a value\n", name);
+		exit(2);
+	}
+	*v = argv[++(*i)];
+	return true;
+}
+
+/* The hosts and jobs: made up on a generated topology, or slurmctld's (--port). */
+static int cluster_setup(void)
+{
+	char spec[128], err[512];
+	hm_topo_gen_t gen;
+	hm_err_t e = {0};
+
+	if (o.port) {
+		if (!o.nodes || !o.jobs_file || !o.ctld_pid) {
+			fprintf(stderr, "coord_load: --port needs --nodes, --jobs-file and --ctld-pid\n");
+			return 2;
+		}
+		if (lc_from_file(&cl, o.nodes, o.jobs_file, err, sizeof(err)) != 0) {
+			fprintf(stderr, "coord_load: %s\n", err);
+			return 1;
+		}
+		o.agents = cl.nhosts;
+		o.jobs = cl.njobs;
+		printf("coord_load: slurmctld's coordinator (pid %d, port %d), %d agents (%s), "
+		       "%d running jobs (%s), %d hostile connections, %d flood threads, %d s, "
+		       "heartbeat %d ms\n",
+		       o.ctld_pid, o.port, o.agents, o.nodes, o.jobs, o.jobs_file, o.hostile,
+		       o.flood, o.duration_s, o.heartbeat_ms);
+		return 0;
+	}
+	snprintf(spec, sizeof(spec), "racks=%d,hosts=%d,gpus=8,nic=100G,oversub=4",
+		 (o.agents + HOSTS_PER_RACK - 1) / HOSTS_PER_RACK, HOSTS_PER_RACK);
+	if (hm_topo_gen_parse(spec, &gen, &e) != HM_OK ||
+	    hm_topo_generate(&gen, &topo, &e) != HM_OK) {
+		fprintf(stderr, "coord_load: topology: %s\n", e.msg);
+		return 1;
+	}
+	if (lc_synthetic(&cl, topo, o.jobs, LEGIT_UID, LEGIT_JOBS) != 0) {
+		fprintf(stderr, "coord_load: out of memory\n");
+		return 1;
+	}
+	printf("coord_load: %d agents (%d hosts, %s), %d running jobs, %d hostile connections, "
+	       "%d flood threads, %d s, heartbeat %d ms, epoch %d ms\n",
+	       o.agents, topo->nhosts, spec, o.jobs, o.hostile, o.flood, o.duration_s,
+	       o.heartbeat_ms, o.epoch_ms);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	char spec[128], line[256], mem[256];
-	hm_topo_gen_t gen;
-	hm_err_t err = {0};
-	int cin, cout, fin, fout, lin, lout, port = 0, st, ret = 0, legit_rc;
+	char line[256], mem[256];
+	int cin = -1, cout = -1, fin, fout, lin, lout, port = 0, st, ret, legit_rc;
 	pid_t cpid, fpid, lpid;
 	FILE *cf;
 	athread_t at[AGENT_THREADS];
@@ -781,36 +833,38 @@ int main(int argc, char **argv)
 		    !opt(argv, &i, argc, "--duration-s", &o.duration_s, 1, 3600) &&
 		    !opt(argv, &i, argc, "--heartbeat-ms", &o.heartbeat_ms, 100, 60000) &&
 		    !opt(argv, &i, argc, "--epoch-ms", &o.epoch_ms, 100, 600000) &&
-		    !opt(argv, &i, argc, "--legit-ms", &o.legit_ms, 1, 60000)) {
+		    !opt(argv, &i, argc, "--legit-ms", &o.legit_ms, 1, 60000) &&
+		    !opt(argv, &i, argc, "--port", &o.port, 1, 65535) &&
+		    !opt(argv, &i, argc, "--ctld-pid", &o.ctld_pid, 1, 1 << 30) &&
+		    !opt(argv, &i, argc, "--legit-uid", &o.legit_uid, 1, 1 << 30) &&
+		    !opt(argv, &i, argc, "--flood-uid", &o.flood_uid, 1, 1 << 30) &&
+		    !opt_str(argv, &i, argc, "--nodes", &o.nodes) &&
+		    !opt_str(argv, &i, argc, "--jobs-file", &o.jobs_file)) {
 			fprintf(stderr, "coord_load: unknown option '%s' (see the file's head)\n",
 				argv[i]);
 			return 2;
 		}
 	hm_log_set_level(HM_LOG_ERROR);
-	snprintf(spec, sizeof(spec), "racks=%d,hosts=%d,gpus=8,nic=100G,oversub=4",
-		 (o.agents + HOSTS_PER_RACK - 1) / HOSTS_PER_RACK, HOSTS_PER_RACK);
-	if (hm_topo_gen_parse(spec, &gen, &err) != HM_OK ||
-	    hm_topo_generate(&gen, &topo, &err) != HM_OK) {
-		fprintf(stderr, "coord_load: topology: %s\n", err.msg);
-		return 1;
+	if ((ret = cluster_setup()) != 0)
+		return ret;
+	if (o.port) {
+		cpid = o.ctld_pid;
+		port = o.port;
+	} else {
+		cpid = spawn(coord_entry, 0, 0, false, &cin, &cout);
+		cf = fdopen(cout, "r");
+		while (cf && fgets(line, sizeof(line), cf)) {
+			if (sscanf(line, "port %d", &port) == 1)
+				break;
+			fputs(line, stdout);
+		}
+		if (port <= 0) {
+			fprintf(stderr, "coord_load: the coordinator did not start\n");
+			return 1;
+		}
 	}
-	printf("coord_load: %d agents (%d hosts, %s), %d running jobs, %d hostile connections, "
-	       "%d flood threads, %d s, heartbeat %d ms, epoch %d ms\n",
-	       o.agents, topo->nhosts, spec, o.jobs, o.hostile, o.flood, o.duration_s,
-	       o.heartbeat_ms, o.epoch_ms);
-	cpid = spawn(coord_entry, 0, 0, false, &cin, &cout);
-	cf = fdopen(cout, "r");
-	while (cf && fgets(line, sizeof(line), cf)) {
-		if (sscanf(line, "port %d", &port) == 1)
-			break;
-		fputs(line, stdout);
-	}
-	if (port <= 0) {
-		fprintf(stderr, "coord_load: the coordinator did not start\n");
-		return 1;
-	}
-	fpid = spawn(flood_proc, port, FLOOD_UID, true, &fin, &fout);
-	lpid = spawn(legit_proc, port, LEGIT_UID, false, &lin, &lout);
+	fpid = spawn(flood_proc, port, (uid_t)o.flood_uid, true, &fin, &fout);
+	lpid = spawn(legit_proc, port, (uid_t)o.legit_uid, false, &lin, &lout);
 	/* Agents first: the measurement starts once they are all welcomed. */
 	samples_init(&beat_rtt, MAX_SAMPLES);
 	agents = calloc((size_t)o.agents, sizeof(*agents));
@@ -872,13 +926,15 @@ int main(int argc, char **argv)
 	       atomic_load(&agent_fail), agent_fail ? "; first: " : "", agent_fail ? agent_err : "");
 	printf("hostile: %ld connections opened from 127.3.0.1 (reopened when closed)\n",
 	       atomic_load(&hostile_opened));
-	printf("coordinator process over %.1f s: CPU %.2f s (%.0f %% of one core); %s\n",
-	       (t1 - t0) / 1000.0, cpu1 - cpu0, 100.0 * (cpu1 - cpu0) * 1000.0 / (double)(t1 - t0),
+	printf("%s process over %.1f s: CPU %.2f s (%.0f %% of one core); %s\n",
+	       o.port ? "slurmctld" : "coordinator", (t1 - t0) / 1000.0, cpu1 - cpu0, 100.0 * (cpu1 - cpu0) * 1000.0 / (double)(t1 - t0),
 	       mem);
 	fflush(stdout);
-	close(cin);
-	drain(cout);
-	waitpid(cpid, &st, 0);
+	if (!o.port) {
+		close(cin);
+		drain(cout);
+		waitpid(cpid, &st, 0);
+	}
 	if (legit_rc != 0 || atomic_load(&agent_fail) != 0) {
 		printf("coord_load: FAIL: a legitimate request failed\n");
 		ret = 1;
@@ -886,6 +942,7 @@ int main(int argc, char **argv)
 		printf("coord_load: every legitimate request succeeded\n");
 	}
 	free(agents);
+	lc_free(&cl);
 	hm_topo_free(topo);
 	return ret;
 }

@@ -66,14 +66,15 @@ declare -A HM_PIDS=()
 
 hm_log() { echo "cluster: $*" >&2; }
 
-# A base port with 16 free TCP ports above it.
+# A base port with the cluster's ports free above it: 4 of its own and one per
+# node (at least 16), all below 32768 (where the kernel's ephemeral range starts).
 hm_pick_ports() {
-	local used base p ok
+	local used base p ok span=$((HM_NODES + 4 < 16 ? 16 : HM_NODES + 4))
 	used=$(ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://' | sort -u)
 	for _ in $(seq 50); do
-		base=$((20000 + (RANDOM % 2000) * 16))
+		base=$((20000 + (RANDOM % ((12768 - span) / 16)) * 16))
 		ok=1
-		for p in $(seq "$base" $((base + 15))); do
+		for p in $(seq "$base" $((base + span - 1))); do
 			grep -qx "$p" <<<"$used" && { ok=0; break; }
 		done
 		((ok)) && { echo "$base"; return 0; }
@@ -196,7 +197,7 @@ hm_write_conf() {
 		${HM_SLURM_EXTRA:-}
 		$([[ -n $gres ]] && echo GresTypes=gpu)
 		$([[ ${HM_CONFIGLESS:-0} == 1 ]] && echo SlurmctldParameters=enable_configless)
-		NodeName=n[1-$HM_NODES] NodeHostname=$host NodeAddr=$node_addr Port=$HM_NODE_PORT0-$((HM_NODE_PORT0 + HM_NODES - 1)) CPUs=4 RealMemory=1000 $gres State=UNKNOWN
+		NodeName=n[1-$HM_NODES] NodeHostname=$host NodeAddr=$node_addr Port=$HM_NODE_PORT0-$((HM_NODE_PORT0 + HM_NODES - 1)) CPUs=${HM_NODE_CPUS:-4} RealMemory=1000 $gres State=UNKNOWN
 		PartitionName=debug Nodes=n[1-$HM_NODES] Default=YES MaxTime=INFINITE State=UP
 	CONF
 	# A private Slurm: 24.05 on initializes a cgroup plugin in every slurmd
@@ -406,7 +407,7 @@ hm_cluster_up() {
 	for ((i = 1; i <= HM_NODES; i++)); do
 		hm_slurmd_start "$i" || return 1
 	done
-	hm_wait_for 60 hm_nodes_idle || { hm_log "nodes not idle:"; sinfo >&2; return 1; }
+	hm_wait_s $((60 + HM_NODES / 8)) hm_nodes_idle || { hm_log "nodes not idle:"; sinfo >&2; return 1; }
 	HM_UP_S=$(hm_since "$t0")
 	hm_log "up in ${HM_UP_S}s (MariaDB+slurmdbd $(hm_since "$t_db" "$t_ctld")s, slurmctld" \
 		"$(hm_since "$t_ctld" "$t_nodes")s, $HM_NODES slurmd idle $(hm_since "$t_nodes")s): $HM_DIR" \
