@@ -129,6 +129,7 @@ void hm_coord_destroy(hm_coord_t *c)
 		free(c->jobs[i].nodes);
 	}
 	free(c->jobs);
+	hm_coord_index_clear(&c->index);
 	free(c->nodes);
 	free(c->hj_start);
 	free(c->hj_list);
@@ -144,10 +145,9 @@ void hm_coord_destroy(hm_coord_t *c)
 
 hm_cjob_t *hm_coord_find(hm_coord_t *c, uint32_t job_id)
 {
-	for (int i = 0; i < c->njobs; i++)
-		if (c->jobs[i].job_id == job_id)
-			return &c->jobs[i];
-	return NULL;
+	int k = hm_coord_index_get(&c->index, job_id);
+
+	return k >= 0 && k < c->njobs && c->jobs[k].job_id == job_id ? &c->jobs[k] : NULL;
 }
 
 void hm_coord_set_unscheduled(hm_coord_t *c, hm_cjob_t *j, double now_s)
@@ -399,10 +399,15 @@ hm_cjob_t *hm_coord_add(hm_coord_t *c, const hm_coord_job_info_t *info)
 	}
 	j = &c->jobs[c->njobs];
 	memset(j, 0, sizeof(*j));
+	j->job_id = info->job_id;
 	j->slot_misses = -1;
 	hm_burst_est_init(&j->burst);
 	if (!(j->nodes = strdup(info->nodes)))
 		return NULL;
+	if (hm_coord_index_put(&c->index, info->job_id, c->njobs) != 0) {
+		free(j->nodes);
+		return NULL;
+	}
 	c->njobs++;
 	return j;
 }
@@ -494,7 +499,10 @@ hm_rc_t hm_coord_job_remove(hm_coord_t *c, uint32_t job_id)
 	hm_coord_touch_nodes(c, j); /* its nodes' lists change */
 	hm_cjob_clear_derived(j);
 	free(j->nodes);
+	hm_coord_index_del(&c->index, job_id);
 	*j = c->jobs[--c->njobs];
+	if (j != &c->jobs[c->njobs]) /* the last job moved into the hole */
+		(void)hm_coord_index_put(&c->index, j->job_id, (int)(j - c->jobs));
 	c->hj_stale = true;
 	c->need_decide = true;
 	c->had_departure = true;

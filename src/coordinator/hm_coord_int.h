@@ -12,6 +12,19 @@
 #include "hm_policy.h"
 #include "hm_rack_msg.h"
 
+/* Job id -> slot in hm_coord.jobs (hm_coord_index.c). */
+typedef struct {
+	uint64_t *keys; /* job id + 1; 0 = empty */
+	int *slots;
+	size_t cap, n;
+} hm_coord_index_t;
+
+/* 0, or -1 out of memory (the entry is then absent). */
+int hm_coord_index_put(hm_coord_index_t *x, uint32_t job_id, int slot);
+int hm_coord_index_get(const hm_coord_index_t *x, uint32_t job_id); /* -1: absent */
+void hm_coord_index_del(hm_coord_index_t *x, uint32_t job_id);
+void hm_coord_index_clear(hm_coord_index_t *x);
+
 typedef struct {
 	/* What Slurm said (compared on upsert). */
 	uint32_t job_id, uid;
@@ -140,6 +153,7 @@ struct hm_coord {
 
 	hm_cjob_t *jobs;
 	int njobs, cap;
+	hm_coord_index_t index; /* job id -> slot in jobs */
 
 	bool need_decide; /* arrival, departure, reconfigure since the last run */
 	bool had_departure;

@@ -306,6 +306,7 @@ hm_rc_t hm_coord_state_load(hm_coord_t *c, const char *path, hm_err_t *err)
 		free(c->jobs[i].nodes);
 	}
 	c->njobs = 0;
+	hm_coord_index_clear(&c->index);
 	c->need_decide = false; /* the loaded decisions stand; arrivals below re-set it */
 	c->had_departure = false;
 	if ((unsigned long)epoch > c->epoch) /* never lowered (see clock_epoch) */
@@ -334,7 +335,8 @@ hm_rc_t hm_coord_state_load(hm_coord_t *c, const char *path, hm_err_t *err)
 		} else if (!in->nodes || !*in->nodes || hm_coord_find(c, in->job_id)) {
 			hm_log(HM_LOG_INFO, "state file %s: job entry %d skipped (%s)", path, i,
 			       in->nodes && *in->nodes ? "duplicate job id" : "no nodes");
-		} else if ((j = hm_coord_add(c, &(hm_coord_job_info_t){.nodes = in->nodes}))) {
+		} else if ((j = hm_coord_add(c, &(hm_coord_job_info_t){.job_id = in->job_id,
+									.nodes = in->nodes}))) {
 			char *nodes = j->nodes; /* add's copy; the entry is otherwise as read */
 
 			*j = *in;

@@ -9,6 +9,7 @@ noinst_LTLIBRARIES += src/coordinator/libhmcoord.la
 src_coordinator_libhmcoord_la_SOURCES = \
 	src/coordinator/hm_coord.c src/coordinator/hm_coord.h \
 	src/coordinator/hm_coord_comment.c \
+	src/coordinator/hm_coord_index.c \
 	src/coordinator/hm_coord_int.h \
 	src/coordinator/hm_coord_leaders.c \
 	src/coordinator/hm_coord_tier.c \
@@ -51,7 +52,9 @@ UNIT_TESTS += \
 	tests/unit/test_coord_hw \
 	tests/unit/test_coord_pace \
 	tests/unit/test_server_liveness \
-	tests/unit/test_coord_planes
+	tests/unit/test_coord_planes \
+	tests/unit/test_coord_index
+tests_unit_test_coord_index_SOURCES = tests/unit/test_coord_index.c tests/unit/coord_fixture.h
 tests_unit_test_coord_planes_SOURCES = tests/unit/test_coord_planes.c tests/unit/coord_fixture.h
 tests_unit_test_coord_pace_SOURCES = tests/unit/test_coord_pace.c tests/unit/coord_fixture.h \
 	tests/unit/policies_fixture.h
@@ -118,4 +121,5 @@ tests_load_coord_load_CPPFLAGS = $(HMCOORD_CPPFLAGS)
 tests_load_coord_load_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_load_coord_load_LDADD = $(HMCOORD_LIBS) -lm
 TESTS += tests/load/coord_load_short.sh
-EXTRA_DIST += tests/load/coord_load.sh tests/load/coord_load_short.sh
+EXTRA_DIST += tests/load/coord_load.sh tests/load/coord_load_short.sh tests/load/ctld_load.sh \
+	tests/load/ctld_load_short.sh
