@@ -155,7 +155,8 @@ for t in "${tiers[@]}"; do
 	pace) run_tier pace tier_scripts tests/pace/run.sh tests/emulation/run.sh ;;
 	slurm) run_tier slurm tier_scripts tests/slurm/run.sh tests/slurm/live.sh tests/slurm/place.sh tests/slurm/leaders.sh \
 		tests/slurm/rejoin.sh tests/slurm/failopen.sh tests/slurm/hetjob.sh tests/slurm/torch_live.sh \
-		tests/slurm/nccl_standin.sh tests/slurm/site.sh tests/slurm/backup.sh tests/slurm/regress.sh ;;
+		tests/slurm/nccl_standin.sh tests/slurm/site.sh tests/slurm/backup.sh tests/load/ctld_load_short.sh \
+		tests/slurm/regress.sh ;;
 	packages) run_tier packages tier_scripts tests/packages/run.sh ;;
 	fault) run_tier fault tier_scripts tests/fault/run.sh ;;
 	releases) run_tier releases tier_scripts tests/slurm/matrix.sh ;;

@@ -55,8 +55,11 @@ export HM_NODES=$nodes HM_RACK_HOSTS=8
 # Room for every job: 1, 2, 4, 8 nodes in turn is 3.75 node-CPUs a job; twice that.
 export HM_NODE_CPUS=$(((jobs * 15 / 4 + nodes - 1) / nodes * 2 + 4))
 export HM_SLURM_EXTRA="MaxJobCount=$((jobs * 2 + 1000))"
+# RackSolve=coordinator: coord_load's agents do not answer rack rounds (each
+# round would wait out its leader's deadline).
 export HM_CONF_EXTRA="EpochLength=10s
 HeartbeatInterval=${heartbeat_ms}ms
+RackSolve=coordinator
 LogLevel=info"
 # The nodes' agents are coord_load's; the metrics port is the one past the
 # cluster's ports (hm_pick_ports checked those).
