@@ -248,6 +248,35 @@ static void test_nodes_view(void **state)
 	hm_coord_destroy(c);
 }
 
+/* Jobs per node: a job counts once on each of its nodes, whatever its GPUs there. */
+static void test_nodes_job_count(void **state)
+{
+	hm_coord_t *c = make(1000); /* job 100 on n[1,5] */
+	hm_coord_job_info_t j = {.job_id = 101, .uid = 1, .nodes = "n[1-2]", .gpus_per_node = 4,
+				 .mode = "auto", .profile = "resnet50"};
+	hm_coord_node_view_t *v = NULL;
+	hm_err_t err = {0};
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(hm_coord_job_upsert(c, &j, &err), HM_OK);
+	assert_int_equal(hm_coord_nodes(c, &v, &n), HM_OK);
+	assert_int_equal(n, 8);
+	assert_string_equal(v[0].node, "n1");
+	assert_int_equal(v[0].jobs, 2);
+	assert_int_equal(v[1].jobs, 1); /* n2 */
+	assert_int_equal(v[2].jobs, 0); /* n3 */
+	assert_string_equal(v[4].node, "n5");
+	assert_int_equal(v[4].jobs, 1);
+	free(v);
+	assert_int_equal(hm_coord_job_remove(c, 100), HM_OK);
+	assert_int_equal(hm_coord_nodes(c, &v, &n), HM_OK);
+	assert_int_equal(v[0].jobs, 1);
+	assert_int_equal(v[4].jobs, 0);
+	free(v);
+	hm_coord_destroy(c);
+}
+
 /* A job that asked for another policy than the cluster's is not scheduled. */
 static void test_other_policy_unscheduled(void **state)
 {
@@ -269,6 +298,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_first_decision_applies_at_once),
+	    cmocka_unit_test(test_nodes_job_count),
 	    cmocka_unit_test(test_change_has_a_switch_time),
 	    cmocka_unit_test(test_change_while_pending_is_deferred),
 	    cmocka_unit_test(test_beats),

@@ -161,11 +161,54 @@ static void test_no_state_file(void **state)
 	hm_coord_destroy(c);
 }
 
+/* Many jobs in no order: those Slurm no longer lists leave, the others stay. */
+static void test_many_jobs_leave(void **state)
+{
+	enum { N = 300 };
+	hm_conf_t conf;
+	hm_coord_t *c = NULL;
+	hm_coord_sync_result_t r;
+	hm_coord_sync_job_t js[N];
+	hm_err_t err = {0};
+	uint32_t *ids = NULL;
+	int nids = 0, k = 0;
+
+	(void)state;
+	fixture_conf(&conf);
+	conf.state_file[0] = '\0';
+	assert_int_equal(hm_coord_create(&conf, fixture_topo(), &c, &err), HM_OK);
+	assert_int_equal(hm_coord_set_policy_ops(c, &script_policy, &err), HM_OK);
+	for (int i = 0; i < N; i++) { /* ids 1000..1299 scrambled (7 is prime to 300) */
+		js[i] = job(0, "n1", "off", NULL);
+		js[i].info.job_id = 1000 + (uint32_t)(i * 7 % N);
+	}
+	hm_coord_sync(c, js, N, NOW, NULL, NULL, &r);
+	assert_int_equal(r.removed, 0);
+	for (int i = N - 1; i >= 0; i--) { /* Slurm now lists the odd ids, in another order */
+		uint32_t id = 1000 + (uint32_t)(i * 7 % N);
+
+		if (id % 2) {
+			js[k] = job(0, "n1", "off", NULL);
+			js[k++].info.job_id = id;
+		}
+	}
+	assert_int_equal(k, N / 2);
+	hm_coord_sync(c, js, k, NOW + 1, NULL, NULL, &r);
+	assert_int_equal(r.removed, N / 2);
+	assert_int_equal(hm_coord_job_ids(c, &ids, &nids), HM_OK);
+	assert_int_equal(nids, N / 2);
+	for (int i = 0; i < nids; i++)
+		assert_int_equal(ids[i] % 2, 1);
+	free(ids);
+	hm_coord_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rounds),
 	    cmocka_unit_test(test_no_state_file),
+	    cmocka_unit_test(test_many_jobs_leave),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
