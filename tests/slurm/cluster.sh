@@ -37,6 +37,8 @@
 # slurmctld and the coordinator listen, reachable from every namespace; default
 # 127.0.0.1), HM_NODE_ADDR_PREFIX (node nK's address is PREFIX.K) and
 # HM_NODE_NETNS_PREFIX (slurmd of nK runs in the namespace PREFIX + K).
+# HM_NODE_CPUS: CPUs= of every node (default 4; SlurmdParameters=config_overrides
+# lets slurmd accept more than the machine has).
 # HM_GPUS=N: every node has N STAND-IN GPUs (no GPU here): GresTypes=gpu,
 # Gres=gpu:N and a gres.conf with File=$HM_DIR/dev/gpu[0-N-1], links to
 # /dev/null (slurmd wants character devices), so that Slurm tracks which GPU
