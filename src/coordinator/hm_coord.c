@@ -543,7 +543,9 @@ hm_rc_t hm_coord_job_measure(hm_coord_t *c, uint32_t job_id, const hm_coord_meas
 		return hm_err_set(err, HM_ERR_RANGE,
 				  "job %u: measured values must be finite, >= 0, iter_s < 1 day",
 				  job_id);
-	hm_coord_lock_mut(c);
+	/* Not hm_coord_lock_mut: a policy run reads neither j->meas (it has its copy)
+	   nor a job it does not schedule, the only kind derived here. */
+	pthread_mutex_lock(&c->mu);
 	if (!(j = hm_coord_find(c, job_id))) {
 		rc = hm_err_set(err, HM_ERR_NOTFOUND, "job %u is not running", job_id);
 		goto out;
@@ -641,15 +643,17 @@ static bool apply_decision(hm_coord_t *c, hm_cjob_t *j, double now_s)
 	return true;
 }
 
-/* One policy call over the schedulable jobs. */
-static hm_rc_t run_policy(hm_coord_t *c, hm_sched_job_t *sj, int *map, int n, hm_sched_event_t ev,
+/*
+ * One policy call over the schedulable jobs, mutex released (c->deciding set:
+ * the table's shape, placements and the topology stay as they are; readers,
+ * beats and reports go on). The decisions carry over in sj between calls.
+ */
+static hm_rc_t run_policy(hm_coord_t *c, hm_sched_job_t *sj, int n, hm_sched_event_t ev,
 			  int ev_job, double now_s, hm_err_t *err)
 {
 	hm_sched_ctx_t ctx = {0};
 	hm_rc_t rc;
 
-	for (int k = 0; k < n; k++)
-		sj[k].dec = c->jobs[map[k]].dec;
 	ctx.topo = c->topo;
 	ctx.now_s = now_s;
 	ctx.event = ev;
@@ -664,8 +668,6 @@ static hm_rc_t run_policy(hm_coord_t *c, hm_sched_job_t *sj, int *map, int n, hm
 		       c->pol->name, c->conf.decision_budget_s);
 	if (ctx.note[0])
 		hm_log(HM_LOG_DEBUG, "policy %s: %s", c->pol->name, ctx.note);
-	for (int k = 0; k < n; k++)
-		c->jobs[map[k]].dec = sj[k].dec;
 	return HM_OK;
 }
 
@@ -673,7 +675,7 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 {
 	hm_sched_job_t *sj = NULL;
 	int *map = NULL, n = 0, nchanged = 0, released = 0;
-	bool epoch_due, ran = false;
+	bool epoch_due, ran = false, departure, *arrived = NULL;
 	double t0 = hm_mono_s();
 	hm_rc_t rc = HM_OK;
 
@@ -693,7 +695,8 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 		hm_coord_fold_measures(&c->jobs[i]);
 	hm_coord_fold_bursts(c);
 	if (c->njobs && (!(sj = calloc((size_t)c->njobs, sizeof(*sj))) ||
-			 !(map = calloc((size_t)c->njobs, sizeof(*map))))) {
+			 !(map = calloc((size_t)c->njobs, sizeof(*map))) ||
+			 !(arrived = calloc((size_t)c->njobs, sizeof(*arrived))))) {
 		rc = hm_err_set(err, HM_ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -719,26 +722,45 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 		hm_coord_pace_model(c, j, &sj[n]);
 		n++;
 	}
+	/* Cleared now: an arrival while the policy runs asks for the next round. */
+	departure = c->had_departure;
+	c->need_decide = false;
+	c->had_departure = false;
+	for (int k = 0; k < n; k++) {
+		sj[k].dec = c->jobs[map[k]].dec;
+		arrived[k] = c->jobs[map[k]].arrived;
+		c->jobs[map[k]].arrived = false;
+	}
+	c->deciding = true;
+	pthread_mutex_unlock(&c->mu);
 	/* One arrival event per new job, in table order, so that policies that treat the
 	   arriving job specially see each one; then departures or the epoch. */
 	for (int k = 0; k < n && rc == HM_OK; k++) {
-		if (!c->jobs[map[k]].arrived)
+		if (!arrived[k])
 			continue;
-		c->jobs[map[k]].arrived = false;
-		/* Bound the whole run (the server waits on the mutex): once the budget is
-		   spent, later arrivals count as placed by the calls already made. */
+		/* Bound the whole run (register waits for it): once the budget is spent,
+		   later arrivals count as placed by the calls already made. */
 		if (ran && hm_mono_s() - t0 >= c->conf.decision_budget_s)
 			continue;
-		rc = run_policy(c, sj, map, n, HM_EV_ARRIVAL, k, now_s, err);
+		rc = run_policy(c, sj, n, HM_EV_ARRIVAL, k, now_s, err);
 		ran = true;
 	}
 	if (rc == HM_OK && n > 0 && !ran)
-		rc = run_policy(c, sj, map, n, c->had_departure ? HM_EV_DEPARTURE : HM_EV_EPOCH, -1,
-				now_s, err);
+		rc = run_policy(c, sj, n, departure ? HM_EV_DEPARTURE : HM_EV_EPOCH, -1, now_s,
+				err);
+	pthread_mutex_lock(&c->mu);
+	c->deciding = false;
+	pthread_cond_broadcast(&c->cv_idle);
 	if (rc != HM_OK) {
+		c->need_decide = true; /* try again next round, arrivals included */
+		c->had_departure |= departure;
+		for (int k = 0; k < n; k++)
+			c->jobs[map[k]].arrived |= arrived[k];
 		hm_err_prefix(err, "policy %s", c->pol->name);
 		goto out;
 	}
+	for (int k = 0; k < n; k++)
+		c->jobs[map[k]].dec = sj[k].dec;
 	for (int k = 0; k < n; k++)
 		nchanged += apply_decision(c, &c->jobs[map[k]], now_s);
 	for (int i = 0; i < c->njobs; i++) {
@@ -755,8 +777,6 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 	}
 	if (nchanged)
 		c->epoch++;
-	c->need_decide = false;
-	c->had_departure = false;
 	c->last_decide_s = now_s;
 	c->last_decide_wall_s = hm_mono_s() - t0;
 	hm_coord_mx_decision(&c->mx, c->last_decide_wall_s, nchanged);
@@ -774,6 +794,7 @@ out:
 	pthread_mutex_unlock(&c->mu);
 	free(sj);
 	free(map);
+	free(arrived);
 	return rc;
 }
 

@@ -12,6 +12,9 @@
  * plugin's thread (upsert/remove/decide/admin_comment/state) and the server thread
  * (assignment/status queries) may call concurrently. No function blocks on I/O
  * while holding the mutex except hm_coord_state_save (a small file write).
+ * hm_coord_decide runs the policy with the mutex released: queries, beats and
+ * reports go on meanwhile; changes to the table (upsert, remove, reconfigure,
+ * a node's hello) wait for the run's end.
  *
  * Times: *_s are seconds, *_us microseconds, both on CLOCK_REALTIME (Unix epoch)
  * unless said otherwise; hm_real_s() (hm_clock.h) gives that clock.

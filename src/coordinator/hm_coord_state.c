@@ -300,7 +300,7 @@ hm_rc_t hm_coord_state_load(hm_coord_t *c, const char *path, hm_err_t *err)
 		goto out;
 	}
 	n = (int)json_object_array_length(jobs);
-	pthread_mutex_lock(&c->mu);
+	hm_coord_lock_mut(c); /* the table is replaced: not under a policy run */
 	for (int i = 0; i < c->njobs; i++) {
 		hm_cjob_clear_derived(&c->jobs[i]);
 		free(c->jobs[i].nodes);

@@ -1,12 +1,12 @@
 /*
  * The rack round with the leaders (hm_coord.h, "Rack leaders' rounds"): the
- * harmonics policy hands its requests to coord_exchange (the engine's mutex
- * held); requests of racks with a leader go to the leaders' node agents
- * through the server, the rest are solved here. While the leaders work, the
- * engine's mutex is released with c->deciding set: changes to jobs, nodes or
- * the configuration wait for the round (hm_coord_lock_mut); readers and the
- * server's threads do not. The round's own mailbox has its own mutex, so the
- * server delivers replies without the engine's.
+ * harmonics policy hands its requests to coord_exchange during a policy run,
+ * when the engine's mutex is released with c->deciding set (hm_coord_decide):
+ * changes to jobs, nodes or the configuration wait for the run
+ * (hm_coord_lock_mut); readers and the server's threads do not. Requests of
+ * racks with a leader go to the leaders' node agents through the server, the
+ * rest are solved here meanwhile. The round's own mailbox has its own mutex,
+ * so the server delivers replies without the engine's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -96,11 +96,13 @@ hm_rc_t hm_coord_exchange(void *arg, const hm_rack_req_t *reqs, hm_rack_rep_t *r
 	int pending = 0;
 	struct timespec until;
 
+	pthread_mutex_lock(&c->mu); /* the racks' leaders and their nodes */
 	pthread_mutex_lock(&b->mu);
 	if (n > b->cap) {
 		hm_tier_slot_t *ns = realloc(b->slot, sizeof(*ns) * (size_t)n);
 		if (!ns) {
 			pthread_mutex_unlock(&b->mu);
+			pthread_mutex_unlock(&c->mu);
 			return hm_err_set(err, HM_ERR_NOMEM, "rack round: out of memory");
 		}
 		b->slot = ns;
@@ -126,29 +128,28 @@ hm_rc_t hm_coord_exchange(void *arg, const hm_rack_req_t *reqs, hm_rack_rep_t *r
 	}
 	b->pending = pending;
 	pthread_mutex_unlock(&b->mu);
-	/* Racks without a leader (or RackSolve=coordinator): solved here, as before leaders. */
+	pthread_mutex_unlock(&c->mu);
+	if (pending > 0)
+		send(send_arg);
+	/* Racks without a leader (or RackSolve=coordinator): solved here while the
+	   leaders solve theirs. */
 	for (int i = 0; i < n; i++) {
 		hm_err_t e = {0};
-		if (slot[i].state == HM_SLOT_WAITING)
+		if (slot[i].node[0]) /* a leader's (the server may be changing its state) */
 			continue;
 		if (hm_tier_rack_solve(&reqs[i], &reps[i], &e) != HM_OK)
 			hm_log(HM_LOG_ERROR, "rack %s: %s: its local jobs run free",
 			       hm_coord_rack_name(c, reqs[i].rack), e.msg);
 	}
 	if (pending > 0) {
-		c->deciding = true;
-		send(send_arg);
-		pthread_mutex_unlock(&c->mu);
 		until = hm_clock_deadline(CLOCK_MONOTONIC, c->conf.rack_timeout_ms);
 		pthread_mutex_lock(&b->mu);
 		while (b->pending > 0 &&
 		       pthread_cond_timedwait(&b->cv, &b->mu, &until) != ETIMEDOUT)
 			;
 		pthread_mutex_unlock(&b->mu);
-		pthread_mutex_lock(&c->mu);
-		c->deciding = false;
-		pthread_cond_broadcast(&c->cv_idle);
 	}
+	pthread_mutex_lock(&c->mu);
 	/* Close the round: a late reply finds no slot. */
 	pthread_mutex_lock(&b->mu);
 	for (int i = 0; i < n; i++) {
@@ -173,6 +174,7 @@ hm_rc_t hm_coord_exchange(void *arg, const hm_rack_req_t *reqs, hm_rack_rep_t *r
 	b->reps = NULL;
 	b->pending = 0;
 	pthread_mutex_unlock(&b->mu);
+	pthread_mutex_unlock(&c->mu);
 	return HM_OK;
 }
 

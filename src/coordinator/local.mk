@@ -53,7 +53,9 @@ UNIT_TESTS += \
 	tests/unit/test_coord_pace \
 	tests/unit/test_server_liveness \
 	tests/unit/test_coord_planes \
-	tests/unit/test_coord_index
+	tests/unit/test_coord_index \
+	tests/unit/test_coord_unlocked
+tests_unit_test_coord_unlocked_SOURCES = tests/unit/test_coord_unlocked.c tests/unit/coord_fixture.h
 tests_unit_test_coord_index_SOURCES = tests/unit/test_coord_index.c tests/unit/coord_fixture.h
 tests_unit_test_coord_planes_SOURCES = tests/unit/test_coord_planes.c tests/unit/coord_fixture.h
 tests_unit_test_coord_pace_SOURCES = tests/unit/test_coord_pace.c tests/unit/coord_fixture.h \
