@@ -173,7 +173,7 @@ struct hm_coord {
 	bool hj_stale;
 	hm_tier_box_t tier;
 	hm_rack_transport_t rack_tr; /* the policy's way to the racks (hm_coord_exchange) */
-	bool deciding;               /* mutex released while the leaders solve: no changes */
+	bool deciding;               /* mutex released while the policy runs: no changes */
 	pthread_cond_t cv_idle;      /* deciding went false */
 	/* Hosts of each rack in name order (hm_hostname_cmp): rack r's are
 	   rack_hosts[rack_first[r] .. rack_first[r + 1] - 1]. */
@@ -182,8 +182,8 @@ struct hm_coord {
 	double stall_grace_until_s; /* after the server was stalled: no loss before (nodes) */
 };
 
-/* Lock mu for a change of jobs, nodes or configuration: waits out a rack round
-   (hm_coord_tier.c releases mu with deciding set while the leaders solve). */
+/* Lock mu for a change of jobs, nodes or configuration: waits out a policy run
+   (hm_coord_decide releases mu with deciding set while the policy runs). */
 static inline void hm_coord_lock_mut(hm_coord_t *c)
 {
 	pthread_mutex_lock(&c->mu);
@@ -192,7 +192,8 @@ static inline void hm_coord_lock_mut(hm_coord_t *c)
 }
 hm_rc_t hm_coord_tier_init(hm_coord_t *c);
 void hm_coord_tier_fini(hm_coord_t *c);
-/* The rack transport's exchange (hm_rack_msg.h): caller holds mu (the policy's call). */
+/* The rack transport's exchange (hm_rack_msg.h): called by the policy during
+   hm_coord_decide's run (mu not held, deciding set); takes mu itself. */
 hm_rc_t hm_coord_exchange(void *arg, const hm_rack_req_t *reqs, hm_rack_rep_t *reps, int n,
 			  hm_err_t *err);
 /* Name of rack r ("" when the topology has none). */

@@ -224,7 +224,7 @@ hm_rc_t hm_coord_node_hello(hm_coord_t *c, const char *node, const hm_hwnode_t *
 	int h;
 	hm_rc_t rc = HM_OK;
 
-	hm_coord_lock_mut(c); /* a topology change must wait out a rack round */
+	hm_coord_lock_mut(c); /* a topology change must wait out a policy run */
 	if (!(n = node_of(c, node, &h))) {
 		rc = hm_err_set(err, HM_ERR_NOTFOUND, "node %s is not in the topology", node);
 		goto out;
