@@ -85,6 +85,8 @@ src_plugins_spank_libhmspankopts_la_CPPFLAGS = $(AM_CPPFLAGS) $(HM_COMMON_CPPFLA
 
 UNIT_TESTS += tests/unit/test_spank_opts
 tests_unit_test_spank_opts_SOURCES = tests/unit/test_spank_opts.c
+UNIT_TESTS += tests/unit/test_spank_dir
+tests_unit_test_spank_dir_SOURCES = tests/unit/test_spank_dir.c
 
 if HAVE_SPANK
 # The NCCL runtime the plugin preloads into --comm-sched tasks: the installed
