@@ -110,6 +110,10 @@ sed -i 's|^SchedulerType=.*|SchedulerType=sched/backfill|; /^JobSubmitPlugins=/d
 hm_spawn slurmctld slurmctld -D -f "$SLURM_CONF"
 hm_wait_for 30 scontrol ping || fail "slurmctld with sched/backfill answers"
 check "the heavy job survived the restart" wait_state "$heavy" RUNNING 20
+# Every node registered again: a job submitted sooner is placed among the nodes
+# that had (26.05 placed it on n3 n9 with n6 still not responding).
+responding() { [[ -z $(sinfo -h -N -o '%N %t' | awk '$2 !~ /^(idle|alloc|mix)$/') ]]; }
+hm_wait_for 30 responding || fail "every node responds after slurmctld's restart"
 off=$(sbatch --parsable -N2 --exclusive --comm-sched=harmonics --comm-profile="$HEAVY" \
 	-o /dev/null --wrap "sleep 300")
 wait_state "$off" RUNNING 60
