@@ -191,8 +191,9 @@ typedef struct {
  * is removed; each of them is upserted; the policy runs (hm_coord_decide at
  * now_s); each job whose decision its AdminComment does not show yet gets a new
  * one through store (NULL: none); the state file (conf StateFile, when set) is
- * saved when a job ended, a decision changed or a comment was stored. Problems
- * are logged (hm_log), never fatal. out (may be NULL) says what happened.
+ * saved when a job ended, a decision changed or a comment was stored, and in
+ * every round after a save failed until one succeeds. Problems are logged
+ * (hm_log), never fatal. out (may be NULL) says what happened.
  */
 void hm_coord_sync(hm_coord_t *c, const hm_coord_sync_job_t *jobs, int n, double now_s,
 		   hm_coord_comment_fn store, void *arg, hm_coord_sync_result_t *out);

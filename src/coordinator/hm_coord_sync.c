@@ -41,6 +41,7 @@ void hm_coord_sync(hm_coord_t *c, const hm_coord_sync_job_t *jobs, int n, double
 	size_t buf_len;
 	uint32_t *ids = NULL, *running = sorted_ids(jobs, n);
 	int nids = 0;
+	bool retry;
 	hm_err_t err = {0};
 	char *buf = NULL;
 
@@ -48,6 +49,7 @@ void hm_coord_sync(hm_coord_t *c, const hm_coord_sync_job_t *jobs, int n, double
 	pthread_mutex_lock(&c->mu);
 	memcpy(state_file, c->conf.state_file, sizeof(state_file));
 	buf_len = c->conf.admin_comment_max_bytes + 1;
+	retry = c->state_unsaved;
 	pthread_mutex_unlock(&c->mu);
 
 	/* Ended jobs leave the table (their history stays in AdminComment); out of
@@ -82,12 +84,18 @@ void hm_coord_sync(hm_coord_t *c, const hm_coord_sync_job_t *jobs, int n, double
 			r.comments++;
 		}
 	}
-	if ((r.changed || r.comments || r.removed) && state_file[0]) {
+	/* A failed save (a full StateSaveLocation) is retried every round, not only at
+	   the next change, logged when it fails first and when it succeeds again. */
+	if ((r.changed || r.comments || r.removed || retry) && state_file[0]) {
 		memset(&err, 0, sizeof(err));
-		if (hm_coord_state_save(c, state_file, &err) != HM_OK)
-			hm_log(HM_LOG_ERROR, "state: %s", err.msg);
-		else
-			r.saved = true;
+		r.saved = hm_coord_state_save(c, state_file, &err) == HM_OK;
+		if (!r.saved && !retry)
+			hm_log(HM_LOG_ERROR, "state: %s (retried every round)", err.msg);
+		else if (r.saved && retry)
+			hm_log(HM_LOG_INFO, "state: %s written again", state_file);
+		pthread_mutex_lock(&c->mu);
+		c->state_unsaved = !r.saved;
+		pthread_mutex_unlock(&c->mu);
 	}
 	free(buf);
 	free(ids);

@@ -203,10 +203,61 @@ static void test_many_jobs_leave(void **state)
 	hm_coord_destroy(c);
 }
 
+/* A failed save (StateSaveLocation full, here missing) is retried by every round,
+   logged once, and succeeds once it can, with nothing changed meanwhile. */
+static void test_save_retried(void **state)
+{
+	char dir[] = "/tmp/hm_sync_retry_XXXXXX", sub[64], path[128];
+	hm_conf_t conf;
+	hm_coord_t *c = NULL;
+	hm_coord_sync_result_t r;
+	hm_coord_sync_job_t j;
+	hm_err_t err = {0};
+	const char *p;
+	int lines = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/state", dir);
+	snprintf(path, sizeof(path), "%s/harmonics.state", sub);
+	memset(comments, 0, sizeof(comments));
+	logged[0] = '\0';
+	hm_log_set_sink(sink);
+	fixture_conf(&conf);
+	snprintf(conf.state_file, sizeof(conf.state_file), "%s", path);
+	assert_int_equal(hm_coord_create(&conf, fixture_topo(), &c, &err), HM_OK);
+	assert_int_equal(hm_coord_set_policy_ops(c, &script_policy, &err), HM_OK);
+	j = job(1, "n[1-2]", "auto", "iter=250ms,comm=40%,bytes=1.2GB");
+	hm_coord_sync(c, &j, 1, NOW, store, comments, &r);
+	assert_true(r.changed);
+	assert_false(r.saved);
+	j = job(1, "n[1-2]", "auto", "iter=250ms,comm=40%,bytes=1.2GB");
+	hm_coord_sync(c, &j, 1, NOW + 1, store, comments, &r); /* nothing new: retried */
+	assert_false(r.changed);
+	assert_false(r.saved);
+	for (p = logged; (p = strstr(p, "state: ")); p++)
+		lines++;
+	assert_int_equal(lines, 1); /* one line for the outage */
+	assert_int_equal(mkdir(sub, 0700), 0);
+	hm_coord_sync(c, &j, 1, NOW + 2, store, comments, &r); /* space is back */
+	assert_false(r.changed);
+	assert_true(r.saved);
+	assert_true(exists(path));
+	assert_non_null(strstr(logged, "written again"));
+	hm_coord_sync(c, &j, 1, NOW + 3, store, comments, &r); /* and no more */
+	assert_false(r.saved);
+	hm_coord_destroy(c);
+	hm_log_set_sink(NULL);
+	unlink(path);
+	rmdir(sub);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rounds),
+	    cmocka_unit_test(test_save_retried),
 	    cmocka_unit_test(test_no_state_file),
 	    cmocka_unit_test(test_many_jobs_leave),
 	};
