@@ -265,6 +265,10 @@ fill() { dd if=/dev/zero of="$1/.hm-fault-filler" bs=64k status=none 2>/dev/null
 fault_rundir_full() {
 	local t0 t1 fo rj ok=1 up
 	echo "=== RunDir full (tmpfs)"
+	# From B's file on n2 renewed: the row before (munged stopped) may leave an
+	# agent reconnecting, and a file lapsed before the fill proves nothing here.
+	renewed() { local v; v=$(valid_until "$1"); [[ -n $v ]] && ((v > $(now_us))); }
+	wait_until 15 renewed "$(assign_of B n2)"
 	t0=$(now_us)
 	fill "$F_RUN"
 	local fa tk
@@ -289,8 +293,14 @@ fault_rundir_full() {
 # the failed write is logged; space back: the state file is written again.
 last_decide() { ctl_json status | jq -r '.status.last_decide_s // 0'; }
 fault_state_full() {
-	local t0 ok=1 d0 d1 msg m0 m1 dec
+	local t0 ok=1 d0 d1 msg m0 m1 dec short
 	echo "=== StateSaveLocation full (tmpfs)"
+	# A job that ends during the fill: its removal is a change the coordinator
+	# must save (decisions need not change in 5 s), and save again once space is back.
+	short=$(sbatch --parsable -J statefull -w n7 -N1 -n1 -o /dev/null --comm-sched=harmonics \
+		--comm-profile="$F_PROFILE" --wrap "sleep 3" 2>&1)
+	wait_until 20 bash -c "[[ \$(squeue -h -j '$short' -o %T) == RUNNING ]]"
+	sleep 1.5 # the coordinator has it (a mirror round), and saved it
 	m0=$(stat -c %Y "$state_file" 2>/dev/null)
 	t0=$(now_us)
 	fill "$HM_DIR/state"
@@ -300,7 +310,7 @@ fault_state_full() {
 	awk -v a="$d0" -v b="$d1" 'BEGIN { exit !(b > a) }' && dec=yes || { dec=no; ok=0; }
 	jobs_alive A B C D E || ok=0
 	others_quiet "$t0" "$(now_us)" || ok=0
-	msg=$(grep -a -m1 -E 'sched/harmonics.*state.*No space' "$HM_DIR/log/slurmctld.log" | sed 's/^\[[^]]*\] //' | cut -c1-160)
+	msg=$(grep -a -m1 -E '(sched|job_submit)/harmonics.*state.*No space' "$HM_DIR/log/slurmctld.log" | sed 's/^\[[^]]*\] //' | cut -c1-160)
 	[[ -n $msg ]] || ok=0
 	rm -f "$HM_DIR/state/.hm-fault-filler"
 	wait_until 10 bash -c "[[ \$(stat -c %Y $state_file 2>/dev/null) -gt ${m0:-0} ]]" && m1=yes || { m1=no; ok=0; }
