@@ -759,10 +759,10 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 		hm_err_prefix(err, "policy %s", c->pol->name);
 		goto out;
 	}
-	for (int k = 0; k < n; k++)
+	for (int k = 0; k < n; k++) {
 		c->jobs[map[k]].dec = sj[k].dec;
-	for (int k = 0; k < n; k++)
 		nchanged += apply_decision(c, &c->jobs[map[k]], now_s);
+	}
 	for (int i = 0; i < c->njobs; i++) {
 		hm_cjob_t *j = &c->jobs[i];
 

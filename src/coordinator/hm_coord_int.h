@@ -180,7 +180,7 @@ struct hm_coord {
 	int *rack_hosts, *rack_first;
 	hm_coord_mx_t mx; /* counters for the metrics (hm_metrics.c) */
 	double stall_grace_until_s; /* after the server was stalled: no loss before (nodes) */
-	bool state_unsaved; /* the last state save failed: each round retries it (sync) */
+	bool state_unsaved; /* the last hm_coord_state_save failed: sync retries it */
 };
 
 /* Lock mu for a change of jobs, nodes or configuration: waits out a policy run

@@ -225,6 +225,9 @@ out:
 	if (rc != HM_OK && access(tmp, F_OK) == 0)
 		unlink(tmp);
 	json_object_put(root);
+	pthread_mutex_lock(&c->mu);
+	c->state_unsaved = rc != HM_OK; /* hm_coord_sync retries until a save succeeds */
+	pthread_mutex_unlock(&c->mu);
 	return rc;
 }
 

@@ -93,9 +93,6 @@ void hm_coord_sync(hm_coord_t *c, const hm_coord_sync_job_t *jobs, int n, double
 			hm_log(HM_LOG_ERROR, "state: %s (retried every round)", err.msg);
 		else if (r.saved && retry)
 			hm_log(HM_LOG_INFO, "state: %s written again", state_file);
-		pthread_mutex_lock(&c->mu);
-		c->state_unsaved = !r.saved;
-		pthread_mutex_unlock(&c->mu);
 	}
 	free(buf);
 	free(ids);

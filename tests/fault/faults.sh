@@ -267,8 +267,7 @@ fault_rundir_full() {
 	echo "=== RunDir full (tmpfs)"
 	# From B's file on n2 renewed: the row before (munged stopped) may leave an
 	# agent reconnecting, and a file lapsed before the fill proves nothing here.
-	renewed() { local v; v=$(valid_until "$1"); [[ -n $v ]] && ((v > $(now_us))); }
-	wait_until 15 renewed "$(assign_of B n2)"
+	wait_until 15 file_renewed "$(assign_of B n2)"
 	t0=$(now_us)
 	fill "$F_RUN"
 	local fa tk

@@ -142,6 +142,8 @@ jobs_alive() { # NAME...
 task_pid() { sed -n 's/^PID=//p' "$F_RUN/$2/job.${F_JOB_ID[$1]}/report.0.$3" 2>/dev/null; } # NAME NODE RANK
 assign_of() { echo "$F_RUN/$2/job.${F_JOB_ID[$1]}/assign"; }                              # NAME NODE
 valid_until() { sed -n 's/^HARMONICS_VALID_UNTIL_US=//p' "$1" 2>/dev/null; }
+# The file was renewed and has not lapsed yet.
+file_renewed() { local v; v=$(valid_until "$1"); [[ -n $v ]] && (($(now_us) < v)); } # FILE
 period_of() { sed -n 's/^HARMONICS_PERIOD_US=//p' "$1" 2>/dev/null; }
 # The file lets its steps run free now: lapsed, off, or no period.
 file_free() { # FILE
