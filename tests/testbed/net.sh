@@ -15,11 +15,14 @@
 # this kernel), a bfifo leaf of TB_QUEUE_BYTES (shallow: deep queues make TCP
 # flows unfair), u32 filters on the DSCP that libharmonics-pace marks
 # (harmonics-emujob --dry-run tells the class -> DSCP map, so it is written once,
-# in the runtime). Host routes carry rto_min 5ms (one tail drop must not cost
-# the kernel's 200 ms minimum RTO). docs/testbed.md has the measured accuracy.
+# in the runtime). Host routes carry rto_min TB_RTO_MIN (1ms: one tail drop must not cost
+# the kernel's 200 ms minimum RTO) and the congestion control TB_TCP_CC: every
+# job's TCP uses it, not only the emujob's sockets (--tcp-cc); a PyTorch job's
+# gloo sockets took the namespace's default, inherited from the host (bbr here).
+# docs/testbed.md has the measured accuracy.
 #
 # Input (environment, defaults): TB_RACKS=2 TB_HOSTS=4 (per rack), TB_NIC=200mbit,
-# TB_UPLINK=200mbit, TB_QUEUE_BYTES=125000.
+# TB_UPLINK=200mbit, TB_QUEUE_BYTES=125000, TB_TCP_CC=cubic.
 # Output: TB_NS (name prefix), TB_CTL_ADDR (the root namespace's management
 # address: slurmctld and the coordinator listen there), TB_NNODES; helpers below.
 # Names are unique per process, so several testbeds can run at once.
@@ -30,6 +33,7 @@ TB_NIC=${TB_NIC:-200mbit}
 TB_UPLINK=${TB_UPLINK:-200mbit}
 TB_QUEUE_BYTES=${TB_QUEUE_BYTES:-125000}
 TB_RTO_MIN=${TB_RTO_MIN:-1ms}
+TB_TCP_CC=${TB_TCP_CC:-cubic}
 TB_NS=
 TB_CTL_ADDR=
 TB_MGMT_PREFIX=
@@ -162,7 +166,7 @@ tb_build() {
 			x ip -n "$ns" addr add "$(tb_node_addr $k)/24" dev eth0
 			x ip -n "$ns" link set eth0 up
 			x ip -n "$ns" route replace "$TB_DATA_PREFIX.0/24" dev eth0 \
-				src "$(tb_node_addr $k)" rto_min "$TB_RTO_MIN"
+				src "$(tb_node_addr $k)" rto_min "$TB_RTO_MIN" congctl "$TB_TCP_CC"
 			x tb_shape "$ns" eth0 "$TB_NIC"
 			x tb_shape "$tor" "p$k" "$TB_NIC"
 			x ip -n "$ns" link add mgmt0 type veth peer name "n$k" netns "${TB_NS}m"
