@@ -17,8 +17,13 @@
 #   --torch-comm SHARE  PyTorch jobs: batch sized so that the all-reduce alone is this
 #                       share of an iteration on this machine (default 0.5; 0.05-0.95)
 #   --torch-cpu SHARE   PyTorch jobs: each rank limited to this share of a core, in its
-#                       own CPU cgroup: the fixed speed of a dedicated accelerator
-#                       (default 0.4; 0 = no cap, ranks share the cores freely)
+#                       own CPU cgroup (default 0.4; 0 = no cap, ranks share the cores)
+#   --torch-step MODE   PyTorch jobs' step time: cpu (default: the batch sized to take
+#                       the time --torch-comm asks for on the capped CPU; it varies
+#                       with the shared cores, CV 0.25-0.3 here) or fixed (an
+#                       accelerator stand-in: the real forward and backward of a
+#                       smaller batch, padded to that time, as a dedicated GPU's
+#                       step takes the same time whatever other jobs do)
 #   --tcp-cc NAME       the jobs' TCP congestion control: cubic (default), reno, bbr
 #   --time-scale T      catalogue compute times x T (default 0.3)
 #   --ref-gbps G        link speed the catalogue's profiles are scaled from (default 10)
@@ -38,7 +43,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 tb=$top/tests/testbed
 quick=0 reps=3 json='' plot='' keep='' build='' max_error='' report=
 scenarios=pairs,mixed,arrival policies=fair,crux,cassini,harmonics
-TB_NIC=200mbit TB_UPLINK=200mbit TB_JITTER=0.05 TB_TORCH_COMM=0.5 TB_TORCH_CPU=0.4 TB_TCP_CC=cubic TB_TIME_SCALE=0.3 ref_gbps=10
+TB_NIC=200mbit TB_UPLINK=200mbit TB_JITTER=0.05 TB_TORCH_COMM=0.5 TB_TORCH_CPU=0.4 TB_TORCH_STEP=cpu TB_TCP_CC=cubic TB_TIME_SCALE=0.3 ref_gbps=10
 
 cmdline="scripts/testbed.sh $*"
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
@@ -56,6 +61,7 @@ while (($#)); do
 	--jitter) TB_JITTER=${2:-}; shift ;;
 	--torch-comm) TB_TORCH_COMM=${2:-}; shift ;;
 	--torch-cpu) TB_TORCH_CPU=${2:-}; shift ;;
+	--torch-step) TB_TORCH_STEP=${2:-}; shift ;;
 	--tcp-cc) TB_TCP_CC=${2:-}; shift ;;
 	--time-scale) TB_TIME_SCALE=${2:-}; shift ;;
 	--ref-gbps) ref_gbps=${2:-}; shift ;;
@@ -76,6 +82,7 @@ awk -v s="$TB_TORCH_COMM" 'BEGIN { exit !(s >= 0.05 && s <= 0.95) }' ||
 	die "--torch-comm '$TB_TORCH_COMM': accepted 0.05-0.95"
 [[ $TB_TORCH_CPU =~ ^(0|0?\.[0-9]+|1)$ ]] && awk -v s="$TB_TORCH_CPU" 'BEGIN { exit !(s == 0 || s >= 0.05) }' ||
 	die "--torch-cpu '$TB_TORCH_CPU': accepted 0 (no cap) or 0.05-1 of a core"
+[[ $TB_TORCH_STEP =~ ^(fixed|cpu)$ ]] || die "--torch-step '$TB_TORCH_STEP': accepted fixed, cpu"
 [[ $TB_TCP_CC =~ ^(cubic|reno|bbr)$ ]] || die "--tcp-cc '$TB_TCP_CC': accepted cubic, reno, bbr"
 [[ -z $plot || $plot == *.svg || $plot == *.png ]] || die "--plot '$plot': accepted FILE.svg or FILE.png"
 scen_files=()
@@ -269,6 +276,8 @@ if [[ -n $report ]]; then
 			for m in "${!TB_TORCH_BATCH[@]}"; do
 				echo "$m: ${TB_TORCH_BATCH[$m]} images per rank (--torch-comm $TB_TORCH_COMM: the all-reduce alone is"
 				echo "that share of an iteration timed alone here; declared compute ${TB_TORCH_PROFILE[$m]% *} s)."
+				[[ $TB_TORCH_STEP == fixed ]] &&
+					echo "Each step padded to that time (--torch-step fixed: an accelerator stand-in, docs/testbed.md)."
 			done
 			if [[ -n $TB_CPU_DIR ]]; then
 				echo "Each rank ran in its own CPU cgroup limited to $TB_TORCH_CPU of a core (--torch-cpu):"

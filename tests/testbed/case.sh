@@ -13,7 +13,8 @@
 #
 # Input (set by testbed.sh): TB_EMUJOB, TB_TIME_SCALE, TB_BYTES_SCALE,
 # TB_JITTER, TB_TCP_CC, TB_DURATION_FACTOR, TB_PATH_BPS (the goodput of a job's bottleneck
-# alone), TB_TORCH_COMM (PyTorch jobs' communication share), TB_TORCH_CPU and
+# alone), TB_TORCH_COMM (PyTorch jobs' communication share), TB_TORCH_STEP
+# (fixed or cpu: tb_torch_profiles), TB_TORCH_CPU and
 # TB_CPU_DIR (their CPU share, tb_cpu_up), HARMONICS_CONF, HM_CTL, SLURM_CONF.
 
 TB_EMUJOB_PORT=29400
@@ -96,21 +97,35 @@ tb_torch_capped() { # name -> the capped.sh prefix, nothing without a cap
 # The batch per rank (TB_TORCH_BATCH) is sized so that a two-rank job's
 # all-reduce alone on the bottleneck (TB_PATH_BPS) is TB_TORCH_COMM of its
 # iteration on this machine: compute per image timed at 32 images, then the
-# chosen batch timed again and declared. The links are the testbed's choice,
-# the compute is the machine's: without this, a quiet machine made the CNN's
-# 16 images 0.024 s against 0.15 s of all-reduce (86% communication) and a
-# loaded one 0.2 s (40%).
+# chosen batch timed again. The links are the testbed's choice, the compute is
+# the machine's: without this, a quiet machine made the CNN's 16 images 0.024 s
+# against 0.15 s of all-reduce (86% communication) and a loaded one 0.2 s (40%).
+# TB_TORCH_STEP=cpu: that batch's compute is the step, declared as timed.
+# fixed (the accelerator stand-in, torch_train.py --step-time): the step is
+# the wanted compute exactly (TB_TORCH_STEPTIME, declared), and the batch is
+# sized to compute in half of it, so that the shared CPU's jitter (CV 0.25-0.3)
+# stays inside the step.
+declare -gA TB_TORCH_STEPTIME=()
 tb_torch_profiles() { # models... (not in a subshell: fills TB_TORCH_PROFILE)
-	local m prof batch
+	local m prof batch want fill=1
+	[[ $TB_TORCH_STEP == fixed ]] && fill=0.5
 	for m in "$@"; do
 		[[ $m == torch-* && -z ${TB_TORCH_PROFILE[$m]:-} ]] || continue
 		prof=$(tb_torch_dry "${m#torch-}" 32) || { tb_log "$m: torch_train.py --dry-run failed"; return 1; }
-		batch=$(awk -v c="${prof% *}" -v b="${prof#* }" -v bps="$TB_PATH_BPS" -v s="$TB_TORCH_COMM" 'BEGIN {
-			want = b * 8 / bps * (1 - s) / s; n = int(want / (c / 32) + 0.5)
-			print (n < 1 ? 1 : n > 4096 ? 4096 : n) }')
+		want=$(awk -v b="${prof#* }" -v bps="$TB_PATH_BPS" -v s="$TB_TORCH_COMM" \
+			'BEGIN { printf "%.6f", b * 8 / bps * (1 - s) / s }')
+		batch=$(awk -v c="${prof% *}" -v w="$want" -v f="$fill" 'BEGIN {
+			n = int(w * f / (c / 32) + 0.5); print (n < 1 ? 1 : n > 4096 ? 4096 : n) }')
 		prof=$(tb_torch_dry "${m#torch-}" "$batch") || { tb_log "$m: torch_train.py --dry-run failed"; return 1; }
-		TB_TORCH_PROFILE[$m]=$prof TB_TORCH_BATCH[$m]=$batch
-		tb_log "$m: declared profile: $batch images per rank, compute ${prof% *} s (timed here, alone)," \
+		TB_TORCH_BATCH[$m]=$batch TB_TORCH_STEPTIME[$m]=0
+		if [[ $TB_TORCH_STEP == fixed ]]; then
+			TB_TORCH_STEPTIME[$m]=$want
+			tb_log "$m: $batch images per rank compute ${prof% *} s (timed here, alone), padded to a" \
+				"fixed step of $want s (--torch-step fixed, an accelerator stand-in)"
+			prof="$want ${prof#* }"
+		fi
+		TB_TORCH_PROFILE[$m]=$prof
+		tb_log "$m: declared profile: $batch images per rank, compute ${prof% *} s," \
 			"gradient ${prof#* } bytes: all-reduce alone $(awk -v c="${prof% *}" -v b="${prof#* }" \
 				-v bps="$TB_PATH_BPS" 'BEGIN { a = b * 8 / bps; printf "%.3f s, %.0f%%", a, 100 * a / (a + c) }') of an iteration"
 	done
@@ -189,7 +204,7 @@ tb_write_torch_batch() {
 		exec srun -o $dir/$name.out.%t -e $dir/$name.err.%t $(tb_torch_capped "$name") $TB_PYTHON $TB_TORCH_TRAIN \\
 			--rendezvous \$addr:$TB_EMUJOB_PORT --ifname eth0 --model ${SC_MODEL[$j]#torch-} \\
 			--batch ${TB_TORCH_BATCH[${SC_MODEL[$j]}]} --iterations $iters --warmup 2 \\
-			--declared-compute ${compute% *} --json --timeout 120
+			--declared-compute ${compute% *} --step-time ${TB_TORCH_STEPTIME[${SC_MODEL[$j]}]} --json --timeout 120
 	EOF
 }
 

@@ -11,9 +11,10 @@ Every rank prints its iteration times on stderr ("iter N iter_ms=..."); with
 --json rank 0 prints on stdout the job's results in harmonics-emujob's --json
 form (the testbed reads both alike; tests/testbed/case.sh):
   ranks, model, compute_s (declared: --dry-run's), bytes (the gradient),
-  iterations, warmup, iter_ms/comm_ms/wait_ms/compute_ms/ready_ms {mean,p50,p95,
-  p99,max}, start_us, end_us, pace {prio, dscp, active, paced, late, skipped,
-  unpaced, period_us, burst_us, slot_error_us, slot_misses, applied_epoch},
+  iterations, warmup, step_time_s, over_step_time (steps of all ranks),
+  iter_ms/comm_ms/wait_ms/compute_ms/ready_ms {mean,p50,p95,p99,max}, start_us,
+  end_us, pace {prio, dscp, active, paced, late, skipped, unpaced, period_us,
+  burst_us, slot_error_us, slot_misses, applied_epoch},
   per_iteration [{iter_ms, comm_ms, wait_ms, compute_ms, ready_ms, start_us,
   slot, epoch}]
 Per iteration, over all ranks (one machine: one clock): ready = the last
@@ -21,6 +22,14 @@ rank's gradient ready, wait = until the last rank's hold ended, comm = from
 then to the end of rank 0's backward (the all-reduce), ready_ms = the rest of
 the iteration (forward, backward, optimizer step: what the simulator calls
 compute). slot is null (the hook plans inside the runtime).
+
+--step-time S stands in for a dedicated accelerator, which this machine lacks:
+on a GPU cluster a rank's step takes the same time whatever other jobs do, on
+a few shared CPU cores it varies by a quarter or more. The step's real
+forward and backward run, then the last gradient's hook (the one DDP's
+all-reduce waits for; learnt in the first iteration) sleeps until S after the
+step began. The JSON says how many steps took longer than S by themselves
+(over_step_time).
 
 --dry-run: no network; builds the model, times forward + backward + step of a
 few batches on this process alone, prints {"model", "compute_s", "bytes",
@@ -65,6 +74,10 @@ def parse_args(argv):
     ap.add_argument("--dry-run", action="store_true", help="print the declared profile and exit")
     ap.add_argument("--declared-compute", type=float, default=0.0, metavar="S",
                     help="compute_s to write into the results (the declared profile's)")
+    ap.add_argument("--step-time", type=float, default=0.0, metavar="S",
+                    help="accelerator stand-in: each step's forward and backward take at least S "
+                         "seconds (the last gradient waits until then, before the all-reduce); "
+                         "0 (default): the CPU's own time")
     a = ap.parse_args(argv)
     if a.model not in MODELS:
         ap.error("--model %r: accepted %s" % (a.model, ", ".join(MODELS)))
@@ -73,6 +86,8 @@ def parse_args(argv):
     for k, lo, hi in (("batch", 1, 4096), ("iterations", 1, 100000), ("warmup", 0, 1000)):
         if not lo <= getattr(a, k) <= hi:
             ap.error("--%s %d: accepted %d-%d" % (k, getattr(a, k), lo, hi))
+    if not 0 <= a.step_time <= 60:
+        ap.error("--step-time %g: accepted 0 (off) to 60 seconds" % a.step_time)
     if not 0 < a.timeout <= 3600:
         ap.error("--timeout %g: accepted (0, 3600] seconds" % a.timeout)
     if not a.dry_run:
@@ -156,14 +171,28 @@ def train(torch, a):
     data = [(torch.randn(a.batch, 3, 32, 32), torch.randint(0, 10, (a.batch,))) for _ in range(8)]
 
     # Instrumentation, not pacing: the time each gradient is computed (its last
-    # one is the burst's ready time) and the hold inside the runtime.
+    # one is the burst's ready time) and the hold inside the runtime. With
+    # --step-time the last gradient (the same one every step: a fixed graph)
+    # also waits for the step's end.
     last_grad = [0]
+    step = {"start_us": 0, "seen": [], "last": None, "over": 0, "measuring": False}
+    step_us = int(a.step_time * 1e6)
 
-    def grad_hook(g):
-        last_grad[0] = now_us()
-        return g
-    for p in model.parameters():
-        p.register_hook(grad_hook)
+    def hook_of(idx):
+        def grad_hook(g):
+            if step["last"] is None:
+                step["seen"].append(idx)
+            elif idx == step["last"] and step_us:
+                left_us = step["start_us"] + step_us - now_us()
+                if left_us > 0:
+                    time.sleep(left_us / 1e6)
+                elif step["measuring"]:
+                    step["over"] += 1
+            last_grad[0] = now_us()
+            return g
+        return grad_hook
+    for idx, p in enumerate(model.parameters()):
+        p.register_hook(hook_of(idx))
     hold = [0]
     if paced is not None:
         begin = paced._begin
@@ -178,6 +207,8 @@ def train(torch, a):
     rec = []  # per iteration: start, ready, hold, backward end, end, epoch
     for i in range(total):
         t0 = now_us()
+        step["start_us"] = t0
+        step["measuring"] = i >= a.warmup
         x, y = data[i % len(data)]
         opt.zero_grad(set_to_none=True)
         hold[0] = 0
@@ -188,6 +219,8 @@ def train(torch, a):
         else:
             loss.backward()  # DDP returns once the all-reduce is done
         t_back = now_us()
+        if step["last"] is None and step["seen"]:
+            step["last"] = step["seen"][-1]
         opt.step()
         t_end = now_us()
         epoch = -1
@@ -199,15 +232,15 @@ def train(torch, a):
             break
     sys.stderr.flush()
     everyone = [None] * world
-    dist.all_gather_object(everyone, rec)
+    dist.all_gather_object(everyone, (rec, step["over"]))
     if rank == 0:
-        print_results(a, world, everyone, paced)
+        print_results(a, world, [e[0] for e in everyone], sum(e[1] for e in everyone), paced)
     dist.barrier()
     dist.destroy_process_group()
     return 0
 
 
-def print_results(a, world, everyone, paced):
+def print_results(a, world, everyone, over, paced):
     mine = everyone[0]
     per = []
     for i in range(a.warmup, len(mine)):
@@ -233,7 +266,8 @@ def print_results(a, world, everyone, paced):
     import torch
     out = {"ranks": world, "model": "torch-" + a.model, "compute_s": a.declared_compute,
            "bytes": sum(p.numel() for p in build(torch, a.model).parameters()) * 4,
-           "iterations": len(per), "warmup": a.warmup}
+           "iterations": len(per), "warmup": a.warmup, "step_time_s": a.step_time,
+           "over_step_time": over}
     for k in ("iter_ms", "comm_ms", "wait_ms", "compute_ms", "ready_ms"):
         out[k] = dist_of([p[k] for p in per])
     out.update(start_us=mine[0][0], end_us=mine[-1][4], pace=pace, per_iteration=per)
