@@ -83,6 +83,8 @@ static const hm_field_t meas_fields[] = {
     HM_FIELD_CHECKED(hm_aw_meas_t, iter_us, "iter_us", HM_F_DBL, 0, 1e12, HM_F_REQ, NULL),
     HM_FIELD_CHECKED(hm_aw_meas_t, iter_sd_us, "iter_sd_us", HM_F_DBL, 0, 1e12, HM_F_REQ, NULL),
     HM_FIELD_CHECKED(hm_aw_meas_t, compute_us, "compute_us", HM_F_DBL, 0, 1e12, HM_F_NEG, NULL),
+    HM_FIELD_CHECKED(hm_aw_meas_t, compute_sd_us, "compute_sd_us", HM_F_DBL, 0, 1e12, HM_F_NEG,
+		     NULL),
     HM_FIELD_CHECKED(hm_aw_meas_t, burst_us, "burst_us", HM_F_DBL, 0, 1e12, HM_F_NEG, NULL),
     HM_FIELD_CHECKED(hm_aw_meas_t, slot_misses, "slot_misses", HM_F_U64, 0, COUNT_MAX, HM_F_REQ,
 		     NULL),

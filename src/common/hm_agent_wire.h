@@ -61,6 +61,8 @@ typedef struct {
 	double iter_us;       /* mean iteration period */
 	double iter_sd_us;    /* its population standard deviation */
 	double compute_us;    /* mean compute time; -1 = not measured in the window */
+	double compute_sd_us; /* its population standard deviation; -1 = not measured
+			       * (or an older agent: absent in the JSON) */
 	double burst_us;      /* mean burst length; -1 = not measured in the window */
 	uint64_t slot_misses; /* skipped slots + late bursts in the window */
 } hm_aw_meas_t;

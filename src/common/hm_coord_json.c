@@ -10,6 +10,7 @@ const hm_field_t hm_measure_fields[HM_MEASURE_NFIELDS] = {
     HM_FIELD_CHECKED(hm_coord_measure_t, comm_s, "comm_s", HM_F_DBL, 0, 1e6, 0, NULL),
     HM_FIELD_CHECKED(hm_coord_measure_t, iter_sd_s, "iter_sd_s", HM_F_DBL, 0, 1e6, 0, NULL),
     HM_FIELD_CHECKED(hm_coord_measure_t, bytes, "bytes", HM_F_DBL, 0, 1e18, 0, NULL),
+    HM_FIELD_CHECKED(hm_coord_measure_t, compute_sd_s, "compute_sd_s", HM_F_DBL, 0, 1e6, 0, NULL),
 };
 
 static const hm_field_t job_view_fields[] = {

@@ -17,7 +17,7 @@
 #include "hm_views.h"
 
 /* A step's measurements (the state file's "measured", a "report" request's members). */
-#define HM_MEASURE_NFIELDS 5
+#define HM_MEASURE_NFIELDS 6
 extern const hm_field_t hm_measure_fields[HM_MEASURE_NFIELDS];
 
 json_object *hm_json_job_view(const hm_coord_job_view_t *v);

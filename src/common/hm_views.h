@@ -23,6 +23,8 @@ typedef struct {
 	double comm_s;
 	double iter_sd_s;
 	double bytes; /* bytes per burst, 0 = unknown */
+	double compute_sd_s; /* the compute's standard deviation (its jitter, waits and
+			      * contention excluded), 0 = not measured */
 } hm_coord_measure_t;
 
 /* A Slurm account name as the coordinator keeps it (longer ones are kept as "":

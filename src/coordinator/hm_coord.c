@@ -537,8 +537,9 @@ hm_rc_t hm_coord_job_measure(hm_coord_t *c, uint32_t job_id, const hm_coord_meas
 	hm_rc_t rc = HM_OK;
 
 	if (!(m->iter_s >= 0 && m->compute_s >= 0 && m->comm_s >= 0 && m->iter_sd_s >= 0 &&
-	      m->bytes >= 0 &&
-	      isfinite(m->iter_s + m->compute_s + m->comm_s + m->iter_sd_s + m->bytes) &&
+	      m->bytes >= 0 && m->compute_sd_s >= 0 &&
+	      isfinite(m->iter_s + m->compute_s + m->comm_s + m->iter_sd_s + m->bytes +
+		       m->compute_sd_s) &&
 	      m->iter_s < 86400))
 		return hm_err_set(err, HM_ERR_RANGE,
 				  "job %u: measured values must be finite, >= 0, iter_s < 1 day",
@@ -718,6 +719,7 @@ hm_rc_t hm_coord_decide(hm_coord_t *c, double now_s, bool *changed, hm_err_t *er
 		    .meas_compute_s = j->measured ? j->meas.compute_s : 0,
 		    .meas_comm_s = j->measured ? j->meas.comm_s : 0,
 		    .meas_iter_sd_s = j->measured ? j->meas.iter_sd_s : 0,
+		    .meas_compute_sd_s = j->measured ? j->meas.compute_sd_s : 0,
 		};
 		hm_coord_pace_model(c, j, &sj[n]);
 		n++;

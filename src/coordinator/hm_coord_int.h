@@ -72,6 +72,7 @@ typedef struct {
 	/* Measurement window of the agents' beats, folded into meas at each decide. */
 	double acc_n, acc_iter_us, acc_iter_sq_us2; /* samples, sum, sum of squares */
 	double acc_compute_n, acc_compute_us, acc_burst_n, acc_burst_us;
+	double acc_csd_n, acc_csd_us, acc_csd_sq_us2; /* compute where its spread is known */
 	long slot_misses; /* since the job started, -1 = never reported */
 	/* The measured burst in the model (hm_coord_burst.c): its estimator and the
 	   bursts of the window folded at the last decide. */

@@ -92,6 +92,12 @@ void hm_coord_fold_measures(hm_cjob_t *j)
 	j->meas.iter_sd_s = sqrt(var > 0 ? var : 0) * 1e-6;
 	if (j->acc_compute_n > 0)
 		j->meas.compute_s = j->acc_compute_us / j->acc_compute_n * 1e-6;
+	if (j->acc_csd_n > 0) { /* pooled over the nodes' windows: their means differ too */
+		double cm = j->acc_csd_us / j->acc_csd_n,
+		       cv = j->acc_csd_sq_us2 / j->acc_csd_n - cm * cm;
+
+		j->meas.compute_sd_s = sqrt(cv > 0 ? cv : 0) * 1e-6;
+	}
 	if (j->acc_burst_n > 0) {
 		j->meas.comm_s = j->acc_burst_us / j->acc_burst_n * 1e-6;
 		j->burst_win_n = j->acc_burst_n;
@@ -99,6 +105,7 @@ void hm_coord_fold_measures(hm_cjob_t *j)
 	j->measured = true;
 	j->acc_n = j->acc_iter_us = j->acc_iter_sq_us2 = 0;
 	j->acc_compute_n = j->acc_compute_us = j->acc_burst_n = j->acc_burst_us = 0;
+	j->acc_csd_n = j->acc_csd_us = j->acc_csd_sq_us2 = 0;
 }
 
 /* Why an agent's report cannot shape its host ("" when it can). */
@@ -274,6 +281,12 @@ static void accumulate(hm_cjob_t *j, const hm_aw_meas_t *m)
 	if (m->compute_us >= 0 && isfinite(m->compute_us)) {
 		j->acc_compute_n += n;
 		j->acc_compute_us += n * m->compute_us;
+		if (m->compute_sd_us >= 0 && isfinite(m->compute_sd_us)) {
+			j->acc_csd_n += n;
+			j->acc_csd_us += n * m->compute_us;
+			j->acc_csd_sq_us2 += n * (m->compute_sd_us * m->compute_sd_us +
+						  m->compute_us * m->compute_us);
+		}
 	}
 	if (m->burst_us >= 0 && isfinite(m->burst_us)) {
 		j->acc_burst_n += n;

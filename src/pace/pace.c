@@ -451,8 +451,11 @@ void hm_pace_comm_begin_slot(hm_pace_t *p, int64_t slot)
 	if (!p->iter_open)
 		open_iteration_locked(p, ready);
 	if (from > 0 && ready >= from) {
+		uint64_t c_us = (uint64_t)(ready - from);
+
 		p->compute_n++;
-		p->compute_sum_us += (uint64_t)(ready - from);
+		p->compute_sum_us += c_us;
+		p->compute_sq_sum_us2 += c_us * c_us;
 	}
 	b = burst_plan_locked(p, slot, ready);
 	pthread_mutex_unlock(&p->mu);

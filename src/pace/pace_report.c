@@ -82,12 +82,13 @@ int pace_report_locked(hm_pace_t *p, int64_t now_us)
 	fprintf(f,
 		"ITER_N=%llu\nITER_SUM_US=%llu\nITER_SQ_SUM_US2=%llu\nCOMPUTE_N=%llu\n"
 		"COMPUTE_SUM_US=%llu\nBURST_N=%llu\nBURST_SUM_US=%llu\nSLOT_MISSES=%llu\n"
-		"APPLIED_EPOCH=%lld\nPID=%ld\nNCCL_CLASS=%d\n",
+		"APPLIED_EPOCH=%lld\nPID=%ld\nNCCL_CLASS=%d\nCOMPUTE_SQ_SUM_US2=%llu\n",
 		(unsigned long long)s.iter_n, (unsigned long long)s.iter_sum_us,
 		(unsigned long long)s.iter_sq_sum_us2, (unsigned long long)s.compute_n,
 		(unsigned long long)s.compute_sum_us, (unsigned long long)s.burst_n,
 		(unsigned long long)s.burst_sum_us, (unsigned long long)s.slot_misses,
-		(long long)s.applied_epoch, (long)getpid(), p->nccl_class);
+		(long long)s.applied_epoch, (long)getpid(), p->nccl_class,
+		(unsigned long long)p->compute_sq_sum_us2);
 	if (ferror(f)) {
 		errno = EIO;
 		goto out;

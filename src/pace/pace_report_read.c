@@ -14,23 +14,27 @@
 
 typedef enum { T_LONG, T_U64, T_BOOL } val_type_t;
 
-#define OPTIONAL_NCCL_CLASS "NCCL_CLASS"
-
 /* The keys the reader needs, where each goes, and what is accepted. */
 static const struct {
 	const char *name;
 	val_type_t type;
 	long min, max; /* T_LONG */
 	size_t off;
-	size_t size; /* of the destination field (T_LONG) */
+	size_t size;   /* of the destination field (T_LONG) */
+	bool optional; /* may be absent (then the zeroed or preset value stays) */
 } fields[] = {
 #define LONG_FIELD(k, f, lo, hi)                                                                   \
 	{                                                                                          \
-		k, T_LONG, lo, hi, offsetof(pace_report_t, f), sizeof(((pace_report_t *)0)->f)     \
+		k, T_LONG, lo, hi, offsetof(pace_report_t, f), sizeof(((pace_report_t *)0)->f),    \
+		    false                                                                          \
 	}
 #define U64_FIELD(k, f)                                                                            \
 	{                                                                                          \
-		k, T_U64, 0, 0, offsetof(pace_report_t, f), sizeof(uint64_t)                       \
+		k, T_U64, 0, 0, offsetof(pace_report_t, f), sizeof(uint64_t), false                \
+	}
+#define OPTIONAL(k, t, lo, hi, f)                                                                  \
+	{                                                                                          \
+		k, t, lo, hi, offsetof(pace_report_t, f), sizeof(((pace_report_t *)0)->f), true    \
 	}
     LONG_FIELD("HARMONICS_REPORT_VERSION", version, 1, 1000000),
     LONG_FIELD("JOB_ID", job_id, -1, 2147483647L),
@@ -38,7 +42,7 @@ static const struct {
     LONG_FIELD("PID", pid, 1, 2147483647L),
     LONG_FIELD("EPOCH", epoch, -1, 2147483647L),
     LONG_FIELD("APPLIED_EPOCH", applied_epoch, -1, 2147483647L),
-    {"ACTIVE", T_BOOL, 0, 1, offsetof(pace_report_t, active), sizeof(bool)},
+    {"ACTIVE", T_BOOL, 0, 1, offsetof(pace_report_t, active), sizeof(bool), false},
     LONG_FIELD("UPDATED_US", updated_us, 0, 4611686018427387903L),
     U64_FIELD("ITER_N", iter_n),
     U64_FIELD("ITER_SUM_US", iter_sum_us),
@@ -48,8 +52,10 @@ static const struct {
     U64_FIELD("BURST_N", burst_n),
     U64_FIELD("BURST_SUM_US", burst_sum_us),
     U64_FIELD("SLOT_MISSES", slot_misses),
-    /* Optional (a runtime without the NCCL interposer's class writes none): -1. */
-    LONG_FIELD(OPTIONAL_NCCL_CLASS, nccl_class, -1, 7),
+    /* A runtime without the NCCL interposer's class writes none: -1. */
+    OPTIONAL("NCCL_CLASS", T_LONG, -1, 7, nccl_class),
+    /* Runtimes before 2026-12 write none: the compute's spread is then unknown. */
+    OPTIONAL("COMPUTE_SQ_SUM_US2", T_U64, 0, 0, compute_sq_sum_us2),
     LONG_FIELD("BURSTS", bursts, 0, 4611686018427387903L),
     LONG_FIELD("PACED", paced, 0, 4611686018427387903L),
     LONG_FIELD("LATE", late, 0, 4611686018427387903L),
@@ -58,6 +64,7 @@ static const struct {
     LONG_FIELD("WAIT_US", wait_us, 0, 4611686018427387903L),
 #undef LONG_FIELD
 #undef U64_FIELD
+#undef OPTIONAL
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -160,11 +167,14 @@ hm_rc_t pace_report_parse(const char *text, size_t len, const char *fname, pace_
 			    "counters; accepted: >= %d (libharmonics-pace 1.0 or later)",
 			    fname, lineno, r.version, PACE_REPORT_MIN_VERSION);
 	}
-	for (size_t i = 0; i < NFIELDS; i++)
-		if (!seen[i] && strcmp(fields[i].name, OPTIONAL_NCCL_CLASS) != 0)
+	for (size_t i = 0; i < NFIELDS; i++) {
+		if (fields[i].off == offsetof(pace_report_t, compute_sq_sum_us2))
+			r.has_compute_sq = seen[i];
+		if (!seen[i] && !fields[i].optional)
 			return hm_err_set(err, HM_ERR_PARSE,
 					  "%s: %s is missing; a version-%d report has it", fname,
 					  fields[i].name, PACE_REPORT_MIN_VERSION);
+	}
 	*out = r;
 	return HM_OK;
 }
@@ -173,6 +183,7 @@ hm_rc_t pace_report_parse(const char *text, size_t len, const char *fname, pace_
 static void finish(pace_window_t *w)
 {
 	w->iter_us = w->iter_sd_us = w->compute_us = w->burst_us = 0;
+	w->compute_sd_us = -1;
 	if (w->samples > 0) {
 		double n = (double)w->samples, m = (double)w->iter_sum_us / n;
 		double var = (double)w->iter_sq_sum_us2 / n - m * m;
@@ -180,8 +191,14 @@ static void finish(pace_window_t *w)
 		w->iter_us = m;
 		w->iter_sd_us = var > 0 ? sqrt(var) : 0;
 	}
-	if (w->compute_samples > 0)
-		w->compute_us = (double)w->compute_sum_us / (double)w->compute_samples;
+	if (w->compute_samples > 0) {
+		double n = (double)w->compute_samples, m = (double)w->compute_sum_us / n;
+		double var = (double)w->compute_sq_sum_us2 / n - m * m;
+
+		w->compute_us = m;
+		if (!w->compute_sq_missing)
+			w->compute_sd_us = var > 0 ? sqrt(var) : 0;
+	}
 	if (w->burst_samples > 0)
 		w->burst_us = (double)w->burst_sum_us / (double)w->burst_samples;
 }
@@ -213,6 +230,8 @@ hm_rc_t pace_report_window(const pace_report_t *prev, const pace_report_t *cur, 
 	out->iter_sq_sum_us2 = cur->iter_sq_sum_us2 - base->iter_sq_sum_us2;
 	out->compute_samples = cur->compute_n - base->compute_n;
 	out->compute_sum_us = cur->compute_sum_us - base->compute_sum_us;
+	out->compute_sq_sum_us2 = cur->compute_sq_sum_us2 - base->compute_sq_sum_us2;
+	out->compute_sq_missing = !cur->has_compute_sq || (base != &zero && !base->has_compute_sq);
 	out->burst_samples = cur->burst_n - base->burst_n;
 	out->burst_sum_us = cur->burst_sum_us - base->burst_sum_us;
 	out->slot_misses = cur->slot_misses - base->slot_misses;
@@ -227,6 +246,8 @@ void pace_window_add(pace_window_t *acc, const pace_window_t *w)
 	acc->iter_sq_sum_us2 += w->iter_sq_sum_us2;
 	acc->compute_samples += w->compute_samples;
 	acc->compute_sum_us += w->compute_sum_us;
+	acc->compute_sq_sum_us2 += w->compute_sq_sum_us2;
+	acc->compute_sq_missing |= w->compute_sq_missing && w->compute_samples > 0;
 	acc->burst_samples += w->burst_samples;
 	acc->burst_sum_us += w->burst_sum_us;
 	acc->slot_misses += w->slot_misses;

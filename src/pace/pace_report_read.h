@@ -22,7 +22,7 @@
  *   pace_report_window(have_prev ? &prev : NULL, &cur, &w, &err);
  *   pace_window_add(&job_window, &w);        // over the job's ranks and steps
  *   prev = cur; have_prev = true;
- *   ... job_window.samples > 0: send iter_us, iter_sd_us, compute_us, burst_us,
+ *   ... job_window.samples > 0: send iter_us, iter_sd_us, compute_us, compute_sd_us, burst_us,
  *       slot_misses, samples as "meas"; cur.applied_epoch as the applied epoch.
  */
 #ifndef PACE_REPORT_READ_H
@@ -50,8 +50,11 @@ typedef struct {
 	/* Cumulative counters. Sums are unsigned and wrap modulo 2^64. */
 	uint64_t iter_n, iter_sum_us, iter_sq_sum_us2; /* iteration period samples */
 	uint64_t compute_n, compute_sum_us;            /* ready - iteration start */
-	uint64_t burst_n, burst_sum_us;                /* slot release -> last comm_end */
-	uint64_t slot_misses;                          /* skipped slots + late bursts */
+	uint64_t compute_sq_sum_us2; /* COMPUTE_SQ_SUM_US2 (optional: runtimes before
+				      * 2026-12 lack it; has_compute_sq says) */
+	bool has_compute_sq;
+	uint64_t burst_n, burst_sum_us; /* slot release -> last comm_end */
+	uint64_t slot_misses;           /* skipped slots + late bursts */
 	int nccl_class; /* NCCL_CLASS: class the paced NCCL communicator carries; -1 none
 			 * or not given (optional) */
 	/* Burst outcomes since the task started (version 1 keys) and the mean hold. */
@@ -65,19 +68,23 @@ typedef struct {
 	double iter_us;    /* mean iteration period */
 	double iter_sd_us; /* its standard deviation (population, as the simulator's) */
 	uint64_t compute_samples;
-	double compute_us; /* mean compute time, jitter included, waits excluded */
+	double compute_us;    /* mean compute time, jitter included, waits excluded */
+	double compute_sd_us; /* its standard deviation; -1 = unknown (a report without
+			       * COMPUTE_SQ_SUM_US2 in the window, or no samples) */
 	uint64_t burst_samples;
-	double burst_us;      /* mean burst length */
-	uint64_t slot_misses; /* skipped slots + late bursts in the window */
-	bool restarted;       /* a task restarted: its window counts from its start */
+	double burst_us;         /* mean burst length */
+	uint64_t slot_misses;    /* skipped slots + late bursts in the window */
+	bool restarted;          /* a task restarted: its window counts from its start */
+	bool compute_sq_missing; /* a report in the window had no COMPUTE_SQ_SUM_US2 */
 	/* Window sums behind the means (what pace_window_add merges). */
-	uint64_t iter_sum_us, iter_sq_sum_us2, compute_sum_us, burst_sum_us;
+	uint64_t iter_sum_us, iter_sq_sum_us2, compute_sum_us, compute_sq_sum_us2, burst_sum_us;
 } pace_window_t;
 
 /*
  * Parse the text of one report file (len bytes, need not be NUL-terminated;
  * fname only names it in messages). Unknown keys are ignored (newer runtimes
- * add keys); every key below is required once, with a strictly parsed value.
+ * add keys); every key below is required once, with a strictly parsed value,
+ * except NCCL_CLASS and COMPUTE_SQ_SUM_US2 (at most once).
  * A version-1 report (no cumulative counters) is HM_ERR_RANGE naming the version.
  * *out is written only on success.
  */

@@ -20,7 +20,8 @@
 /* Every job: period 400 ms, shift 0, class 0, but job 100's shift is shift100_ms.
    The policy records the measured profile it was given for job 100. */
 static int shift100_ms;
-static double seen_meas_iter_s, seen_meas_sd_s, seen_meas_comm_s, seen_meas_compute_s;
+static double seen_meas_iter_s, seen_meas_sd_s, seen_meas_comm_s, seen_meas_compute_s,
+    seen_meas_compute_sd_s;
 
 static hm_rc_t seeing_decide(void *st, hm_sched_ctx_t *ctx, hm_err_t *err)
 {
@@ -34,6 +35,7 @@ static hm_rc_t seeing_decide(void *st, hm_sched_ctx_t *ctx, hm_err_t *err)
 			seen_meas_sd_s = ctx->jobs[k].meas_iter_sd_s;
 			seen_meas_comm_s = ctx->jobs[k].meas_comm_s;
 			seen_meas_compute_s = ctx->jobs[k].meas_compute_s;
+			seen_meas_compute_sd_s = ctx->jobs[k].meas_compute_sd_s;
 		}
 	}
 	return HM_OK;
@@ -180,6 +182,7 @@ static void test_beats(void **state)
 						  .iter_us = 300000,
 						  .iter_sd_us = 0,
 						  .compute_us = 150000,
+						  .compute_sd_us = 20000,
 						  .burst_us = 100000,
 						  .slot_misses = 2}};
 	st.jobs[1] = (hm_aw_job_state_t){.job_id = 555, .steps = 1, .applied_epoch = -1};
@@ -191,6 +194,7 @@ static void test_beats(void **state)
 					 .iter_us = 340000,
 					 .iter_sd_us = 0,
 					 .compute_us = -1,
+					 .compute_sd_us = -1,
 					 .burst_us = 140000,
 					 .slot_misses = 1};
 	assert_int_equal(hm_coord_node_beat(c, &st, T0_S + 1, &err), HM_OK);
@@ -205,9 +209,25 @@ static void test_beats(void **state)
 			 sqrt((30.0 * 300 * 300 + 10.0 * 340 * 340) / 40 - 310.0 * 310) * 1e-3) <
 		    1e-9);
 	assert_true(fabs(seen_meas_compute_s - 0.150) < 1e-9); /* n5 measured none */
+	assert_true(fabs(seen_meas_compute_sd_s - 0.020) < 1e-9);
 	assert_true(fabs(seen_meas_comm_s - 0.110) < 1e-9);
 	assert_int_equal(hm_coord_job(c, 100, &v), HM_OK);
 	assert_true(fabs(v.measured_period_us - 310000) < 1e-3);
+	/* The compute's spread pools the nodes' windows, their means' difference
+	   included (100 and 200 ms, no spread within: 50 ms); a window whose spread
+	   is unknown (an older agent) adds to the mean only. */
+	st.jobs[0].meas = (hm_aw_meas_t){
+	    .samples = 10, .iter_us = 300000, .compute_us = 200000, .compute_sd_us = 0, .burst_us = -1};
+	assert_int_equal(hm_coord_node_beat(c, &st, T0_S + 12, &err), HM_OK); /* n5 */
+	snprintf(st.node, sizeof(st.node), "n1");
+	st.jobs[0].meas.compute_us = 100000;
+	assert_int_equal(hm_coord_node_beat(c, &st, T0_S + 12, &err), HM_OK);
+	st.jobs[0].meas.compute_sd_us = -1;
+	st.jobs[0].meas.compute_us = 150000;
+	assert_int_equal(hm_coord_node_beat(c, &st, T0_S + 12, &err), HM_OK);
+	fixture_decide_at(c, T0_S + 21);
+	assert_true(fabs(seen_meas_compute_s - 0.150) < 1e-9);
+	assert_true(fabs(seen_meas_compute_sd_s - 0.050) < 1e-9);
 	/* An unknown node is refused, naming it. */
 	snprintf(st.node, sizeof(st.node), "x9");
 	assert_int_equal(hm_coord_node_beat(c, &st, T0_S + 12, &err), HM_ERR_NOTFOUND);

@@ -116,6 +116,49 @@ static void test_check_replaces_fragile_hold(void **state)
 }
 
 /*
+ * A measured compute spread (waits and contention excluded) above twice the
+ * assumed jitter is the job's own, where the iteration's spread alone (capped)
+ * would not count. The stagger of test_local_stagger with compute spreads of
+ * 10% (twice the assumed jitter: the slots of the rule before, T + a small
+ * margin) and of a quarter, as a real framework's step on shared hosts: slots
+ * that absorb it cost more than the overlap they save, in the plan and in the
+ * check: nothing held.
+ */
+static void spread_case(fx_ctx_t *f, double cv)
+{
+	int rack[1] = {0}, l0[1] = {0};
+
+	fx_ctx_init(f, 1, rack, 1);
+	fx_ctx_job(f, 0, 0.3, 0.1, l0, 1);
+	fx_ctx_job(f, 1, 0.7, 0.1, l0, 1);
+	for (int i = 0; i < 2; i++) {
+		fx_ctx_measured(f, i, 1e-3);
+		f->sj[i].meas_compute_sd_s = cv * f->sj[i].meas_compute_s;
+	}
+}
+
+static void test_compute_spread(void **state)
+{
+	(void)state;
+	fx_ctx_t f;
+	const double T_s[2] = {0.4, 0.8};
+
+	spread_case(&f, 2 * HM_POL_DEFAULT_CV);
+	decide(&f, 1);
+	for (int i = 0; i < 2; i++)
+		assert_true(f.sj[i].dec.period_s >= T_s[i] - 1e-12 &&
+			    f.sj[i].dec.period_s <= T_s[i] * 1.05);
+	spread_case(&f, 0.25);
+	decide(&f, 1);
+	for (int i = 0; i < 2; i++)
+		assert_true(f.sj[i].dec.period_s == 0);
+	spread_case(&f, 0.25);
+	decide_cfg(&f, 1, false, 0);
+	for (int i = 0; i < 2; i++)
+		assert_true(f.sj[i].dec.period_s == 0);
+}
+
+/*
  * The check's class search, with two classes (prio_levels 3, one reserved):
  * two light jobs (compute 0.1 s, burst 0.02 s) and a heavy one (0.5 s,
  * 0.1 s) on one link. The check's orders put one job per class, so one light
@@ -302,6 +345,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_alone_not_held),
 	    cmocka_unit_test(test_local_stagger),
+	    cmocka_unit_test(test_compute_spread),
 	    cmocka_unit_test(test_check_replaces_fragile_hold),
 	    cmocka_unit_test(test_check_class_search),
 	    cmocka_unit_test(test_equal_periods_classes),

@@ -227,6 +227,59 @@ static void test_window(void **state)
 	assert_int_equal(acc.slot_misses, 1);
 }
 
+/* The compute's spread: from COMPUTE_SQ_SUM_US2 when every read in the window
+   has it, unknown (-1) otherwise (a runtime from before the key). */
+static void test_compute_spread(void **state)
+{
+	char text[2048], sq[64];
+	pace_report_t prev, cur, old;
+	pace_window_t w, w2, acc;
+	hm_err_t err = {0};
+
+	(void)state;
+	format_report(text, sizeof(text), 1, 0, 0, 0, 0);
+	strcat(text, "COMPUTE_SQ_SUM_US2=0\n");
+	prev = parse(text);
+	assert_true(prev.has_compute_sq);
+	/* Compute 50 and 100 ms (format_report's compute sum is iter_sum / 2). */
+	format_report(text, sizeof(text), 1, 2, 300000, 0, 0);
+	snprintf(sq, sizeof(sq), "COMPUTE_SQ_SUM_US2=%llu\n", 12500000000ULL);
+	strcat(text, sq);
+	cur = parse(text);
+	assert_int_equal(cur.compute_sq_sum_us2, 12500000000ULL);
+	assert_int_equal(pace_report_window(&prev, &cur, &w, &err), HM_OK);
+	assert_true(fabs(w.compute_us - 75000.0) < 1e-6);
+	assert_true(fabs(w.compute_sd_us - 25000.0) < 1e-6);
+	/* Twice is refused like any key. */
+	strcat(text, sq);
+	assert_int_equal(pace_report_parse(text, strlen(text), "r", &old, &err), HM_ERR_PARSE);
+	assert_non_null(strstr(err.msg, "COMPUTE_SQ_SUM_US2 given twice"));
+	/* A report without it parses; the window's spread is unknown. */
+	format_report(text, sizeof(text), 1, 2, 300000, 0, 0);
+	old = parse(text);
+	assert_false(old.has_compute_sq);
+	assert_int_equal(pace_report_window(&prev, &old, &w2, &err), HM_OK);
+	assert_true(fabs(w2.compute_us - 75000.0) < 1e-6);
+	assert_true(w2.compute_sd_us == -1);
+	assert_int_equal(pace_report_window(NULL, &old, &w2, &err), HM_OK);
+	assert_true(w2.compute_sd_us == -1);
+	/* Merged: one unknown window makes the merge's spread unknown; two known
+	   pool (means 75 and 125 ms, each spread 25 ms: sqrt(25^2 + 25^2)). */
+	memset(&acc, 0, sizeof(acc));
+	pace_window_add(&acc, &w);
+	assert_true(fabs(acc.compute_sd_us - 25000.0) < 1e-6);
+	pace_window_add(&acc, &w2);
+	assert_true(acc.compute_sd_us == -1);
+	memset(&acc, 0, sizeof(acc));
+	pace_window_add(&acc, &w);
+	w2 = w;
+	w2.compute_sum_us += 100000; /* +50 ms each */
+	w2.compute_sq_sum_us2 += 2 * 50000ULL * 150000ULL + 2 * 2500000000ULL;
+	pace_window_add(&acc, &w2);
+	assert_true(fabs(acc.compute_us - 100000.0) < 1e-6);
+	assert_true(fabs(acc.compute_sd_us - sqrt(2) * 25000.0) < 1e-3);
+}
+
 /* Two reads of a live runtime's report: the window is exactly what happened between. */
 static void test_round_trip(void **state)
 {
@@ -274,6 +327,8 @@ static void test_round_trip(void **state)
 	assert_true(w.iter_us > 7000 && w.iter_us < 60000);
 	assert_true(w.iter_sd_us > 0); /* the compute alternated 4, 6, 8 ms */
 	assert_true(w.compute_us > 4000 && w.compute_us < 50000);
+	assert_true(r1.has_compute_sq && r2.has_compute_sq);
+	assert_true(w.compute_sd_us > 0 && w.compute_sd_us < w.compute_us); /* 4, 6, 8 ms */
 	assert_int_equal(w.burst_samples, 5);
 	assert_true(w.burst_us >= 3000 && w.burst_us < 50000);
 	hm_pace_fini(p);
@@ -285,6 +340,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_ok),
 	    cmocka_unit_test(test_parse_strict),
 	    cmocka_unit_test(test_window),
+	    cmocka_unit_test(test_compute_spread),
 	    cmocka_unit_test(test_round_trip),
 	};
 	int rc;
