@@ -42,12 +42,18 @@ eval_tmp
 
 # Section (d), the emulated testbed: measured by scripts/testbed.sh --report
 # (root, about 12 minutes), not rerun here; its last report is kept in docs/eval.
+# The PyTorch jobs' subsection (issue 26) is kept beside it, written by hand
+# around scripts/testbed.sh --report's table of the torch-* scenarios.
 testbed_section() {
-	local f=$top/docs/eval/testbed-measured.md
+	local f=$top/docs/eval/testbed-measured.md t=$top/docs/eval/testbed-torch-measured.md
 	if [[ -f $f ]]; then
 		cat "$f"
 	else
 		printf '## (d) The emulated testbed\n\nNot measured yet: `scripts/testbed.sh --quick --report docs/eval/testbed-measured.md --plot docs/img/testbed.png` (root).\n'
+	fi
+	if [[ -f $t ]]; then
+		echo
+		cat "$t"
 	fi
 }
 

@@ -280,8 +280,8 @@ if [[ -n $report ]]; then
 					echo "Each step padded to that time (--torch-step fixed: an accelerator stand-in, docs/testbed.md)."
 			done
 			if [[ -n $TB_CPU_DIR ]]; then
-				echo "Each rank ran in its own CPU cgroup limited to $TB_TORCH_CPU of a core (--torch-cpu):"
-				echo "the fixed speed of the dedicated accelerator it stands for."
+				echo "Each rank ran in its own CPU cgroup limited to $TB_TORCH_CPU of a core (--torch-cpu),"
+				echo "so that its speed did not depend on how many others computed at that moment."
 			else
 				echo "The ranks shared the machine's cores freely (--torch-cpu 0)."
 			fi

@@ -9,9 +9,11 @@
 #     measured mean iteration is not below fair's;
 #  3. real training, short (issue 26): the torch-pairs scenario (two PyTorch
 #     jobs, DDP over gloo, paced by harmonics.torch.pace) under harmonics
-#     through Slurm, once, on 50 Mbit/s links, and its simulation. Fails when
-#     the case fails or when a job's training script did not report every
-#     iteration's burst through the hook; the measured and simulated mean
+#     through Slurm, once, on 50 Mbit/s links, with the accelerator stand-in
+#     (--torch-step fixed), and its simulation. Fails when the case fails, when
+#     a job's training script did not report every iteration's burst through
+#     the hook, or when its median step (until the last rank was ready) was
+#     shorter than the fixed step; the measured and simulated mean
 #     iterations are printed, not asserted (one run of Python jobs on a loaded
 #     2-core machine varies too much: docs/testbed.md; against fair: the full
 #     run). 164 s at load average 30 on 2 cores. Skipped (counted as passed)
@@ -53,15 +55,18 @@ else
 	keep=$(mktemp -d /tmp/hm-testbed-torch.XXXXXX)
 	t0=$(date +%s)
 	if timeout 400 "$top/scripts/testbed.sh" --build "$build" --quick --reps 1 --scenarios torch-pairs \
-		--policies harmonics --nic 50mbit --uplink 50mbit --json "$out" --keep "$keep"; then
+		--policies harmonics --nic 50mbit --uplink 50mbit --torch-step fixed --json "$out" \
+		--keep "$keep"; then
 		# Every job: results measured and simulated, and rank 0's hook began one
 		# burst per iteration through the runtime (one DDP bucket), pacing on.
 		if jq -e -s 'map(.jobs[] | .iterations > 0 and .measured.mean_iter_s > 0 and
 			.simulated.mean_iter_s > 0) | all' "$keep"/rep1/torch-pairs/*/result.json >/dev/null &&
 			jq -e -s 'map(.pace.hook | .on and .holds == .iterations and .iterations > 0) | all' \
+				"$keep"/rep1/torch-pairs/*/*.out.0 >/dev/null &&
+			jq -e -s 'map(.step_time_s > 0 and .ready_ms.p50 >= .step_time_s * 1000) | all' \
 				"$keep"/rep1/torch-pairs/*/*.out.0 >/dev/null; then
 			echo "PASS: real training (torch-pairs, $(($(date +%s) - t0)) s): $(jq -r '.scenarios[0].policies |
-				map("\(.name) measured \(.measured_mean_iter_s * 1000 | round) ms, simulated \(.simulated_mean_iter_s * 1000 | round) ms") | join("; ")' "$out")"
+				map("\(.name) measured \(.measured_mean_iter_s * 1000 | round) ms, simulated \(.simulated_mean_iter_s * 1000 | round) ms") | join("; ")' "$out"); steps over the fixed step: $(jq -s 'map(.over_step_time) | add' "$keep"/rep1/torch-pairs/*/*.out.0)"
 		else
 			echo "FAIL: real training: a job's results are incomplete (raw output in $keep)"
 			rc=1
