@@ -53,7 +53,8 @@ struct hm_pace {
 	int64_t bursts, paced, late, skipped, unpaced;
 	/* Cumulative sums (report version 2); unsigned, they wrap modulo 2^64. */
 	uint64_t iter_n, iter_sum_us, iter_sq_sum_us2;
-	uint64_t compute_n, compute_sum_us, compute_sq_sum_us2; /* not in hm_pace_stats_t: its size is ABI */
+	/* compute_sq_sum_us2 is in the report, not in hm_pace_stats_t: its size is ABI. */
+	uint64_t compute_n, compute_sum_us, compute_sq_sum_us2;
 	uint64_t burst_n, burst_sum_us;
 	uint64_t offset_n, offset_sum_us, wait_sum_us, err_n, err_sum_us;
 	int64_t err_max_us;
