@@ -20,7 +20,7 @@
 #                       own CPU cgroup (default 0.4; 0 = no cap, ranks share the cores)
 #   --torch-step MODE   PyTorch jobs' step time: cpu (default: the batch sized to take
 #                       the time --torch-comm asks for on the capped CPU; it varies
-#                       with the shared cores, CV 0.25-0.3 here) or fixed (an
+#                       with the shared cores, CV 0.2-0.3 here) or fixed (an
 #                       accelerator stand-in: the real forward and backward of a
 #                       smaller batch, padded to that time, as a dedicated GPU's
 #                       step takes the same time whatever other jobs do)

@@ -103,7 +103,7 @@ tb_torch_capped() { # name -> the capped.sh prefix, nothing without a cap
 # TB_TORCH_STEP=cpu: that batch's compute is the step, declared as timed.
 # fixed (the accelerator stand-in, torch_train.py --step-time): the step is
 # the wanted compute exactly (TB_TORCH_STEPTIME, declared), and the batch is
-# sized to compute in half of it, so that the shared CPU's jitter (CV 0.25-0.3)
+# sized to compute in half of it, so that the shared CPU's jitter (CV 0.2-0.3)
 # stays inside the step.
 declare -gA TB_TORCH_STEPTIME=()
 tb_torch_profiles() { # models... (not in a subshell: fills TB_TORCH_PROFILE)
