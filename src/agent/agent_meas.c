@@ -10,7 +10,7 @@ bool agent_meas_of_window(const pace_window_t *w, hm_aw_meas_t *m, hm_err_t *err
 	m->iter_us = w->iter_us;
 	m->iter_sd_us = w->iter_sd_us;
 	m->compute_us = w->compute_samples ? w->compute_us : -1;
-	m->compute_sd_us = w->compute_samples ? w->compute_sd_us : -1; /* -1: unknown */
+	m->compute_sd_us = w->compute_sd_us; /* -1 without samples or a spread (finish) */
 	m->burst_us = w->burst_samples ? w->burst_us : -1;
 	m->slot_misses = w->slot_misses;
 	/* The window comes from the job's own report files: what the coordinator
